@@ -1,0 +1,286 @@
+// Package checks applies the evaluation rules of the pod-roles spec to the
+// facts of nodes. Every rule is a small pure function with a stable ID, the
+// spec items it enforces and a one-line doc; it reads facts and never runs a
+// process, so it costs next to nothing beside the nix evaluation before it.
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fediversity/podroles/nixeval"
+)
+
+// Severity of a finding: errors refuse the node, warnings do not unless the
+// caller is strict.
+type Severity string
+
+// The severities.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// SubjectKind is what a finding is about.
+type SubjectKind string
+
+// The kinds of subjects.
+const (
+	SubjectNode    SubjectKind = "node"
+	SubjectUnit    SubjectKind = "unit"
+	SubjectRole    SubjectKind = "role"
+	SubjectSecret  SubjectKind = "secret"
+	SubjectService SubjectKind = "service"
+	SubjectPort    SubjectKind = "port"
+)
+
+// Subject names the unit, role, secret, service or port of a finding.
+type Subject struct {
+	Kind SubjectKind `json:"kind"`
+	Name string      `json:"name"`
+}
+
+func (s Subject) String() string { return fmt.Sprintf("%s %s", s.Kind, s.Name) }
+
+// Finding is one breach of a rule.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Spec     string   `json:"spec"`
+	Severity Severity `json:"severity"`
+	Node     string   `json:"node"`
+	Subject  Subject  `json:"subject"`
+	Message  string   `json:"message"`
+}
+
+// Scope says on which nodes a rule applies (FR-013: off the k8s method only
+// the FR-008 rules apply, and input that no method could deploy is refused
+// everywhere).
+type Scope int
+
+// The scopes.
+const (
+	// ScopeInput rules apply to every node.
+	ScopeInput Scope = iota
+	// ScopeNames rules (FR-008) apply to a node with a request, on every
+	// method, and to every node on k8s-pod.nix.
+	ScopeNames
+	// ScopeK8s rules apply only to a node on k8s-pod.nix.
+	ScopeK8s
+)
+
+// Rule is one evaluation rule.
+type Rule struct {
+	// ID is stable: scripts and suppressions may name it.
+	ID string
+	// Name is a short slug, for people.
+	Name string
+	// Spec lists the spec items the rule enforces.
+	Spec string
+	// Doc is one line: what the rule refuses.
+	Doc      string
+	Severity Severity
+	Scope    Scope
+	check    func(n *node, report reportFunc)
+}
+
+// reportFunc records a finding of the rule being run.
+type reportFunc func(subject Subject, format string, args ...any)
+
+// applies reports whether the rule runs on n, and if not, why not.
+func (r *Rule) applies(n *node) (bool, string) {
+	switch r.Scope {
+	case ScopeNames:
+		if !n.K8sPod.Enable && !n.HasRequest() {
+			return false, "FR-008: the node has no request and is not on k8s-pod.nix"
+		}
+	case ScopeK8s:
+		if !n.K8sPod.Enable {
+			return false, "FR-013: the node is not on k8s-pod.nix (fediversity.k8sPod.enable is false)"
+		}
+	}
+	return true, ""
+}
+
+// Skip is a rule that did not run on a node, and why.
+type Skip struct {
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// Result is what the rules found on one node.
+type Result struct {
+	Node     string    `json:"node"`
+	Source   string    `json:"source"`
+	K8sPod   bool      `json:"k8sPod"`
+	RulesRun []string  `json:"rulesRun"`
+	Skipped  []Skip    `json:"rulesSkipped"`
+	Findings []Finding `json:"findings"`
+}
+
+// Count returns the number of errors and warnings.
+func (r *Result) Count() (errors, warnings int) {
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			errors++
+		} else {
+			warnings++
+		}
+	}
+	return errors, warnings
+}
+
+// Check runs every rule on every node.
+func Check(nodes []*nixeval.Node) []*Result {
+	results := make([]*Result, 0, len(nodes))
+	for _, n := range nodes {
+		results = append(results, CheckNode(n, Rules()))
+	}
+	return results
+}
+
+// CheckNode runs rules on one node. Findings come sorted by rule, subject
+// and message, so that the same node always reads the same.
+func CheckNode(facts *nixeval.Node, rules []*Rule) *Result {
+	n := index(facts)
+	res := &Result{Node: n.Name, Source: n.Source, K8sPod: n.K8sPod.Enable, RulesRun: []string{}, Skipped: []Skip{}, Findings: []Finding{}}
+	for _, r := range rules {
+		if ok, why := r.applies(n); !ok {
+			res.Skipped = append(res.Skipped, Skip{Rule: r.ID, Reason: why})
+			continue
+		}
+		res.RulesRun = append(res.RulesRun, r.ID)
+		r.check(n, func(subject Subject, format string, args ...any) {
+			res.Findings = append(res.Findings, Finding{
+				Rule: r.ID, Spec: r.Spec, Severity: r.Severity, Node: n.Name,
+				Subject: subject, Message: fmt.Sprintf(format, args...),
+			})
+		})
+	}
+	sort.SliceStable(res.Findings, func(i, j int) bool {
+		a, b := res.Findings[i], res.Findings[j]
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		if a.Subject != b.Subject {
+			return a.Subject.Kind < b.Subject.Kind || a.Subject.Kind == b.Subject.Kind && a.Subject.Name < b.Subject.Name
+		}
+		return a.Message < b.Message
+	})
+	return res
+}
+
+// unitList is one of the lists that give units a place: a role's units,
+// mainUnits or sharedUnits.
+type unitList struct {
+	// label names the list for people: "role sidekiq", "mainUnits".
+	label string
+	// option is the Nix option that holds the list.
+	option string
+	units  []string
+}
+
+// node is a node's facts with the indexes that several rules share, built
+// once per node.
+type node struct {
+	*nixeval.Node
+	roles []string
+	lists []unitList
+	// listsOf maps a unit name to the labels of the lists that name it.
+	listsOf map[string][]string
+}
+
+func index(facts *nixeval.Node) *node {
+	n := &node{Node: facts, roles: facts.RoleNames(), listsOf: map[string][]string{}}
+	for _, r := range n.roles {
+		n.lists = append(n.lists, unitList{
+			label:  "role " + r,
+			option: fmt.Sprintf("fediversity.podRoles.roles.%s.units", r),
+			units:  facts.PodRoles.Roles[r].Units,
+		})
+	}
+	n.lists = append(n.lists,
+		unitList{label: "mainUnits", option: "fediversity.podRoles.mainUnits", units: facts.PodRoles.MainUnits},
+		unitList{label: "sharedUnits", option: "fediversity.podRoles.sharedUnits", units: facts.PodRoles.SharedUnits},
+	)
+	for _, l := range n.lists {
+		for _, u := range dedupe(l.units) {
+			n.listsOf[u] = append(n.listsOf[u], l.label)
+		}
+	}
+	return n
+}
+
+func dedupe(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := names[:0:0]
+	for _, s := range names {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// eachRole calls f for each role in name order.
+func (n *node) eachRole(f func(name string, r nixeval.Role)) {
+	for _, name := range n.roles {
+		f(name, n.PodRoles.Roles[name])
+	}
+}
+
+// eachSecret calls f for each secret of each role, in order.
+func (n *node) eachSecret(f func(role, file string, s nixeval.Secret)) {
+	n.eachRole(func(role string, r nixeval.Role) {
+		for _, file := range sortedKeys(r.Secrets) {
+			f(role, file, r.Secrets[file])
+		}
+	})
+}
+
+// rolesRunning returns the roles that run modular service s.
+func (n *node) rolesRunning(s string) []string {
+	var out []string
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.RunsService(s) {
+			out = append(out, name)
+		}
+	})
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// joinAnd joins names as "a, b and c".
+func joinAnd(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func role(name string) Subject    { return Subject{SubjectRole, name} }
+func unit(name string) Subject    { return Subject{SubjectUnit, name} }
+func secret(name string) Subject  { return Subject{SubjectSecret, name} }
+func service(name string) Subject { return Subject{SubjectService, name} }
+
+func (s Scope) String() string {
+	switch s {
+	case ScopeNames:
+		return "nodes with a request, or on k8s-pod.nix"
+	case ScopeK8s:
+		return "nodes on k8s-pod.nix"
+	}
+	return "every node"
+}

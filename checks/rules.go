@@ -1,0 +1,608 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/fediversity/podroles/nixeval"
+)
+
+// Rules returns every rule, in ID order.
+func Rules() []*Rule { return rules }
+
+// RuleByID returns the rule with that ID, or nil.
+func RuleByID(id string) *Rule {
+	for _, r := range rules {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+var rules = []*Rule{
+	// Names of units (FR-008): on every method, once a node has a request.
+	{
+		ID: "PR101", Name: "unknown-unit", Spec: "FR-008, US2-1", Severity: SeverityError, Scope: ScopeNames,
+		Doc:   "A role's units, mainUnits or sharedUnits names a unit that the node does not have.",
+		check: unknownUnit,
+	},
+	{
+		ID: "PR102", Name: "unit-in-two-lists", Spec: "FR-008, US2-2, FR-014", Severity: SeverityError, Scope: ScopeNames,
+		Doc:   "A unit is in more than one of the roles' units, mainUnits and sharedUnits.",
+		check: unitInTwoLists,
+	},
+	{
+		ID: "PR103", Name: "unlisted-unit", Spec: "FR-014, US1-17", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "On k8s-pod.nix with a role of the node's image, an enabled unit is in no list and not in platformUnits.",
+		check: unlistedUnit,
+	},
+	{
+		ID: "PR104", Name: "run-once-unit-shared", Spec: "FR-006", Severity: SeverityWarning, Scope: ScopeK8s,
+		Doc:   "A unit in sharedUnits looks like one that must run once (ACME, init, setup, migration, provisioning).",
+		check: runOnceUnitShared,
+	},
+
+	// Roles (US2-3, US2-4, US2-7, US2-9).
+	{
+		ID: "PR201", Name: "role-units-without-request", Spec: "US2-3", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role has units but no request (replicas is null).",
+		check: roleUnitsWithoutRequest,
+	},
+	{
+		ID: "PR202", Name: "role-request-without-units", Spec: "US2-3", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role of the node's image has a request but no units.",
+		check: roleRequestWithoutUnits,
+	},
+	{
+		ID: "PR203", Name: "unknown-modular-service", Spec: "US2-4", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role's service is not a modular service of the node (system.services).",
+		check: unknownModularService,
+	},
+	{
+		ID: "PR204", Name: "service-role-with-units", Spec: "US2-4", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs a modular service's image and also lists units.",
+		check: serviceRoleWithUnits,
+	},
+	{
+		ID: "PR205", Name: "settings-for-unknown-service", Spec: "US2-7, FR-011", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "fediversity.podRoles.services sets variables or a companion for a modular service the node does not have.",
+		check: settingsForUnknownService,
+	},
+	{
+		ID: "PR206", Name: "companion-without-secrets", Spec: "US2-9, FR-012", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role asks for a companion container but has no secrets.",
+		check: companionWithoutSecrets,
+	},
+	{
+		ID: "PR207", Name: "companion-without-program", Spec: "US2-9, FR-012", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role asks for a companion container but its service has no program in fediversity.podRoles.services.",
+		check: companionWithoutProgram,
+	},
+
+	// Secrets (US2-5, US2-8, US2-12).
+	{
+		ID: "PR301", Name: "secrets-without-service", Spec: "US2-5, FR-009", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role of the node's image has secrets; its pods get secrets from their own units.",
+		check: secretsWithoutService,
+	},
+	{
+		ID: "PR302", Name: "secret-not-a-file-name", Spec: "US2-5, FR-009", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A secret's name is not the name of a file in /run/secrets.",
+		check: secretNotAFileName,
+	},
+	{
+		ID: "PR303", Name: "template-with-field", Spec: "US2-8, FR-009", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A secret has a template and also a field, an encoding or a variable.",
+		check: templateWithField,
+	},
+	{
+		ID: "PR304", Name: "parameters-without-template", Spec: "US2-12, FR-009", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A secret has parameters but no template.",
+		check: parametersWithoutTemplate,
+	},
+
+	// Ports (US2-6).
+	{
+		ID: "PR401", Name: "port-not-open", Spec: "US2-6, FR-010", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role of the node's image has a port that the node's firewall does not open.",
+		check: portNotOpen,
+	},
+	{
+		ID: "PR402", Name: "metrics-port-not-open", Spec: "US2-6, FR-010a", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role of the node's image has a metrics port that the node's firewall does not open.",
+		check: metricsPortNotOpen,
+	},
+
+	// lldap as a role (US2-10, Known Deviations).
+	{
+		ID: "PR501", Name: "lldap-without-companion", Spec: "US2-10", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap without the companion that provisions it.",
+		check: lldapWithoutCompanion,
+	},
+	{
+		ID: "PR502", Name: "lldap-loopback-host", Spec: "US2-10", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap and fediversity.lldap.host is a loopback address.",
+		check: lldapLoopbackHost,
+	},
+	{
+		ID: "PR503", Name: "lldap-reader-password-in-run-secrets", Spec: "US2-10", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap and fediversity.lldap.readerBindPasswordFile is a file in /run/secrets.",
+		check: lldapReaderPasswordInRunSecrets,
+	},
+	{
+		ID: "PR504", Name: "lldap-without-tls", Spec: "US2-10", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap without fediversity.lldap.tls.enable or fediversity.lldap.tls.caFile.",
+		check: lldapWithoutTLS,
+	},
+	{
+		ID: "PR505", Name: "lldap-state-migration", Spec: "Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap on a node with systemd.stateMigrations.lldap, which cannot stop the role's pods.",
+		check: lldapStateMigration,
+	},
+
+	// authelia as a role (Known Deviations).
+	{
+		ID: "PR511", Name: "authelia-loopback-host", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
+		Doc: "A role runs authelia and fediversity.authelia.host is a loopback address.",
+		check: autheliaCheck(func(a nixeval.Authelia) string {
+			if isLoopback(a.Host) {
+				return fmt.Sprintf("fediversity.authelia.host is %q, a loopback address: the nginx of the main pod cannot reach the role there; set it to the name of the role's Service", a.Host)
+			}
+			return ""
+		}),
+	},
+	{
+		ID: "PR512", Name: "authelia-without-ca-file", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
+		Doc: "A role runs authelia and fediversity.authelia.caFile is null.",
+		check: autheliaCheck(func(a nixeval.Authelia) string {
+			if a.CAFile == nil {
+				return "fediversity.authelia.caFile is null: nginx cannot verify the role's HTTPS certificate; set it to the CA file of OpenBao's PKI engine"
+			}
+			return ""
+		}),
+	},
+	{
+		ID: "PR513", Name: "authelia-local-storage", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
+		Doc: "A role runs authelia with fediversity.authelia.storage.local: a file in a pod is lost with the pod.",
+		check: autheliaCheck(func(a nixeval.Authelia) string {
+			if a.Storage.Local != nil {
+				return fmt.Sprintf("fediversity.authelia.storage.local keeps logins in %s, a file of the pod that is lost with it; use fediversity.authelia.storage.postgres", a.Storage.Local.Path)
+			}
+			return ""
+		}),
+	},
+	{
+		ID: "PR514", Name: "authelia-without-smtp", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
+		Doc: "A role runs authelia and fediversity.authelia.smtp is null.",
+		check: autheliaCheck(func(a nixeval.Authelia) string {
+			if !a.SMTP {
+				return "fediversity.authelia.smtp is null: without a mail server authelia notifies through a file of the pod; set fediversity.authelia.smtp"
+			}
+			return ""
+		}),
+	},
+	{
+		ID: "PR515", Name: "authelia-forward-auth", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
+		Doc: "A role runs authelia with fediversity.authelia.forwardAuth.enable.",
+		check: autheliaCheck(func(a nixeval.Authelia) string {
+			if a.ForwardAuth.Enable {
+				return "fediversity.authelia.forwardAuth.enable is true, which a role of authelia does not support; set it to false"
+			}
+			return ""
+		}),
+	},
+
+	// Input that no method can deploy: every node.
+	{
+		ID: "PR601", Name: "replicas-below-one", Spec: "FR-001", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A role's replicas is below 1.",
+		check: replicasBelowOne,
+	},
+	{
+		ID: "PR602", Name: "port-out-of-range", Spec: "FR-010, FR-010a", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A role's port or metrics port is outside 1–65535.",
+		check: portOutOfRange,
+	},
+	{
+		ID: "PR603", Name: "unknown-protocol", Spec: "FR-010", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A role's port has a protocol other than TCP or UDP.",
+		check: unknownProtocol,
+	},
+	{
+		ID: "PR604", Name: "unknown-encoding", Spec: "FR-009, US1-9", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A secret's encoding is neither null nor \"base64\".",
+		check: unknownEncoding,
+	},
+	{
+		ID: "PR605", Name: "metrics-path-not-absolute", Spec: "FR-010a", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A role's metrics path does not start with /.",
+		check: metricsPathNotAbsolute,
+	},
+	{
+		ID: "PR606", Name: "duplicate-port", Spec: "FR-010, FR-010a", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A role gives the same port and protocol twice (its metrics port counts as TCP).",
+		check: duplicatePort,
+	},
+	{
+		ID: "PR607", Name: "invalid-deployment-name", Spec: "FR-001, node-surface: Names Kubernetes sees", Severity: SeverityError, Scope: ScopeNames,
+		Doc:   "The node's name or <node>-<role> is not a DNS-1123 label of at most 63 characters.",
+		check: invalidDeploymentName,
+	},
+	{
+		ID: "PR608", Name: "secret-without-path", Spec: "FR-009", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A secret has no path in OpenBao's KV v2 API.",
+		check: secretWithoutPath,
+	},
+}
+
+func unknownUnit(n *node, report reportFunc) {
+	units := n.UnitNames()
+	for _, l := range n.lists {
+		for _, u := range dedupe(l.units) {
+			if _, ok := n.Units[u]; ok {
+				continue
+			}
+			hint := "fix the name or remove it from " + l.option
+			if near := nearest(u, units); near != "" {
+				hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, l.option)
+			}
+			report(unit(u), "%s lists unit %s, which is no unit of the node (no systemd.services.%s): %s", l.label, u, nixeval.AttrName(u), hint)
+		}
+	}
+}
+
+func unitInTwoLists(n *node, report reportFunc) {
+	for _, u := range sortedKeys(n.listsOf) {
+		if lists := n.listsOf[u]; len(lists) > 1 {
+			report(unit(u), "unit %s is in %d lists, %s: a unit runs in the pods of one list only; keep it in one", u, len(lists), joinAnd(lists))
+		}
+	}
+}
+
+// hasNodeImageRole reports whether a requested role runs the image of the
+// node: only then does the node's image decide per pod which units run.
+func (n *node) hasNodeImageRole() (string, bool) {
+	for _, name := range n.roles {
+		if r := n.PodRoles.Roles[name]; r.RunsNodeImage() && r.Requested() {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func unlistedUnit(n *node, report reportFunc) {
+	roleName, ok := n.hasNodeImageRole()
+	if !ok {
+		return
+	}
+	platform := make(map[string]bool, len(n.K8sPod.PlatformUnits))
+	for _, u := range n.K8sPod.PlatformUnits {
+		platform[u] = true
+	}
+	for _, u := range n.UnitNames() {
+		if !n.Units[u].Enable || platform[u] || len(n.listsOf[u]) > 0 {
+			continue
+		}
+		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: add it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName)
+	}
+}
+
+// runOncePatterns mark a unit that must run one time (FR-006): an ACME
+// order or its set-up, or a unit whose name has one of the words init,
+// initdb, setup, migrate, migration(s), provision or bootstrap.
+var runOncePatterns = regexp.MustCompile(`^acme-|(^|[-_@.])(init|initdb|setup|migrate|migrations?|provision|bootstrap)([-_@.]|$)`)
+
+func runOnceUnitShared(n *node, report reportFunc) {
+	for _, u := range dedupe(n.PodRoles.SharedUnits) {
+		if runOncePatterns.MatchString(u) {
+			report(unit(u), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
+		}
+	}
+}
+
+func roleUnitsWithoutRequest(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if len(r.Units) > 0 && !r.Requested() {
+			report(role(name), "role %s has units (%s) but no request: replicas is null; request the role, or leave its units empty", name, joinAnd(r.Units))
+		}
+	})
+}
+
+func roleRequestWithoutUnits(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.Requested() && r.RunsNodeImage() && len(r.Units) == 0 {
+			report(role(name), "role %s is requested with %d replicas of the node's image but lists no units, so its pods would run nothing; list its units in fediversity.podRoles.roles.%s.units, or give it a service", name, *r.Replicas, nixeval.AttrName(name))
+		}
+	})
+}
+
+func unknownModularService(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.Service != nil && !slices.Contains(n.ModularServices, *r.Service) {
+			hint := "enable the modular service in system.services or fix the name"
+			if near := nearest(*r.Service, n.ModularServices); near != "" {
+				hint = fmt.Sprintf("did you mean %s?", near)
+			}
+			report(role(name), "role %s runs service %s, which is no modular service of the node (no system.services.%s): %s", name, *r.Service, nixeval.AttrName(*r.Service), hint)
+		}
+	})
+}
+
+func serviceRoleWithUnits(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.Service != nil && len(r.Units) > 0 {
+			report(role(name), "role %s runs the image of service %s, which has no systemd, and also lists units (%s); remove the units, or the service to run the node's image", name, *r.Service, joinAnd(r.Units))
+		}
+	})
+}
+
+func settingsForUnknownService(n *node, report reportFunc) {
+	for _, s := range sortedKeys(n.PodRoles.Services) {
+		cfg := n.PodRoles.Services[s]
+		if slices.Contains(n.ModularServices, s) || len(cfg.Environment) == 0 && cfg.Companion == nil {
+			continue
+		}
+		report(service(s), "fediversity.podRoles.services.%s sets variables or a companion for service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", nixeval.AttrName(s), s, nixeval.AttrName(s))
+	}
+}
+
+func companionWithoutSecrets(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.Companion && len(r.Secrets) == 0 {
+			report(role(name), "role %s asks for a companion but has no secrets: a companion exists to work with the role's secrets; add the secrets or set companion to false", name)
+		}
+	})
+}
+
+func companionWithoutProgram(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if !r.Companion {
+			return
+		}
+		if r.Service == nil {
+			report(role(name), "role %s asks for a companion but runs the node's image: a companion comes from a modular service's image; give the role a service or set companion to false", name)
+			return
+		}
+		if n.PodRoles.Services[*r.Service].Companion == nil {
+			report(role(name), "role %s asks for a companion but fediversity.podRoles.services.%s.companion is null; give the path of the program in the image of %s", name, nixeval.AttrName(*r.Service), *r.Service)
+		}
+	})
+}
+
+func secretsWithoutService(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.RunsNodeImage() && len(r.Secrets) > 0 {
+			report(role(name), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(sortedKeys(r.Secrets)))
+		}
+	})
+}
+
+func secretNotAFileName(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, _ nixeval.Secret) {
+		if file == "" || file == "." || file == ".." || strings.ContainsAny(file, "/\x00") {
+			report(secret(file), "secret %q of role %s is not the name of a file in /run/secrets; name it as a file, with no / and not . or ..", file, roleName)
+		}
+	})
+}
+
+func templateWithField(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+		if s.Template == nil {
+			return
+		}
+		var also []string
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"field", s.Field != nil}, {"encoding", s.Encoding != nil}, {"variable", s.Variable != nil}} {
+			if f.set {
+				also = append(also, f.name)
+			}
+		}
+		if len(also) > 0 {
+			report(secret(file), "secret %s of role %s has a template and also %s: a template replaces them; remove %s", file, roleName, joinAnd(also), joinAnd(also))
+		}
+	})
+}
+
+func parametersWithoutTemplate(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+		if s.Parameters != nil && s.Template == nil {
+			report(secret(file), "secret %s of role %s has parameters but no template: parameters go with a template over the response of the engine; add the template or remove the parameters", file, roleName)
+		}
+	})
+}
+
+func portNotOpen(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if !r.RunsNodeImage() {
+			return
+		}
+		for _, p := range r.Ports {
+			if (p.Protocol == nixeval.ProtocolTCP || p.Protocol == nixeval.ProtocolUDP) && !n.Firewall.Opens(p.Protocol, p.Port) {
+				report(role(name), "role %s runs the image of the node and has port %d/%s, which the node's firewall does not open, so the pod's firewall would drop its connections; add %d to networking.firewall.allowed%sPorts", name, p.Port, p.Protocol, p.Port, p.Protocol)
+			}
+		}
+	})
+}
+
+func metricsPortNotOpen(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.RunsNodeImage() && r.Metrics != nil && !n.Firewall.Opens(nixeval.ProtocolTCP, r.Metrics.Port) {
+			report(role(name), "role %s runs the image of the node and has metrics port %d, which the node's firewall does not open, so the main pod could not scrape it; add %d to networking.firewall.allowedTCPPorts", name, r.Metrics.Port, r.Metrics.Port)
+		}
+	})
+}
+
+// eachRoleRunning calls f for each role that runs modular service s.
+func (n *node) eachRoleRunning(s string, f func(name string, r nixeval.Role)) {
+	for _, name := range n.rolesRunning(s) {
+		f(name, n.PodRoles.Roles[name])
+	}
+}
+
+func lldapWithoutCompanion(n *node, report reportFunc) {
+	n.eachRoleRunning("lldap", func(name string, r nixeval.Role) {
+		if !r.Companion {
+			report(role(name), "role %s runs lldap without a companion: the companion does the work of lldap-provision, which the main pod does not start; set companion to true", name)
+		}
+	})
+}
+
+func lldapLoopbackHost(n *node, report reportFunc) {
+	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+		if isLoopback(n.LLDAP.Host) {
+			report(role(name), "role %s runs lldap but fediversity.lldap.host is %q, a loopback address that readers in other pods cannot reach; set it to the name of the role's Service", name, n.LLDAP.Host)
+		}
+	})
+}
+
+func lldapReaderPasswordInRunSecrets(n *node, report reportFunc) {
+	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+		if f := n.LLDAP.ReaderBindPasswordFile; f != nil && (*f == "/run/secrets" || strings.HasPrefix(*f, "/run/secrets/")) {
+			report(role(name), "role %s runs lldap but fediversity.lldap.readerBindPasswordFile is %s: the sidecar writes /run/secrets only in the role's pods, so readers elsewhere lack the file; render it from the KV entry of the bind password outside /run/secrets", name, *f)
+		}
+	})
+}
+
+func lldapWithoutTLS(n *node, report reportFunc) {
+	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+		var missing []string
+		if !n.LLDAP.TLS.Enable {
+			missing = append(missing, "fediversity.lldap.tls.enable is false")
+		}
+		if n.LLDAP.TLS.CAFile == nil {
+			missing = append(missing, "fediversity.lldap.tls.caFile is null")
+		}
+		if len(missing) > 0 {
+			report(role(name), "role %s runs lldap but %s: readers reach the role over LDAPS and verify it with the CA file; enable TLS and give the CA file", name, joinAnd(missing))
+		}
+	})
+}
+
+func lldapStateMigration(n *node, report reportFunc) {
+	if !slices.Contains(n.StateMigrations, "lldap") {
+		return
+	}
+	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+		report(role(name), "role %s runs lldap but the node has systemd.stateMigrations.lldap, which stops the unit lldap and not the role's pods; finish the migration before lldap runs as a role", name)
+	})
+}
+
+// autheliaCheck makes a rule that refuses each role that runs authelia when
+// problem, given the node's authelia options, says what is wrong.
+func autheliaCheck(problem func(nixeval.Authelia) string) func(*node, reportFunc) {
+	return func(n *node, report reportFunc) {
+		n.eachRoleRunning("authelia", func(name string, _ nixeval.Role) {
+			if p := problem(n.Authelia); p != "" {
+				report(role(name), "role %s runs authelia but %s", name, p)
+			}
+		})
+	}
+}
+
+// isLoopback reports whether host names this machine: localhost and its
+// subdomains, or a loopback address.
+func isLoopback(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if h == "" || h == "localhost" || strings.HasSuffix(h, ".localhost") || h == "localhost.localdomain" || h == "ip6-localhost" || h == "ip6-loopback" {
+		return true
+	}
+	addr, err := netip.ParseAddr(h)
+	return err == nil && (addr.IsLoopback() || addr.IsUnspecified())
+}
+
+func replicasBelowOne(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if r.Replicas != nil && *r.Replicas < 1 {
+			report(role(name), "role %s has %d replicas: a requested role has at least 1; to run no pods of it, drop the request", name, *r.Replicas)
+		}
+	})
+}
+
+func portName(p nixeval.Port) string { return fmt.Sprintf("%d/%s", p.Port, p.Protocol) }
+
+func portOutOfRange(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		for _, p := range r.Ports {
+			if p.Port < 1 || p.Port > 65535 {
+				report(Subject{SubjectPort, portName(p)}, "role %s has port %d, outside 1–65535", name, p.Port)
+			}
+		}
+		if m := r.Metrics; m != nil && (m.Port < 1 || m.Port > 65535) {
+			report(Subject{SubjectPort, fmt.Sprintf("%d/TCP", m.Port)}, "role %s has metrics port %d, outside 1–65535", name, m.Port)
+		}
+	})
+}
+
+func unknownProtocol(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		for _, p := range r.Ports {
+			if p.Protocol != nixeval.ProtocolTCP && p.Protocol != nixeval.ProtocolUDP {
+				report(Subject{SubjectPort, portName(p)}, "role %s has port %d with protocol %q; a protocol is \"TCP\" or \"UDP\", in capitals", name, p.Port, p.Protocol)
+			}
+		}
+	})
+}
+
+func unknownEncoding(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+		if s.Encoding != nil && *s.Encoding != "base64" {
+			report(secret(file), "secret %s of role %s has encoding %q; the only encoding is \"base64\" (or null for none)", file, roleName, *s.Encoding)
+		}
+	})
+}
+
+func metricsPathNotAbsolute(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if m := r.Metrics; m != nil && !strings.HasPrefix(m.Path, "/") {
+			report(role(name), "role %s has metrics path %q, which does not start with /; write it as %q", name, m.Path, "/"+m.Path)
+		}
+	})
+}
+
+func duplicatePort(n *node, report reportFunc) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		seen := map[nixeval.Port]bool{}
+		reported := map[nixeval.Port]bool{}
+		ports := slices.Clone(r.Ports)
+		if r.Metrics != nil {
+			ports = append(ports, nixeval.Port{Port: r.Metrics.Port, Protocol: nixeval.ProtocolTCP})
+		}
+		for _, p := range ports {
+			if seen[p] && !reported[p] {
+				reported[p] = true
+				report(Subject{SubjectPort, portName(p)}, "role %s gives port %s more than once (its ports and its metrics port share one Service); give each port once", name, portName(p))
+			}
+			seen[p] = true
+		}
+	})
+}
+
+// dns1123Label is what Kubernetes accepts as a Deployment or Service name.
+var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func invalidDeploymentName(n *node, report reportFunc) {
+	valid := func(s string) bool { return len(s) <= 63 && dns1123Label.MatchString(s) }
+	if !valid(n.Name) {
+		report(Subject{SubjectNode, n.Name}, "node name %q is not a valid name of the Deployment %s: a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit; rename the node", n.Name, n.Name)
+		return
+	}
+	n.eachRole(func(name string, _ nixeval.Role) {
+		if d := n.Name + "-" + name; !valid(d) {
+			report(role(name), "role %s makes the Deployment name %q, which is not a DNS-1123 label of at most 63 characters (a-z, 0-9 and -); rename the role", name, d)
+		}
+	})
+}
+
+func secretWithoutPath(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+		if s.Path == "" {
+			report(secret(file), "secret %s of role %s has no path; give the full path of the secret in the KV v2 API of OpenBao, e.g. secret/data/%s/%s", file, roleName, roleName, file)
+		}
+	})
+}

@@ -1,0 +1,87 @@
+// Package junit writes JUnit XML reports, the format CI systems read to show
+// each failure on its own: the checks of a node and the scenarios of a suite
+// both report through it.
+package junit
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+)
+
+// Suites is the root element, <testsuites>.
+type Suites struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr,omitempty"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Skipped  int      `xml:"skipped,attr"`
+	Time     float64  `xml:"time,attr"`
+	Suites   []Suite  `xml:"testsuite"`
+}
+
+// Suite is one <testsuite>.
+type Suite struct {
+	Name     string  `xml:"name,attr"`
+	Tests    int     `xml:"tests,attr"`
+	Failures int     `xml:"failures,attr"`
+	Skipped  int     `xml:"skipped,attr"`
+	Time     float64 `xml:"time,attr"`
+	Cases    []Case  `xml:"testcase"`
+}
+
+// Case is one <testcase>.
+type Case struct {
+	Name      string   `xml:"name,attr"`
+	ClassName string   `xml:"classname,attr"`
+	Time      float64  `xml:"time,attr"`
+	Failure   *Failure `xml:"failure,omitempty"`
+	Skipped   *Skipped `xml:"skipped,omitempty"`
+	SystemOut string   `xml:"system-out,omitempty"`
+}
+
+// Failure marks a failed case; Text holds the details.
+type Failure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// Skipped marks a case that did not run, and why.
+type Skipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// Add appends a case to the suite and keeps its counts.
+func (s *Suite) Add(c Case) {
+	s.Cases = append(s.Cases, c)
+	s.Tests++
+	s.Time += c.Time
+	switch {
+	case c.Failure != nil:
+		s.Failures++
+	case c.Skipped != nil:
+		s.Skipped++
+	}
+}
+
+// Write writes the suites, with their totals, as an XML document.
+func Write(w io.Writer, name string, suites []Suite) error {
+	root := Suites{Name: name, Suites: suites}
+	for _, s := range suites {
+		root.Tests += s.Tests
+		root.Failures += s.Failures
+		root.Skipped += s.Skipped
+		root.Time += s.Time
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,219 @@
+package nixeval
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// FactsNix is facts.nix: a function from a node's config to its facts. The
+// flake's lib.facts is this same file.
+//
+//go:embed facts.nix
+var FactsNix []byte
+
+//go:embed extract.nix
+var extractNix []byte
+
+// Evaluator runs nix. The zero value runs "nix" from PATH with no timeout.
+type Evaluator struct {
+	// Nix is the nix command, a name looked up in PATH or a path.
+	Nix string
+	// Timeout bounds one nix process; zero means none.
+	Timeout time.Duration
+	// ShowTrace passes --show-trace to nix; EvalError.Detail then holds
+	// the trace.
+	ShowTrace bool
+	// K8sPodModule, when set, is a module that every NixOS system is
+	// extended with (extendModules) before extraction: the node as the
+	// k8s method evaluates it, on k8s-pod.nix.
+	K8sPodModule string
+}
+
+// Load returns the facts of every node that sources name, sorted by node
+// name. Facts documents are read directly; all other sources go to one nix
+// process together.
+func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*Node, error) {
+	var nodes []*Node
+	var evaluated []Source
+	for _, s := range sources {
+		if s.Kind != SourceFacts {
+			evaluated = append(evaluated, s)
+			continue
+		}
+		doc, err := ReadFacts(s.Path)
+		if err != nil {
+			return nil, fmt.Errorf("facts %s: %w", s.Display, err)
+		}
+		nodes = append(nodes, doc.Nodes...)
+	}
+	if len(evaluated) > 0 {
+		extracted, err := e.Extract(ctx, evaluated)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, extracted...)
+	}
+	seen := map[string]string{}
+	for _, n := range nodes {
+		if first, ok := seen[n.Name]; ok {
+			return nil, fmt.Errorf("node %s comes from both %s and %s: give each node once", n.Name, first, n.Source)
+		}
+		seen[n.Name] = n.Source
+	}
+	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	return nodes, nil
+}
+
+// ReadFacts reads a facts document from a file.
+func ReadFacts(path string) (*Document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDocument(data)
+}
+
+// request is what extract.nix takes.
+type request struct {
+	Sources      []requestSource `json:"sources"`
+	K8sPodModule *string         `json:"k8sPodModule"`
+}
+
+type requestSource struct {
+	Kind    SourceKind `json:"kind"`
+	Display string     `json:"display"`
+	Ref     string     `json:"ref,omitempty"`
+	Attr    *string    `json:"attr,omitempty"`
+	Path    string     `json:"path,omitempty"`
+	Name    string     `json:"name,omitempty"`
+}
+
+// The request and the place of extract.nix reach nix through the
+// environment, read with builtins.getEnv: no quoting of paths into Nix code.
+const (
+	requestEnv     = "PODROLES_EXTRACT_REQUEST"
+	extractFileEnv = "PODROLES_EXTRACT_FILE"
+	extractExpr    = `import (/. + builtins.getEnv "` + extractFileEnv + `") (builtins.fromJSON (builtins.getEnv "` + requestEnv + `"))`
+)
+
+// Extract evaluates the nodes of flake and file sources in one nix process.
+func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*Node, error) {
+	req := request{}
+	for _, s := range sources {
+		rs := requestSource{Kind: s.Kind, Display: s.Display}
+		switch s.Kind {
+		case SourceFlake:
+			rs.Ref = s.Ref
+			if s.Attr != "" {
+				rs.Attr = &s.Attr
+			}
+		case SourceFile:
+			rs.Path, rs.Name = s.Path, fileNodeName(s.Path)
+		default:
+			return nil, fmt.Errorf("%s: nix cannot evaluate a %s source", s, s.Kind)
+		}
+		req.Sources = append(req.Sources, rs)
+	}
+	if e.K8sPodModule != "" {
+		abs, err := filepath.Abs(e.K8sPodModule)
+		if err != nil {
+			return nil, fmt.Errorf("k8s-pod module %s: %w", e.K8sPodModule, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("k8s-pod module %s: no such file", e.K8sPodModule)
+		}
+		req.K8sPodModule = &abs
+	}
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+
+	dir, err := os.MkdirTemp("", "podroles-extract-")
+	if err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	for name, text := range map[string][]byte{"facts.nix": FactsNix, "extract.nix": extractNix} {
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
+			return nil, fmt.Errorf("extract: %w", err)
+		}
+	}
+	stdout, stderr, runErr := e.run(ctx, []string{"eval", "--json", "--impure", "--expr", extractExpr},
+		extractFileEnv+"="+filepath.Join(dir, "extract.nix"), requestEnv+"="+string(reqJSON))
+	if runErr != nil {
+		// Nix prints the JSON it has so far before it fails: stdout is
+		// never read then.
+		return nil, e.evalError(runErr, stderr, sources)
+	}
+	out := gjson.ParseBytes(stdout)
+	if !gjson.ValidBytes(stdout) {
+		return nil, fmt.Errorf("nix printed no JSON: %.200q", stdout)
+	}
+	return parseNodes(out, "nix output")
+}
+
+// run starts nix in its own process group and kills the whole group when
+// ctx ends or the timeout passes, so that no fetcher it started outlives it.
+func (e *Evaluator) run(ctx context.Context, args []string, env ...string) (stdout, stderr []byte, err error) {
+	nix := e.Nix
+	if nix == "" {
+		nix = "nix"
+	}
+	path, err := exec.LookPath(nix)
+	if err != nil {
+		return nil, nil, &NixNotFoundError{Nix: nix}
+	}
+	if e.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
+		defer cancel()
+	}
+	full := append([]string{"--extra-experimental-features", "nix-command flakes"}, args...)
+	if e.ShowTrace {
+		full = append(full, "--show-trace")
+	}
+	cmd := exec.CommandContext(ctx, path, full...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			return nil, errOut.Bytes(), &timeoutError{after: e.Timeout}
+		}
+		return nil, errOut.Bytes(), ctxErr
+	}
+	return out.Bytes(), errOut.Bytes(), err
+}
+
+// NixNotFoundError says that the nix command is not installed.
+type NixNotFoundError struct{ Nix string }
+
+func (e *NixNotFoundError) Error() string {
+	return fmt.Sprintf("%s not found: install Nix (Debian: apt-get install nix-bin; elsewhere see https://nixos.org/download) or give --nix PATH, or check facts written earlier with --facts FILE", e.Nix)
+}
+
+type timeoutError struct{ after time.Duration }
+
+func (e *timeoutError) Error() string {
+	if e.after == 0 {
+		return "nix was stopped"
+	}
+	return fmt.Sprintf("nix did not finish within %s; raise --timeout", e.after)
+}

@@ -1,0 +1,68 @@
+# Extracts the facts of every node of a request in one evaluation, so that
+# nix pays once for what nodes share (a flake's inputs, nixpkgs' module
+# system) instead of once per node.
+#
+# request = {
+#   sources = [ { kind = "flake"; ref = "/abs/dir"; attr = "node" or null; }
+#               { kind = "file"; path = "/abs/node.nix"; name = "node"; } ];
+#   k8sPodModule = "/abs/k8s-pod.nix" or null;
+# };
+#
+# Before forcing a source's node list, and again before each node, it traces
+# `podroles-eval {"source":I,"node":N}`: when nix fails, the last such line
+# on stderr tells podroles which source and node the error belongs to.
+request:
+let
+  facts = import ./facts.nix;
+
+  mark = at: value: builtins.trace "podroles-eval ${builtins.toJSON at}" value;
+
+  k8sPodModule = request.k8sPodModule or null;
+
+  # Evaluates a NixOS system on k8s-pod.nix when asked: the node's own
+  # modules plus that one, as a deployment on the k8s method would.
+  onK8sPod = describe: system:
+    if k8sPodModule == null then system
+    else if system ? extendModules then system.extendModules { modules = [ (/. + k8sPodModule) ]; }
+    else throw "podroles: --k8s-pod-module needs a NixOS system with extendModules, and ${describe} is a plain config";
+
+  configOf = system: if system ? config then system.config else system;
+
+  nodeFacts = name: source: system:
+    let
+      projected = { inherit name source; } // facts (configOf system);
+    in
+    builtins.deepSeq projected projected;
+
+  fromFlake = i: s:
+    let
+      systems = (builtins.getFlake s.ref).nixosConfigurations or
+        (throw "podroles: flake ${s.display} has no nixosConfigurations");
+      names = if s.attr == null then builtins.attrNames systems else [ s.attr ];
+      one = name: mark { source = i; node = name; } (
+        if systems ? ${name}
+        then nodeFacts name "flake:${s.display}#${name}" (onK8sPod "nixosConfigurations.${name}" systems.${name})
+        else throw "podroles: flake ${s.display} has no nixosConfigurations.${name}; it has: ${builtins.concatStringsSep ", " (builtins.attrNames systems)}"
+      );
+    in
+    mark { source = i; } (map one names);
+
+  fromFile = i: s:
+    [
+      (mark { source = i; } (
+        let
+          system = onK8sPod s.display (import (/. + s.path));
+          config = configOf system;
+          hostName = config.networking.hostName or "";
+          name = if builtins.isString hostName && hostName != "" then hostName else s.name;
+        in
+        nodeFacts name "file:${s.display}" system
+      ))
+    ];
+
+  fromSource = i: s:
+    if s.kind == "flake" then fromFlake i s
+    else if s.kind == "file" then fromFile i s
+    else throw "podroles: unknown source kind ${s.kind}";
+in
+builtins.concatLists (builtins.genList (i: fromSource i (builtins.elemAt request.sources i)) (builtins.length request.sources))

@@ -1,0 +1,260 @@
+// Package nixeval evaluates NixOS nodes with the real nix and turns what it
+// prints into Facts: the typed projection of the node surface (the Nix paths
+// that shared/spec/node-surface.md fixes) that every other part of podroles
+// reads.
+//
+// The projection itself is a Nix expression of ours (facts.nix, embedded in
+// the binary) written with builtins only, so that it works on any config
+// without nixpkgs and forces nothing but the fields below: never a unit's
+// script, a package or a derivation.
+package nixeval
+
+import (
+	"slices"
+	"sort"
+)
+
+// FactsVersion is the version of the facts document that this package reads
+// and writes. It changes only when a field changes meaning or disappears;
+// new fields are added without a new version.
+const FactsVersion = 1
+
+// Document is what `podroles facts` prints and `--facts` reads back.
+type Document struct {
+	Version int     `json:"version"`
+	Nodes   []*Node `json:"nodes"`
+}
+
+// Node is the projection of one node's config. JSON field names follow the
+// Nix option they come from; the comments name that option.
+type Node struct {
+	// Name is the attribute name under nixosConfigurations, or for a file
+	// networking.hostName, else the file's base name.
+	Name string `json:"name"`
+	// Source says where the node came from, e.g. "file:examples/x.nix".
+	Source string `json:"source"`
+
+	// Units is systemd.services: every unit of the node by name.
+	Units map[string]Unit `json:"units"`
+	// ModularServices is the names of system.services.
+	ModularServices []string `json:"modularServices"`
+	// StateMigrations is the names of systemd.stateMigrations.
+	StateMigrations []string `json:"stateMigrations"`
+
+	Firewall Firewall `json:"firewall"`
+	PodRoles PodRoles `json:"podRoles"`
+	K8sPod   K8sPod   `json:"k8sPod"`
+	LLDAP    LLDAP    `json:"lldap"`
+	Authelia Authelia `json:"authelia"`
+}
+
+// Unit is systemd.services.<u>.
+type Unit struct {
+	Enable bool `json:"enable"`
+}
+
+// Firewall is networking.firewall.
+type Firewall struct {
+	Enable bool `json:"enable"`
+	PortLists
+	// Interfaces is networking.firewall.interfaces: ports open on one
+	// interface only.
+	Interfaces map[string]PortLists `json:"interfaces"`
+}
+
+// PortLists are the four lists of open ports that networking.firewall has at
+// its top level and per interface.
+type PortLists struct {
+	AllowedTCPPorts      []int       `json:"allowedTCPPorts"`
+	AllowedUDPPorts      []int       `json:"allowedUDPPorts"`
+	AllowedTCPPortRanges []PortRange `json:"allowedTCPPortRanges"`
+	AllowedUDPPortRanges []PortRange `json:"allowedUDPPortRanges"`
+}
+
+// PortRange is an inclusive range of ports.
+type PortRange struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// Opens reports whether the lists open port for protocol ("TCP" or "UDP").
+func (l PortLists) Opens(protocol string, port int) bool {
+	ports, ranges := l.AllowedTCPPorts, l.AllowedTCPPortRanges
+	if protocol == ProtocolUDP {
+		ports, ranges = l.AllowedUDPPorts, l.AllowedUDPPortRanges
+	}
+	if slices.Contains(ports, port) {
+		return true
+	}
+	for _, r := range ranges {
+		if r.From <= port && port <= r.To {
+			return true
+		}
+	}
+	return false
+}
+
+// Opens reports whether the firewall lets connections to port through. A
+// disabled firewall opens every port, and a port open on any interface counts
+// as open: a pod has one interface, and it is not named like the node's.
+func (f Firewall) Opens(protocol string, port int) bool {
+	if !f.Enable || f.PortLists.Opens(protocol, port) {
+		return true
+	}
+	for _, l := range f.Interfaces {
+		if l.Opens(protocol, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// PodRoles is fediversity.podRoles.
+type PodRoles struct {
+	Roles       map[string]Role    `json:"roles"`
+	MainUnits   []string           `json:"mainUnits"`
+	SharedUnits []string           `json:"sharedUnits"`
+	Services    map[string]Service `json:"services"`
+}
+
+// Role is fediversity.podRoles.roles.<r>.
+type Role struct {
+	// Replicas is nil when nothing requests the role.
+	Replicas *int              `json:"replicas"`
+	Units    []string          `json:"units"`
+	Service  *string           `json:"service"`
+	Secrets  map[string]Secret `json:"secrets"`
+	Ports    []Port            `json:"ports"`
+	Metrics  *Metrics          `json:"metrics"`
+	// Companion asks for a second container from the service's image.
+	Companion bool `json:"companion"`
+}
+
+// Requested reports whether a request gives the role replicas.
+func (r Role) Requested() bool { return r.Replicas != nil }
+
+// RunsService reports whether the role runs the image of modular service s.
+func (r Role) RunsService(s string) bool { return r.Service != nil && *r.Service == s }
+
+// RunsNodeImage reports whether the role runs the image of the node rather
+// than that of a modular service.
+func (r Role) RunsNodeImage() bool { return r.Service == nil }
+
+// Protocols a port may have.
+const (
+	ProtocolTCP = "TCP"
+	ProtocolUDP = "UDP"
+)
+
+// Port is one entry of fediversity.podRoles.roles.<r>.ports.
+type Port struct {
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol"`
+}
+
+// Metrics is fediversity.podRoles.roles.<r>.metrics.
+type Metrics struct {
+	Port int    `json:"port"`
+	Path string `json:"path"`
+}
+
+// Secret is fediversity.podRoles.roles.<r>.secrets.<file>.
+type Secret struct {
+	// Path is the secret's full path in the KV v2 API; "" when the node
+	// left the required option unset.
+	Path     string  `json:"path"`
+	Field    *string `json:"field"`
+	Encoding *string `json:"encoding"`
+	Variable *string `json:"variable"`
+	Template *string `json:"template"`
+	// Parameters are the request's parameters for an engine that issues a
+	// value at each read; nil when unset. Values are projected only when
+	// they are plain (strings, numbers, booleans, lists of those).
+	Parameters map[string]any `json:"parameters"`
+	Restart    bool           `json:"restart"`
+}
+
+// Service is fediversity.podRoles.services.<s>.
+type Service struct {
+	// Environment is the names of the variables of the image; their values
+	// are not projected, since no rule reads them.
+	Environment []string `json:"environment"`
+	// Companion is the program of the companion container, or nil.
+	Companion *string `json:"companion"`
+}
+
+// K8sPod is fediversity.k8sPod.
+type K8sPod struct {
+	Enable        bool     `json:"enable"`
+	PlatformUnits []string `json:"platformUnits"`
+}
+
+// LLDAP is fediversity.lldap.
+type LLDAP struct {
+	Host                   string  `json:"host"`
+	ReaderBindPasswordFile *string `json:"readerBindPasswordFile"`
+	TLS                    TLS     `json:"tls"`
+}
+
+// TLS is fediversity.lldap.tls.
+type TLS struct {
+	Enable bool    `json:"enable"`
+	CAFile *string `json:"caFile"`
+}
+
+// Authelia is fediversity.authelia. Of the attribute sets storage.postgres
+// and smtp only whether they are set is projected: their contents may hold
+// secrets and no rule reads them.
+type Authelia struct {
+	Host    string          `json:"host"`
+	CAFile  *string         `json:"caFile"`
+	Storage AutheliaStorage `json:"storage"`
+	// SMTP reports whether fediversity.authelia.smtp is set.
+	SMTP        bool        `json:"smtp"`
+	ForwardAuth ForwardAuth `json:"forwardAuth"`
+}
+
+// AutheliaStorage is fediversity.authelia.storage.
+type AutheliaStorage struct {
+	// Local is storage.local.path, or nil when storage.local is null.
+	Local *LocalStorage `json:"local"`
+	// Postgres reports whether storage.postgres is set.
+	Postgres bool `json:"postgres"`
+}
+
+// LocalStorage is fediversity.authelia.storage.local.
+type LocalStorage struct {
+	Path string `json:"path"`
+}
+
+// ForwardAuth is fediversity.authelia.forwardAuth.
+type ForwardAuth struct {
+	Enable bool `json:"enable"`
+}
+
+// HasRequest reports whether any role of the node is requested (FR-008
+// applies to such nodes on every method).
+func (n *Node) HasRequest() bool {
+	for _, r := range n.PodRoles.Roles {
+		if r.Requested() {
+			return true
+		}
+	}
+	return false
+}
+
+// RoleNames returns the node's role names in sorted order, so that whatever
+// iterates over roles does it in a stable order.
+func (n *Node) RoleNames() []string { return sortedKeys(n.PodRoles.Roles) }
+
+// UnitNames returns the node's unit names in sorted order.
+func (n *Node) UnitNames() []string { return sortedKeys(n.Units) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,385 @@
+package nixeval
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// ParseDocument reads a facts document ({"version": 1, "nodes": [...]}).
+// A field that is absent takes the default of node-surface.md; a field of
+// the wrong type is an error that names the node and the Nix option.
+func ParseDocument(data []byte) (*Document, error) {
+	if !gjson.ValidBytes(data) {
+		return nil, fmt.Errorf("not valid JSON")
+	}
+	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		return nil, fmt.Errorf("want a facts document {\"version\": %d, \"nodes\": [...]}, got %s", FactsVersion, describe(root))
+	}
+	version := root.Get("version")
+	if !version.Exists() {
+		return nil, fmt.Errorf("no \"version\": want a facts document {\"version\": %d, \"nodes\": [...]}", FactsVersion)
+	}
+	if version.Raw != strconv.Itoa(FactsVersion) {
+		return nil, fmt.Errorf("facts version %s: this podroles reads version %d only", version.Raw, FactsVersion)
+	}
+	nodes, err := parseNodes(root.Get("nodes"), "nodes")
+	if err != nil {
+		return nil, err
+	}
+	return &Document{Version: FactsVersion, Nodes: nodes}, nil
+}
+
+// parseNodes reads a JSON list of nodes: the "nodes" of a document, or the
+// whole output of extract.nix.
+func parseNodes(list gjson.Result, where string) ([]*Node, error) {
+	if !list.IsArray() {
+		return nil, fmt.Errorf("%s: want a list of nodes, got %s", where, describe(list))
+	}
+	var nodes []*Node
+	for i, v := range list.Array() {
+		n, err := parseNode(v)
+		if err != nil {
+			if n != nil && n.Name != "" {
+				return nil, fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			return nil, fmt.Errorf("%s[%d]: %w", where, i, err)
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+// decoder reads typed values and keeps the first error, so that the code
+// that walks a node reads like the model it fills.
+type decoder struct{ err error }
+
+func (d *decoder) fail(opt, want string, v gjson.Result) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%s: want %s, got %s", opt, want, describe(v))
+	}
+}
+
+func describe(v gjson.Result) string {
+	if !v.Exists() {
+		return "nothing"
+	}
+	raw := v.Raw
+	if len(raw) > 40 {
+		raw = raw[:37] + "..."
+	}
+	switch {
+	case v.Type == gjson.Null:
+		return "null"
+	case v.IsObject():
+		return "an attribute set"
+	case v.IsArray():
+		return "a list"
+	case v.Type == gjson.String:
+		return "the string " + raw
+	case v.Type == gjson.Number:
+		return "the number " + raw
+	default:
+		return raw
+	}
+}
+
+func (d *decoder) str(v gjson.Result, opt, def string) string {
+	switch {
+	case !v.Exists():
+		return def
+	case v.Type == gjson.String:
+		return v.Str
+	}
+	d.fail(opt, "a string", v)
+	return def
+}
+
+func (d *decoder) nullableStr(v gjson.Result, opt string) *string {
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil
+	}
+	s := d.str(v, opt, "")
+	if d.err != nil {
+		return nil
+	}
+	return &s
+}
+
+func (d *decoder) boolean(v gjson.Result, opt string, def bool) bool {
+	switch {
+	case !v.Exists():
+		return def
+	case v.Type == gjson.True:
+		return true
+	case v.Type == gjson.False:
+		return false
+	}
+	d.fail(opt, "true or false", v)
+	return def
+}
+
+func (d *decoder) integer(v gjson.Result, opt string) int {
+	if v.Type == gjson.Number {
+		if n, err := strconv.Atoi(v.Raw); err == nil {
+			return n
+		}
+	}
+	d.fail(opt, "an integer", v)
+	return 0
+}
+
+func (d *decoder) nullableInt(v gjson.Result, opt string) *int {
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil
+	}
+	n := d.integer(v, opt)
+	if d.err != nil {
+		return nil
+	}
+	return &n
+}
+
+func (d *decoder) list(v gjson.Result, opt string, each func(i int, e gjson.Result, opt string)) {
+	if !v.Exists() {
+		return
+	}
+	if !v.IsArray() {
+		d.fail(opt, "a list", v)
+		return
+	}
+	for i, e := range v.Array() {
+		each(i, e, fmt.Sprintf("%s[%d]", opt, i))
+	}
+}
+
+func (d *decoder) strings(v gjson.Result, opt string) []string {
+	out := []string{}
+	d.list(v, opt, func(_ int, e gjson.Result, opt string) {
+		out = append(out, d.str(e, opt, ""))
+	})
+	return out
+}
+
+func (d *decoder) ints(v gjson.Result, opt string) []int {
+	out := []int{}
+	d.list(v, opt, func(_ int, e gjson.Result, opt string) {
+		out = append(out, d.integer(e, opt))
+	})
+	return out
+}
+
+// attrs walks a JSON object by key; opt names the attribute set, and each
+// gets the option path of its entry.
+func (d *decoder) attrs(v gjson.Result, opt string, each func(key string, e gjson.Result, opt string)) {
+	if !v.Exists() {
+		return
+	}
+	if !v.IsObject() {
+		d.fail(opt, "an attribute set", v)
+		return
+	}
+	v.ForEach(func(k, e gjson.Result) bool {
+		each(k.Str, e, opt+"."+AttrName(k.Str))
+		return d.err == nil
+	})
+}
+
+// AttrName writes a Nix attribute name as it stands in an option path,
+// quoted where Nix would need quotes.
+func AttrName(s string) string {
+	if s != "" && !strings.ContainsAny(s, ".\"$\\ /") {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+func (d *decoder) object(v gjson.Result, opt string) bool {
+	if v.Exists() && !v.IsObject() {
+		d.fail(opt, "an attribute set", v)
+		return false
+	}
+	return true
+}
+
+func (d *decoder) portLists(v gjson.Result, opt string) PortLists {
+	d.object(v, opt)
+	ranges := func(key string) []PortRange {
+		out := []PortRange{}
+		d.list(v.Get(key), opt+"."+key, func(_ int, e gjson.Result, opt string) {
+			if d.object(e, opt) {
+				out = append(out, PortRange{From: d.integer(e.Get("from"), opt+".from"), To: d.integer(e.Get("to"), opt+".to")})
+			}
+		})
+		return out
+	}
+	return PortLists{
+		AllowedTCPPorts:      d.ints(v.Get("allowedTCPPorts"), opt+".allowedTCPPorts"),
+		AllowedUDPPorts:      d.ints(v.Get("allowedUDPPorts"), opt+".allowedUDPPorts"),
+		AllowedTCPPortRanges: ranges("allowedTCPPortRanges"),
+		AllowedUDPPortRanges: ranges("allowedUDPPortRanges"),
+	}
+}
+
+func parseNode(v gjson.Result) (*Node, error) {
+	d := &decoder{}
+	if !d.object(v, "node") {
+		return nil, d.err
+	}
+	n := &Node{
+		Name:   d.str(v.Get("name"), "name", ""),
+		Source: d.str(v.Get("source"), "source", ""),
+		Units:  map[string]Unit{},
+	}
+	if d.err == nil && n.Name == "" {
+		d.err = fmt.Errorf("name: a node needs a name")
+	}
+
+	d.attrs(v.Get("units"), "systemd.services", func(name string, u gjson.Result, opt string) {
+		if d.object(u, opt) {
+			n.Units[name] = Unit{Enable: d.boolean(u.Get("enable"), opt+".enable", true)}
+		}
+	})
+	n.ModularServices = d.strings(v.Get("modularServices"), "system.services")
+	n.StateMigrations = d.strings(v.Get("stateMigrations"), "systemd.stateMigrations")
+
+	fw := v.Get("firewall")
+	if d.object(fw, "networking.firewall") {
+		n.Firewall = Firewall{
+			Enable:     d.boolean(fw.Get("enable"), "networking.firewall.enable", true),
+			PortLists:  d.portLists(fw, "networking.firewall"),
+			Interfaces: map[string]PortLists{},
+		}
+		d.attrs(fw.Get("interfaces"), "networking.firewall.interfaces", func(name string, e gjson.Result, opt string) {
+			n.Firewall.Interfaces[name] = d.portLists(e, opt)
+		})
+	}
+
+	n.PodRoles = d.podRoles(v.Get("podRoles"), "fediversity.podRoles")
+
+	k8s := v.Get("k8sPod")
+	if d.object(k8s, "fediversity.k8sPod") {
+		n.K8sPod = K8sPod{
+			Enable:        d.boolean(k8s.Get("enable"), "fediversity.k8sPod.enable", false),
+			PlatformUnits: d.strings(k8s.Get("platformUnits"), "fediversity.k8sPod.platformUnits"),
+		}
+	}
+
+	l := v.Get("lldap")
+	if d.object(l, "fediversity.lldap") && d.object(l.Get("tls"), "fediversity.lldap.tls") {
+		n.LLDAP = LLDAP{
+			Host:                   d.str(l.Get("host"), "fediversity.lldap.host", "localhost"),
+			ReaderBindPasswordFile: d.nullableStr(l.Get("readerBindPasswordFile"), "fediversity.lldap.readerBindPasswordFile"),
+			TLS: TLS{
+				Enable: d.boolean(l.Get("tls.enable"), "fediversity.lldap.tls.enable", false),
+				CAFile: d.nullableStr(l.Get("tls.caFile"), "fediversity.lldap.tls.caFile"),
+			},
+		}
+	}
+
+	a := v.Get("authelia")
+	if d.object(a, "fediversity.authelia") && d.object(a.Get("storage"), "fediversity.authelia.storage") &&
+		d.object(a.Get("forwardAuth"), "fediversity.authelia.forwardAuth") {
+		n.Authelia = Authelia{
+			Host:   d.str(a.Get("host"), "fediversity.authelia.host", "localhost"),
+			CAFile: d.nullableStr(a.Get("caFile"), "fediversity.authelia.caFile"),
+			Storage: AutheliaStorage{
+				Postgres: d.boolean(a.Get("storage.postgres"), "fediversity.authelia.storage.postgres", false),
+			},
+			SMTP:        d.boolean(a.Get("smtp"), "fediversity.authelia.smtp", false),
+			ForwardAuth: ForwardAuth{Enable: d.boolean(a.Get("forwardAuth.enable"), "fediversity.authelia.forwardAuth.enable", false)},
+		}
+		if local := a.Get("storage.local"); local.Exists() && local.Type != gjson.Null && d.object(local, "fediversity.authelia.storage.local") {
+			n.Authelia.Storage.Local = &LocalStorage{Path: d.str(local.Get("path"), "fediversity.authelia.storage.local.path", "")}
+		}
+	}
+
+	slices.Sort(n.ModularServices)
+	slices.Sort(n.StateMigrations)
+	return n, d.err
+}
+
+func (d *decoder) podRoles(v gjson.Result, opt string) PodRoles {
+	p := PodRoles{Roles: map[string]Role{}, Services: map[string]Service{}}
+	if !d.object(v, opt) {
+		return p
+	}
+	d.attrs(v.Get("roles"), opt+".roles", func(name string, r gjson.Result, opt string) {
+		if d.object(r, opt) {
+			p.Roles[name] = d.role(r, opt)
+		}
+	})
+	p.MainUnits = d.strings(v.Get("mainUnits"), opt+".mainUnits")
+	p.SharedUnits = d.strings(v.Get("sharedUnits"), opt+".sharedUnits")
+	d.attrs(v.Get("services"), opt+".services", func(name string, s gjson.Result, opt string) {
+		if d.object(s, opt) {
+			env := d.strings(s.Get("environment"), opt+".environment")
+			slices.Sort(env)
+			p.Services[name] = Service{Environment: env, Companion: d.nullableStr(s.Get("companion"), opt+".companion")}
+		}
+	})
+	return p
+}
+
+func (d *decoder) role(v gjson.Result, opt string) Role {
+	r := Role{
+		Replicas:  d.nullableInt(v.Get("replicas"), opt+".replicas"),
+		Units:     d.strings(v.Get("units"), opt+".units"),
+		Service:   d.nullableStr(v.Get("service"), opt+".service"),
+		Secrets:   map[string]Secret{},
+		Ports:     []Port{},
+		Companion: d.boolean(v.Get("companion"), opt+".companion", false),
+	}
+	d.attrs(v.Get("secrets"), opt+".secrets", func(name string, s gjson.Result, opt string) {
+		if d.object(s, opt) {
+			r.Secrets[name] = d.secret(s, opt)
+		}
+	})
+	d.list(v.Get("ports"), opt+".ports", func(_ int, p gjson.Result, opt string) {
+		if d.object(p, opt) {
+			r.Ports = append(r.Ports, Port{
+				Port:     d.integer(p.Get("port"), opt+".port"),
+				Protocol: d.str(p.Get("protocol"), opt+".protocol", ProtocolTCP),
+			})
+		}
+	})
+	if m := v.Get("metrics"); m.Exists() && m.Type != gjson.Null && d.object(m, opt+".metrics") {
+		r.Metrics = &Metrics{
+			Port: d.integer(m.Get("port"), opt+".metrics.port"),
+			Path: d.str(m.Get("path"), opt+".metrics.path", "/metrics"),
+		}
+	}
+	return r
+}
+
+func (d *decoder) secret(v gjson.Result, opt string) Secret {
+	s := Secret{
+		Path:     d.str(nullAsAbsent(v.Get("path")), opt+".path", ""),
+		Field:    d.nullableStr(v.Get("field"), opt+".field"),
+		Encoding: d.nullableStr(v.Get("encoding"), opt+".encoding"),
+		Variable: d.nullableStr(v.Get("variable"), opt+".variable"),
+		Template: d.nullableStr(v.Get("template"), opt+".template"),
+		Restart:  d.boolean(v.Get("restart"), opt+".restart", false),
+	}
+	if p := v.Get("parameters"); p.Exists() && p.Type != gjson.Null {
+		if d.object(p, opt+".parameters") {
+			if params, ok := p.Value().(map[string]any); ok {
+				s.Parameters = params
+			}
+		}
+	}
+	return s
+}
+
+// nullAsAbsent lets a required string that the node left unset (extraction
+// prints null) read as absent; the rules name it, which beats a type error.
+func nullAsAbsent(v gjson.Result) gjson.Result {
+	if v.Type == gjson.Null {
+		return gjson.Result{}
+	}
+	return v
+}

@@ -1,0 +1,2 @@
+# The good node itself: no finding.
+(import ../lib.nix).good

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -95,7 +96,7 @@ type requestSource struct {
 	Kind    SourceKind `json:"kind"`
 	Display string     `json:"display"`
 	Ref     string     `json:"ref,omitempty"`
-	Attr    *string    `json:"attr,omitempty"`
+	Attr    *string    `json:"attr"`
 	Path    string     `json:"path,omitempty"`
 	Name    string     `json:"name,omitempty"`
 }
@@ -158,11 +159,10 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*Node, err
 		// never read then.
 		return nil, e.evalError(runErr, stderr, sources)
 	}
-	out := gjson.ParseBytes(stdout)
-	if !gjson.ValidBytes(stdout) {
+	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
 		return nil, fmt.Errorf("nix printed no JSON: %.200q", stdout)
 	}
-	return parseNodes(out, "nix output")
+	return parseNodes(gjson.ParseBytes(stdout), "nix output")
 }
 
 // run starts nix in its own process group and kills the whole group when

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -15,6 +16,9 @@ import (
 func ParseDocument(data []byte) (*Document, error) {
 	if !gjson.ValidBytes(data) {
 		return nil, fmt.Errorf("not valid JSON")
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("not valid UTF-8: names and paths must be text")
 	}
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
@@ -40,7 +44,7 @@ func parseNodes(list gjson.Result, where string) ([]*Node, error) {
 	if !list.IsArray() {
 		return nil, fmt.Errorf("%s: want a list of nodes, got %s", where, describe(list))
 	}
-	var nodes []*Node
+	nodes := []*Node{}
 	for i, v := range list.Array() {
 		n, err := parseNode(v)
 		if err != nil {

@@ -1,0 +1,391 @@
+package nixeval
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func requireNix(t testing.TB) string {
+	t.Helper()
+	nix, err := exec.LookPath("nix")
+	if err != nil {
+		t.Fatal("nix is not installed; the extraction tests need the real nix (apt-get install nix-bin)")
+	}
+	return nix
+}
+
+// writeTree writes files under a new temporary directory and returns it.
+func writeTree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func readRepoFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustSources(t testing.TB, parse func(string) (Source, error), args ...string) []Source {
+	t.Helper()
+	var out []Source
+	for _, a := range args {
+		s, err := parse(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func extract(t *testing.T, ev *Evaluator, sources []Source) ([]*Node, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return ev.Extract(ctx, sources)
+}
+
+func TestExtractFileShapes(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{
+		"plain.nix":     `{ networking.hostName = "web1"; systemd.services.a = { }; }`,
+		"system.nix":    `{ config = { systemd.services.b.enable = false; }; extendModules = _: throw "unused"; }`,
+		"nohost.nix":    `{ networking.hostName = ""; }`,
+		"notattrs.nix":  `{ networking.hostName = 3; }`,
+		"sub/empty.nix": `{ }`,
+	})
+	var sources []Source
+	for _, f := range []string{"plain.nix", "system.nix", "nohost.nix", "notattrs.nix", "sub/empty.nix"} {
+		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, f))...)
+	}
+	nodes, err := extract(t, &Evaluator{}, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if want := []string{"web1", "system", "nohost", "notattrs", "empty"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("names = %q, want %q", names, want)
+	}
+	if !nodes[0].Units["a"].Enable || nodes[1].Units["b"].Enable {
+		t.Errorf("unit enable defaults wrong: %+v %+v", nodes[0].Units, nodes[1].Units)
+	}
+	// Defaults of node-surface.md for an empty config.
+	e := nodes[4]
+	if !e.Firewall.Enable || e.LLDAP.Host != "localhost" || e.Authelia.Host != "localhost" || e.K8sPod.Enable ||
+		e.LLDAP.TLS.Enable || e.Authelia.SMTP || e.Authelia.Storage.Local != nil {
+		t.Errorf("defaults of an empty config: %+v", e)
+	}
+}
+
+// TestExtractForcesOnlyTheSurface proves that extraction never forces a
+// unit's script, a package, a secret's value or a derivation.
+func TestExtractForcesOnlyTheSurface(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{"lazy.nix": `{
+		systemd.services.web = { script = throw "forced a script"; serviceConfig.ExecStart = throw "forced ExecStart"; };
+		environment.systemPackages = throw "forced packages";
+		system.build.toplevel = throw "forced the toplevel";
+		system.services.lldap = { package = throw "forced a package"; };
+		fediversity.podRoles.roles.r.secrets.s = {
+			path = "secret/data/r/s";
+			template = "{{ .Data.x }}";
+			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; }; f = x: x; };
+		};
+		fediversity.podRoles.services.lldap.environment.TOKEN = throw "forced a variable's value";
+		fediversity.authelia.smtp.password = throw "forced the smtp password";
+		fediversity.authelia.storage.postgres.password = throw "forced the postgres password";
+	}`})
+	nodes, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := nodes[0].PodRoles.Roles["r"].Secrets["s"]
+	if s.Parameters["ttl"] != "1h" || s.Parameters["pkg"] != nil || s.Parameters["f"] != nil {
+		t.Errorf("parameters = %v", s.Parameters)
+	}
+	if env := nodes[0].PodRoles.Services["lldap"].Environment; !reflect.DeepEqual(env, []string{"TOKEN"}) {
+		t.Errorf("environment = %q", env)
+	}
+	if !nodes[0].Authelia.SMTP || !nodes[0].Authelia.Storage.Postgres {
+		t.Errorf("smtp and postgres should read as set: %+v", nodes[0].Authelia)
+	}
+}
+
+// flakeTree is a flake with no inputs whose systems come from the
+// nixos-lite stand-in for nixosSystem.
+func flakeTree(t *testing.T, extra map[string]string) string {
+	files := map[string]string{
+		"nixos-lite.nix":  readRepoFile(t, "testdata/nixos-lite.nix"),
+		"k8s-pod.nix":     readRepoFile(t, "testdata/k8s-pod.nix"),
+		"mastodon-vm.nix": readRepoFile(t, "examples/mastodon-vm.nix"),
+		"flake.nix": `{
+		  outputs = { self }: let lite = import ./nixos-lite.nix; in {
+		    nixosConfigurations = {
+		      mastodon = lite.nixosSystem { modules = [ ./mastodon-vm.nix { networking.hostName = "ignored-for-flakes"; } ]; };
+		      web = lite.nixosSystem { modules = [ { systemd.services.nginx = { }; } ]; };
+		    } // (if builtins.pathExists ./broken.nix then import ./broken.nix lite else { });
+		  };
+		}`,
+	}
+	for k, v := range extra {
+		files[k] = v
+	}
+	return writeTree(t, files)
+}
+
+func TestExtractFlake(t *testing.T) {
+	requireNix(t)
+	dir := flakeTree(t, nil)
+	t.Run("all nodes", func(t *testing.T) {
+		nodes, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(nodes) != 2 || nodes[0].Name != "mastodon" || nodes[1].Name != "web" {
+			t.Fatalf("nodes = %+v", nodes)
+		}
+		if nodes[0].PodRoles.Roles["sidekiq"].Units[0] != "mastodon-sidekiq-all" || nodes[0].K8sPod.Enable {
+			t.Errorf("mastodon = %+v", nodes[0].PodRoles)
+		}
+		if want := "flake:" + dir + "#mastodon"; nodes[0].Source != want {
+			t.Errorf("source = %q, want %q", nodes[0].Source, want)
+		}
+	})
+	t.Run("one node, both spellings", func(t *testing.T) {
+		nodes, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir+"#web", "path:"+dir+"#nixosConfigurations.mastodon"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(nodes) != 2 || nodes[0].Name != "web" || nodes[1].Name != "mastodon" {
+			t.Fatalf("nodes = %+v", nodes)
+		}
+	})
+	t.Run("on k8s-pod.nix", func(t *testing.T) {
+		ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+		nodes, err := extract(t, ev, mustSources(t, FlakeSource, dir+"#mastodon"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := nodes[0].K8sPod; !k.Enable || !reflect.DeepEqual(k.PlatformUnits, []string{"nscd", "systemd-tmpfiles-resetup"}) {
+			t.Errorf("k8sPod = %+v", k)
+		}
+	})
+	t.Run("missing node", func(t *testing.T) {
+		_, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir+"#nope"))
+		var ee *EvalError
+		if !errors.As(err, &ee) || !strings.Contains(err.Error(), "has no nixosConfigurations.nope; it has: mastodon, web") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("no flake.nix", func(t *testing.T) {
+		if _, err := FlakeSource(t.TempDir() + "#x"); err == nil || !strings.Contains(err.Error(), "no flake.nix") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestK8sPodModuleNeedsASystem(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{"plain.nix": `{ }`, "k8s-pod.nix": `{ }`})
+	ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+	_, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix")))
+	if err == nil || !strings.Contains(err.Error(), "needs a NixOS system with extendModules") {
+		t.Fatalf("err = %v", err)
+	}
+	ev.K8sPodModule = filepath.Join(dir, "missing.nix")
+	if _, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix"))); err == nil || !strings.Contains(err.Error(), "missing.nix: no such file") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// countingNix is a nix that logs each call and its pid, then runs the real
+// one in its place.
+func countingNix(t *testing.T) (nix, log string) {
+	real := requireNix(t)
+	dir := t.TempDir()
+	log = filepath.Join(dir, "calls")
+	nix = filepath.Join(dir, "nix")
+	script := "#!/bin/sh\necho $$ >> " + log + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(nix, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return nix, log
+}
+
+func calls(t *testing.T, log string) []int {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func TestManyNodesOneProcess(t *testing.T) {
+	nix, log := countingNix(t)
+	dir := flakeTree(t, nil)
+	files := writeTree(t, map[string]string{"a.nix": `{ }`, "b.nix": `{ }`})
+	sources := append(mustSources(t, FlakeSource, dir),
+		mustSources(t, FileSource, filepath.Join(files, "a.nix"), filepath.Join(files, "b.nix"))...)
+	nodes, err := extract(t, &Evaluator{Nix: nix}, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 4 {
+		t.Fatalf("got %d nodes, want 4", len(nodes))
+	}
+	if n := len(calls(t, log)); n != 1 {
+		t.Fatalf("nix ran %d times for 4 nodes, want once", n)
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{
+		"syntax.nix":     "{\n  a = 1\n  b = 2;\n}\n",
+		"throw.nix":      `{ systemd.services = throw "the node module refuses this node"; }`,
+		"assertions.nix": `{ systemd.services = throw "\nFailed assertions:\n- role sidekiq: unit mastodon-sidekiq does not exist\n- unit nginx is in two lists"; }`,
+		"type.nix":       `{ systemd.services = 1 + "a"; }`,
+		"ok.nix":         `{ }`,
+	})
+	file := func(name string) string { return filepath.Join(dir, name) }
+	cases := []struct {
+		file, kind, contains, location string
+		assertions                     []string
+	}{
+		{file: "syntax.nix", kind: string(KindSyntax), contains: "eval file " + file("syntax.nix") + ": syntax error", location: file("syntax.nix") + ":3:"},
+		{file: "throw.nix", kind: string(KindEval), contains: "eval file " + file("throw.nix") + ": the node module refuses this node"},
+		{file: "assertions.nix", kind: string(KindAssertions), contains: "failed assertions: role sidekiq: unit mastodon-sidekiq does not exist; unit nginx is in two lists",
+			assertions: []string{"role sidekiq: unit mastodon-sidekiq does not exist", "unit nginx is in two lists"}},
+		{file: "type.nix", kind: string(KindEval), contains: "cannot add a string to an integer", location: file("type.nix") + ":1:"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			// The good node before the bad one: nix has printed part of
+			// the JSON by the time it fails, and none of it may be read.
+			_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, file("ok.nix"), file(c.file)))
+			var ee *EvalError
+			if !errors.As(err, &ee) {
+				t.Fatalf("err = %#v, want an EvalError", err)
+			}
+			if string(ee.Kind) != c.kind || !strings.Contains(err.Error(), c.contains) || !strings.Contains(ee.Location, c.location) {
+				t.Errorf("kind %s, location %q, err:\n%v", ee.Kind, ee.Location, err)
+			}
+			if ee.Source != "file "+file(c.file) {
+				t.Errorf("source = %q, want the failing file", ee.Source)
+			}
+			if c.assertions != nil && !reflect.DeepEqual(ee.Assertions, c.assertions) {
+				t.Errorf("assertions = %q", ee.Assertions)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("the error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestEvalErrorNamesTheNode(t *testing.T) {
+	requireNix(t)
+	dir := flakeTree(t, map[string]string{"broken.nix": `lite: { zz-broken = lite.nixosSystem { modules = [ { systemd.services = throw "zz is broken"; } ]; }; }`})
+	_, err := extract(t, &Evaluator{ShowTrace: true}, mustSources(t, FlakeSource, dir))
+	var ee *EvalError
+	if !errors.As(err, &ee) || ee.Node != "zz-broken" || !strings.Contains(err.Error(), "eval node zz-broken (flake "+dir+"): zz is broken") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(ee.Detail, "while evaluating") {
+		t.Errorf("--show-trace gave no trace:\n%s", ee.Detail)
+	}
+	if strings.Contains(ee.Detail, evalMark) {
+		t.Errorf("the trace shows podroles' own markers:\n%s", ee.Detail)
+	}
+}
+
+func TestNixNotFound(t *testing.T) {
+	dir := writeTree(t, map[string]string{"a.nix": `{ }`})
+	t.Setenv("PATH", t.TempDir())
+	_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "a.nix")))
+	var nf *NixNotFoundError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "apt-get install nix-bin") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestTimeoutKillsNix(t *testing.T) {
+	nix, log := countingNix(t)
+	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
+	start := time.Now()
+	_, err := extract(t, &Evaluator{Nix: nix, Timeout: 500 * time.Millisecond}, mustSources(t, FileSource, filepath.Join(dir, "slow.nix")))
+	var ee *EvalError
+	if !errors.As(err, &ee) || ee.Kind != KindTimeout || !strings.Contains(err.Error(), "did not finish within 500ms") {
+		t.Fatalf("err = %v", err)
+	}
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Errorf("took %s to stop", elapsed)
+	}
+	for _, pid := range calls(t, log) {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("nix (pid %d) still runs after the timeout", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func TestCancelKillsNix(t *testing.T) {
+	nix, log := countingNix(t)
+	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	_, err := (&Evaluator{Nix: nix}).Extract(ctx, mustSources(t, FileSource, filepath.Join(dir, "slow.nix")))
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("err = %v", err)
+	}
+	for _, pid := range calls(t, log) {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("nix (pid %d) still runs after cancel", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func TestTypeErrorsNameTheOption(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{"bad.nix": `{
+		networking.hostName = "web";
+		fediversity.podRoles.roles.sidekiq.replicas = "2";
+	}`})
+	_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "bad.nix")))
+	want := `node web: fediversity.podRoles.roles.sidekiq.replicas: want an integer, got the string "2"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}

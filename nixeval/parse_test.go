@@ -1,0 +1,114 @@
+package nixeval
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseDocumentErrors(t *testing.T) {
+	cases := []struct{ doc, want string }{
+		{`nope`, "not valid JSON"},
+		{`[]`, "want a facts document"},
+		{`{"nodes": []}`, `no "version"`},
+		{`{"version": 2, "nodes": []}`, "facts version 2: this podroles reads version 1 only"},
+		{`{"version": 1}`, "nodes: want a list of nodes, got nothing"},
+		{`{"version": 1, "nodes": [{}]}`, "nodes[0]: name: a node needs a name"},
+		{`{"version": 1, "nodes": [{"name": "a", "units": []}]}`, "node a: systemd.services: want an attribute set, got a list"},
+		{`{"version": 1, "nodes": [{"name": "a", "units": {"x": {"enable": "yes"}}}]}`, `node a: systemd.services.x.enable: want true or false, got the string "yes"`},
+		{`{"version": 1, "nodes": [{"name": "a", "units": {"x.service": 1}}]}`, `node a: systemd.services."x.service": want an attribute set, got the number 1`},
+		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"roles": {"r": {"ports": [{"port": 1.5}]}}}}]}`, "node a: fediversity.podRoles.roles.r.ports[0].port: want an integer, got the number 1.5"},
+		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"roles": {"r": {"metrics": {"port": 9, "path": 3}}}}}]}`, "node a: fediversity.podRoles.roles.r.metrics.path: want a string, got the number 3"},
+		{`{"version": 1, "nodes": [{"name": "a", "firewall": {"interfaces": {"eth0": {"allowedTCPPortRanges": [{"from": 1}]}}}}]}`, "node a: networking.firewall.interfaces.eth0.allowedTCPPortRanges[0].to: want an integer, got nothing"},
+		{`{"version": 1, "nodes": [{"name": "a", "lldap": {"tls": {"caFile": false}}}]}`, "node a: fediversity.lldap.tls.caFile: want a string, got false"},
+		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"roles": {"r": {"secrets": {"s": {"parameters": []}}}}}}]}`, "node a: fediversity.podRoles.roles.r.secrets.s.parameters: want an attribute set, got a list"},
+	}
+	for _, c := range cases {
+		_, err := ParseDocument([]byte(c.doc))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s:\n got  %v\n want %s", c.doc, err, c.want)
+		}
+	}
+}
+
+func TestParseDocumentDefaults(t *testing.T) {
+	doc, err := ParseDocument([]byte(`{"version": 1, "nodes": [{"name": "bare", "futureField": {"x": 1}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := doc.Nodes[0]
+	if !n.Firewall.Enable || n.LLDAP.Host != "localhost" || n.Authelia.Host != "localhost" || n.K8sPod.Enable || n.HasRequest() {
+		t.Errorf("defaults: %+v", n)
+	}
+}
+
+// TestFactsRoundTrip reads the JSON that podroles facts writes back to the
+// same facts.
+func TestFactsRoundTrip(t *testing.T) {
+	replicas := 2
+	field, tmpl := "value", "{{ .Data.x }}"
+	in := &Document{Version: FactsVersion, Nodes: []*Node{{
+		Name: "n", Source: "file:n.nix",
+		Units:           map[string]Unit{"a": {Enable: true}, "b": {}},
+		ModularServices: []string{"lldap"},
+		StateMigrations: []string{},
+		Firewall: Firewall{Enable: true, PortLists: PortLists{
+			AllowedTCPPorts: []int{80}, AllowedUDPPorts: []int{},
+			AllowedTCPPortRanges: []PortRange{{From: 1, To: 2}}, AllowedUDPPortRanges: []PortRange{},
+		}, Interfaces: map[string]PortLists{}},
+		PodRoles: PodRoles{
+			Roles: map[string]Role{"r": {
+				Replicas: &replicas, Units: []string{"a"}, Ports: []Port{{Port: 80, Protocol: "TCP"}},
+				Metrics: &Metrics{Port: 9, Path: "/m"},
+				Secrets: map[string]Secret{"s": {Path: "p", Field: &field, Template: &tmpl, Parameters: map[string]any{"ttl": "1h"}}},
+			}},
+			MainUnits: []string{"b"}, SharedUnits: []string{},
+			Services: map[string]Service{"lldap": {Environment: []string{"X"}}},
+		},
+		K8sPod:   K8sPod{Enable: true, PlatformUnits: []string{}},
+		LLDAP:    LLDAP{Host: "h"},
+		Authelia: Authelia{Host: "a", Storage: AutheliaStorage{Local: &LocalStorage{Path: "/var/lib/x"}}},
+	}}}
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ParseDocument(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		a, _ := json.Marshal(out)
+		t.Errorf("round trip changed the facts:\n in  %s\n out %s", data, a)
+	}
+}
+
+// FuzzParseDocument feeds arbitrary JSON to the parser: it never panics,
+// and what it accepts survives a round trip unchanged.
+func FuzzParseDocument(f *testing.F) {
+	f.Add([]byte(`{"version": 1, "nodes": [{"name": "a", "units": {"x": {"enable": false}}, "podRoles": {"roles": {"r": {"replicas": 1, "ports": [{"port": 80}], "secrets": {"s": {"path": "p", "parameters": {"a": [1, {"b": null}]}}}}}}}]}`))
+	f.Add([]byte(`{"version": 1, "nodes": [{"name": "b", "firewall": {"enable": false, "interfaces": {"e": {"allowedUDPPortRanges": [{"from": 1, "to": 9}]}}}}]}`))
+	f.Add([]byte(`{"version": 1, "nodes": [{"name": "c", "authelia": {"storage": {"local": {"path": "/x"}}}, "lldap": {"tls": {"enable": true}}}]}`))
+	f.Add([]byte(`{"version":1,"nodes":[{"name":"\u0000","units":{"":{}}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := ParseDocument(data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") && !strings.Contains(string(data), "\n") {
+				t.Errorf("multi-line error: %q", err)
+			}
+			return
+		}
+		again, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatalf("marshal accepted facts: %v", err)
+		}
+		doc2, err := ParseDocument(again)
+		if err != nil {
+			t.Fatalf("re-reading printed facts: %v\n%s", err, again)
+		}
+		if !reflect.DeepEqual(doc, doc2) {
+			t.Fatalf("round trip changed the facts:\n%s", again)
+		}
+	})
+}

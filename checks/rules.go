@@ -240,14 +240,26 @@ var rules = []*Rule{
 }
 
 func unknownUnit(n *node, report reportFunc) {
-	units := n.UnitNames()
+	// A renamed unit is most likely one that no list names yet.
+	var unlisted, listed []string
+	for _, u := range n.UnitNames() {
+		if len(n.listsOf[u]) == 0 {
+			unlisted = append(unlisted, u)
+		} else {
+			listed = append(listed, u)
+		}
+	}
 	for _, l := range n.lists {
 		for _, u := range dedupe(l.units) {
 			if _, ok := n.Units[u]; ok {
 				continue
 			}
 			hint := "fix the name or remove it from " + l.option
-			if near := nearest(u, units); near != "" {
+			near := nearest(u, unlisted)
+			if near == "" {
+				near = nearest(u, listed)
+			}
+			if near != "" {
 				hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, l.option)
 			}
 			report(unit(u), "%s lists unit %s, which is no unit of the node (no systemd.services.%s): %s", l.label, u, nixeval.AttrName(u), hint)

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/junit"
+)
+
+type result struct {
+	code        int
+	out, errOut string
+}
+
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+func repo(path string) string { return filepath.Join("..", "..", path) }
+
+var examples = []string{repo("examples/mastodon.nix"), repo("examples/directory.nix"), repo("examples/mastodon-vm.nix")}
+
+func TestCheckExamplesPass(t *testing.T) {
+	r := run(t, append([]string{"check"}, examples...)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	for _, want := range []string{
+		"directory (file:../../examples/directory.nix, on k8s-pod.nix): ok",
+		"mastodon-vm (file:../../examples/mastodon-vm.nix, not on k8s-pod.nix): ok",
+		"3 nodes checked: 0 errors, 0 warnings: passed",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.out)
+		}
+	}
+}
+
+func TestCheckBrokenJSON(t *testing.T) {
+	r := run(t, "check", "--format", "json", "--file", repo("examples/broken/mastodon-renamed.nix"), repo("examples/mastodon-vm.nix"))
+	if r.code != exitFailed {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.errOut)
+	}
+	var report struct {
+		Version int
+		Strict  bool
+		Summary struct {
+			Nodes, Errors, Warnings int
+			Passed                  bool
+		}
+		Nodes []struct {
+			Node         string
+			Source       string
+			K8sPod       bool
+			RulesRun     []string
+			RulesSkipped []struct{ Rule, Reason string }
+			Findings     []struct {
+				Rule, Spec, Severity, Node string
+				Subject                    struct{ Kind, Name string }
+				Message                    string
+			}
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(r.out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&report); err != nil {
+		t.Fatalf("decode: %v\n%s", err, r.out)
+	}
+	if report.Version != 1 || report.Summary.Nodes != 2 || report.Summary.Errors != 4 || report.Summary.Warnings != 1 || report.Summary.Passed {
+		t.Errorf("summary = %+v", report.Summary)
+	}
+	broken, vm := report.Nodes[0], report.Nodes[1]
+	if broken.Node != "mastodon" || vm.Node != "mastodon-vm" {
+		t.Fatalf("nodes out of order: %s, %s", broken.Node, vm.Node)
+	}
+	f := broken.Findings[0]
+	if f.Rule != "PR101" || f.Spec != "FR-008, US2-1" || f.Severity != "error" || f.Node != "mastodon" ||
+		f.Subject.Kind != "unit" || f.Subject.Name != "mastodon-sidekiq-all" || !strings.Contains(f.Message, "did you mean mastodon-sidekiq-default?") {
+		t.Errorf("first finding = %+v", f)
+	}
+	if len(broken.RulesRun) != len(checks.Rules()) || len(broken.RulesSkipped) != 0 {
+		t.Errorf("on k8s every rule runs: ran %d, skipped %d", len(broken.RulesRun), len(broken.RulesSkipped))
+	}
+	if len(vm.RulesSkipped) == 0 || !strings.HasPrefix(vm.RulesSkipped[0].Reason, "FR-013") {
+		t.Errorf("off k8s the k8s rules are skipped with FR-013: %+v", vm.RulesSkipped)
+	}
+}
+
+func TestCheckJUnitToFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "check.xml")
+	r := run(t, "check", "--format", "junit", "--output", out, repo("examples/broken/mastodon-renamed.nix"))
+	if r.code != exitFailed {
+		t.Fatalf("exit %d\n%s", r.code, r.errOut)
+	}
+	if !strings.Contains(r.out, "1 node checked: 4 errors, 1 warning: failed") {
+		t.Errorf("with --output the text report goes to stdout:\n%s", r.out)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites junit.Suites
+	if err := xml.Unmarshal(data, &suites); err != nil {
+		t.Fatalf("parse junit: %v\n%s", err, data)
+	}
+	if len(suites.Suites) != 1 || suites.Suites[0].Name != "mastodon" || suites.Tests != len(checks.Rules()) || suites.Failures != 2 {
+		t.Fatalf("suites: tests %d failures %d", suites.Tests, suites.Failures)
+	}
+	failed := map[string]string{}
+	for _, c := range suites.Suites[0].Cases {
+		if c.Failure != nil {
+			failed[c.Name] = c.Failure.Text
+		}
+	}
+	if !strings.Contains(failed["PR101 unknown-unit"], "unit mastodon-streaming-2") || !strings.Contains(failed["PR103 unlisted-unit"], "unit mastodon-sidekiq-default") {
+		t.Errorf("failures = %v", failed)
+	}
+}
+
+func TestStrictCountsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	node := filepath.Join(dir, "shared-init.nix")
+	os.WriteFile(node, []byte(`{
+		systemd.services = { app-init = { }; web = { }; };
+		fediversity.k8sPod.enable = true;
+		fediversity.podRoles = { mainUnits = [ "web" ]; sharedUnits = [ "app-init" ]; };
+	}`), 0o644)
+	if r := run(t, "check", node); r.code != exitOK || !strings.Contains(r.out, "PR104") {
+		t.Errorf("a warning alone passes: exit %d\n%s", r.code, r.out)
+	}
+	if r := run(t, "check", "--strict", node); r.code != exitFailed {
+		t.Errorf("--strict: exit %d, want 1\n%s", r.code, r.out)
+	}
+}
+
+// TestFactsRoundTrip checks that facts written by podroles facts and read
+// back with --facts, without nix, give the same findings.
+func TestFactsRoundTrip(t *testing.T) {
+	facts := filepath.Join(t.TempDir(), "facts.json")
+	nodes := append([]string{repo("examples/broken/mastodon-renamed.nix")}, examples[1:]...)
+	if r := run(t, append([]string{"facts", "-o", facts}, nodes...)...); r.code != exitOK {
+		t.Fatalf("facts: exit %d\n%s", r.code, r.errOut)
+	}
+	direct := run(t, append([]string{"check", "--format", "json"}, nodes...)...)
+	t.Setenv("PATH", t.TempDir()) // no nix
+	fromFacts := run(t, "check", "--format", "json", "--facts", facts)
+	if direct.code != exitFailed || fromFacts.code != exitFailed {
+		t.Fatalf("exit %d and %d\n%s", direct.code, fromFacts.code, fromFacts.errOut)
+	}
+	var a, b checks.Report
+	json.Unmarshal([]byte(direct.out), &a)
+	json.Unmarshal([]byte(fromFacts.out), &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("--facts gives other findings:\n%s\n%s", direct.out, fromFacts.out)
+	}
+}
+
+func TestCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.nix")
+	os.WriteFile(bad, []byte("{ a = ; }"), 0o644)
+	badFacts := filepath.Join(dir, "facts.json")
+	os.WriteFile(badFacts, []byte(`{"version": 1, "nodes": [{"name": "x", "podRoles": {"roles": {"r": {"replicas": "two"}}}}]}`), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--bogus"}, "podroles check: unknown flag: --bogus (see podroles check --help)"},
+		{[]string{"check"}, "podroles check: no nodes given: name them with --flake REF#NODE, --file NODE.nix or --facts FACTS.json"},
+		{[]string{"check", "--format", "xml", examples[0]}, `podroles check: --format "xml": want one of text, json, junit`},
+		{[]string{"check", "missing.nix"}, "podroles check: file missing.nix: no such file"},
+		{[]string{"check", "--facts", "missing.json"}, "podroles check: facts missing.json: no such file"},
+		{[]string{"check", "--facts", badFacts}, `podroles check: facts ` + badFacts + `: node x: fediversity.podRoles.roles.r.replicas: want an integer, got the string "two"`},
+		{[]string{"check", bad}, "podroles check: eval file " + bad + ": syntax error"},
+		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
+		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon comes from both"},
+		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
+	}
+	for _, c := range cases {
+		r := run(t, c.args...)
+		if r.code != exitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 || r.out != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line starting %q", c.args, r.code, r.out, r.errOut, c.want)
+		}
+	}
+}
+
+func TestOutputKeepsOldFileOnFailure(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.json")
+	os.WriteFile(out, []byte("previous report"), 0o644)
+	if r := run(t, "check", "--output", out, "--format", "json", "missing.nix"); r.code != exitCantRun {
+		t.Fatalf("exit %d", r.code)
+	}
+	if data, _ := os.ReadFile(out); string(data) != "previous report" {
+		t.Errorf("a failed run changed the report file: %q", data)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 1 {
+		t.Errorf("a failed run left files: %v", entries)
+	}
+}
+
+func TestRulesLists(t *testing.T) {
+	r := run(t, "rules")
+	if r.code != exitOK {
+		t.Fatal(r.errOut)
+	}
+	for _, rule := range checks.Rules() {
+		if !strings.Contains(r.out, rule.ID+"  "+rule.Name) {
+			t.Errorf("rules lacks %s", rule.ID)
+		}
+	}
+}

@@ -69,7 +69,7 @@ var rules = []*Rule{
 	},
 	{
 		ID: "PR205", Name: "settings-for-unknown-service", Spec: "US2-7, FR-011", Severity: SeverityError, Scope: ScopeK8s,
-		Doc:   "fediversity.podRoles.services sets variables or a companion for a modular service the node does not have.",
+		Doc:   "fediversity.podRoles.services gives variables to a modular service the node does not have.",
 		check: settingsForUnknownService,
 	},
 	{
@@ -228,14 +228,19 @@ var rules = []*Rule{
 		check: duplicatePort,
 	},
 	{
-		ID: "PR607", Name: "invalid-deployment-name", Spec: "FR-001, node-surface: Names Kubernetes sees", Severity: SeverityError, Scope: ScopeNames,
-		Doc:   "The node's name or <node>-<role> is not a DNS-1123 label of at most 63 characters.",
+		ID: "PR607", Name: "invalid-deployment-name", Spec: "FR-001, node-surface: Names Kubernetes sees", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "On k8s-pod.nix, the node's name or <node>-<role> of a requested role is not a DNS-1123 label of at most 63 characters.",
 		check: invalidDeploymentName,
 	},
 	{
 		ID: "PR608", Name: "secret-without-path", Spec: "FR-009", Severity: SeverityError, Scope: ScopeInput,
 		Doc:   "A secret has no path in OpenBao's KV v2 API.",
 		check: secretWithoutPath,
+	},
+	{
+		ID: "PR609", Name: "companion-not-absolute", Spec: "FR-012", Severity: SeverityError, Scope: ScopeInput,
+		Doc:   "A service's companion program is not an absolute path in its image.",
+		check: companionNotAbsolute,
 	},
 }
 
@@ -355,10 +360,10 @@ func serviceRoleWithUnits(n *node, report reportFunc) {
 func settingsForUnknownService(n *node, report reportFunc) {
 	for _, s := range sortedKeys(n.PodRoles.Services) {
 		cfg := n.PodRoles.Services[s]
-		if slices.Contains(n.ModularServices, s) || len(cfg.Environment) == 0 && cfg.Companion == nil {
+		if slices.Contains(n.ModularServices, s) || len(cfg.Environment) == 0 {
 			continue
 		}
-		report(service(s), "fediversity.podRoles.services.%s sets variables or a companion for service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", nixeval.AttrName(s), s, nixeval.AttrName(s))
+		report(service(s), "fediversity.podRoles.services.%s.environment gives variables (%s) to service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", nixeval.AttrName(s), joinAnd(cfg.Environment), s, nixeval.AttrName(s))
 	}
 }
 
@@ -542,11 +547,12 @@ func portOutOfRange(n *node, report reportFunc) {
 	n.eachRole(func(name string, r nixeval.Role) {
 		for _, p := range r.Ports {
 			if p.Port < 1 || p.Port > 65535 {
-				report(Subject{SubjectPort, portName(p)}, "role %s has port %d, outside 1–65535", name, p.Port)
+				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, outside 1–65535", name, portName(p))
 			}
 		}
 		if m := r.Metrics; m != nil && (m.Port < 1 || m.Port > 65535) {
-			report(Subject{SubjectPort, fmt.Sprintf("%d/TCP", m.Port)}, "role %s has metrics port %d, outside 1–65535", name, m.Port)
+			metrics := nixeval.Port{Port: m.Port, Protocol: nixeval.ProtocolTCP}
+			report(Subject{SubjectPort, portName(metrics)}, "role %s has metrics port %s, outside 1–65535", name, portName(metrics))
 		}
 	})
 }
@@ -555,7 +561,7 @@ func unknownProtocol(n *node, report reportFunc) {
 	n.eachRole(func(name string, r nixeval.Role) {
 		for _, p := range r.Ports {
 			if p.Protocol != nixeval.ProtocolTCP && p.Protocol != nixeval.ProtocolUDP {
-				report(Subject{SubjectPort, portName(p)}, "role %s has port %d with protocol %q; a protocol is \"TCP\" or \"UDP\", in capitals", name, p.Port, p.Protocol)
+				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, whose protocol %q is neither \"TCP\" nor \"UDP\" (in capitals)", name, portName(p), p.Protocol)
 			}
 		}
 	})
@@ -604,8 +610,8 @@ func invalidDeploymentName(n *node, report reportFunc) {
 		report(Subject{SubjectNode, n.Name}, "node name %q is not a valid name of the Deployment %s: a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit; rename the node", n.Name, n.Name)
 		return
 	}
-	n.eachRole(func(name string, _ nixeval.Role) {
-		if d := n.Name + "-" + name; !valid(d) {
+	n.eachRole(func(name string, r nixeval.Role) {
+		if d := n.Name + "-" + name; r.Requested() && !valid(d) {
 			report(role(name), "role %s makes the Deployment name %q, which is not a DNS-1123 label of at most 63 characters (a-z, 0-9 and -); rename the role", name, d)
 		}
 	})
@@ -617,4 +623,12 @@ func secretWithoutPath(n *node, report reportFunc) {
 			report(secret(file), "secret %s of role %s has no path; give the full path of the secret in the KV v2 API of OpenBao, e.g. secret/data/%s/%s", file, roleName, roleName, file)
 		}
 	})
+}
+
+func companionNotAbsolute(n *node, report reportFunc) {
+	for _, s := range sortedKeys(n.PodRoles.Services) {
+		if c := n.PodRoles.Services[s].Companion; c != nil && !strings.HasPrefix(*c, "/") {
+			report(service(s), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", nixeval.AttrName(s), *c, s)
+		}
+	}
 }

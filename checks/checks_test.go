@@ -1,0 +1,84 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fediversity/podroles/nixeval"
+)
+
+func TestRulesAreWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	prev := ""
+	for _, r := range Rules() {
+		if seen[r.ID] || seen[r.Name] {
+			t.Errorf("%s %s: ID or name used twice", r.ID, r.Name)
+		}
+		seen[r.ID], seen[r.Name] = true, true
+		if r.ID <= prev {
+			t.Errorf("%s comes after %s: keep rules in ID order", r.ID, prev)
+		}
+		prev = r.ID
+		if r.Spec == "" || r.Doc == "" || strings.Contains(r.Doc, "\n") || r.check == nil {
+			t.Errorf("%s: a rule needs a spec reference, a one-line doc and a check", r.ID)
+		}
+		if r.Severity != SeverityError && r.Severity != SeverityWarning {
+			t.Errorf("%s: severity %q", r.ID, r.Severity)
+		}
+		if RuleByID(r.ID) != r {
+			t.Errorf("RuleByID(%s) does not find it", r.ID)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	units := []string{"mastodon-sidekiq-all", "mastodon-web", "mastodon-streaming", "nginx"}
+	cases := map[string]string{
+		"mastodon-sidekiq":  "mastodon-sidekiq-all",
+		"mastodon-wbe":      "mastodon-web",
+		"nginx.service":     "nginx",
+		"postgresql":        "",
+		"mastodon-stream-1": "mastodon-streaming",
+		"x":                 "",
+	}
+	for name, want := range cases {
+		if got := nearest(name, units); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST.": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true, "[::1]": true,
+		"0.0.0.0": true, "lldap.localhost": true, "": true,
+		"directory-lldap.ns.svc.cluster.local": false, "10.0.0.1": false, "localhost.example.org": false,
+	} {
+		if got := isLoopback(host); got != want {
+			t.Errorf("isLoopback(%q) = %v", host, got)
+		}
+	}
+}
+
+func TestFirewallOpens(t *testing.T) {
+	fw := nixeval.Firewall{Enable: true, PortLists: nixeval.PortLists{
+		AllowedTCPPorts: []int{80}, AllowedUDPPortRanges: []nixeval.PortRange{{From: 5000, To: 5010}},
+	}, Interfaces: map[string]nixeval.PortLists{"eth0": {AllowedTCPPorts: []int{9100}}}}
+	cases := []struct {
+		proto string
+		port  int
+		want  bool
+	}{
+		{"TCP", 80, true}, {"UDP", 80, false}, {"UDP", 5000, true}, {"UDP", 5010, true}, {"UDP", 5011, false},
+		{"TCP", 5005, false}, {"TCP", 9100, true}, {"TCP", 22, false},
+	}
+	for _, c := range cases {
+		if got := fw.Opens(c.proto, c.port); got != c.want {
+			t.Errorf("Opens(%s, %d) = %v", c.proto, c.port, got)
+		}
+	}
+	fw.Enable = false
+	if !fw.Opens("TCP", 22) {
+		t.Error("a disabled firewall opens every port")
+	}
+}

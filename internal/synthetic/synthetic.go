@@ -1,0 +1,83 @@
+// Package synthetic makes large, correct nodes for benchmarks: the same node
+// as Nix text, for nix to evaluate, and as facts, for the rules.
+package synthetic
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fediversity/podroles/nixeval"
+)
+
+// Shape sizes a synthetic node on k8s-pod.nix: units split evenly over roles
+// of the node's image, the rest in mainUnits, one shared unit, every role
+// with a port and a metrics port that the firewall opens.
+type Shape struct {
+	Name  string
+	Units int
+	Roles int
+}
+
+func (s Shape) unit(i int) string { return fmt.Sprintf("app-unit-%04d", i) }
+func (s Shape) role(r int) string { return fmt.Sprintf("role%02d", r) }
+
+// roleOf returns the role of unit i, or -1 for mainUnits; unit 0 is shared.
+func (s Shape) roleOf(i int) int {
+	if i == 0 {
+		return -2
+	}
+	perRole := s.Units / (s.Roles + 1)
+	if r := (i - 1) / max(perRole, 1); r < s.Roles {
+		return r
+	}
+	return -1
+}
+
+// Nix returns the node as a .nix file's text.
+func (s Shape) Nix() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{\n  networking.hostName = %q;\n  networking.firewall.allowedTCPPortRanges = [ { from = 8000; to = 9999; } ];\n", s.Name)
+	b.WriteString("  fediversity.k8sPod.enable = true;\n  systemd.services = {\n")
+	for i := 0; i < s.Units; i++ {
+		fmt.Fprintf(&b, "    %s = { script = \"exec /run/current-system/sw/bin/app %d\"; };\n", s.unit(i), i)
+	}
+	b.WriteString("  };\n")
+	lists := map[int][]string{}
+	for i := 0; i < s.Units; i++ {
+		lists[s.roleOf(i)] = append(lists[s.roleOf(i)], fmt.Sprintf("%q", s.unit(i)))
+	}
+	for r := 0; r < s.Roles; r++ {
+		fmt.Fprintf(&b, "  fediversity.podRoles.roles.%s = { replicas = 2; units = [ %s ]; ports = [ { port = %d; } ]; metrics.port = %d; };\n",
+			s.role(r), strings.Join(lists[r], " "), 8000+r, 9000+r)
+	}
+	fmt.Fprintf(&b, "  fediversity.podRoles.mainUnits = [ %s ];\n", strings.Join(lists[-1], " "))
+	fmt.Fprintf(&b, "  fediversity.podRoles.sharedUnits = [ %s ];\n}\n", strings.Join(lists[-2], " "))
+	return b.String()
+}
+
+// Facts returns the node's facts, as extraction would give them.
+func (s Shape) Facts() *nixeval.Node {
+	two := 2
+	n := &nixeval.Node{
+		Name: s.Name, Source: "synthetic", Units: map[string]nixeval.Unit{},
+		Firewall: nixeval.Firewall{Enable: true, PortLists: nixeval.PortLists{AllowedTCPPortRanges: []nixeval.PortRange{{From: 8000, To: 9999}}}},
+		PodRoles: nixeval.PodRoles{Roles: map[string]nixeval.Role{}},
+		K8sPod:   nixeval.K8sPod{Enable: true},
+		LLDAP:    nixeval.LLDAP{Host: "localhost"},
+		Authelia: nixeval.Authelia{Host: "localhost"},
+	}
+	roleUnits := map[int][]string{}
+	for i := 0; i < s.Units; i++ {
+		n.Units[s.unit(i)] = nixeval.Unit{Enable: true}
+		roleUnits[s.roleOf(i)] = append(roleUnits[s.roleOf(i)], s.unit(i))
+	}
+	for r := 0; r < s.Roles; r++ {
+		n.PodRoles.Roles[s.role(r)] = nixeval.Role{
+			Replicas: &two, Units: roleUnits[r],
+			Ports:   []nixeval.Port{{Port: 8000 + r, Protocol: nixeval.ProtocolTCP}},
+			Metrics: &nixeval.Metrics{Port: 9000 + r, Path: "/metrics"},
+		}
+	}
+	n.PodRoles.MainUnits, n.PodRoles.SharedUnits = roleUnits[-1], roleUnits[-2]
+	return n
+}

@@ -1,0 +1,17 @@
+# A renamed unit (mastodon-sidekiq became mastodon-sidekiq-all) is still
+# named in a role and in mainUnits: each list that names it gives a finding,
+# and the unit is in two lists (PR102) as well.
+# want: PR101 unit mastodon-sidekiq
+# want: PR101 unit mastodon-sidekiq
+# want: PR102 unit mastodon-sidekiq
+# want: PR103 unit mastodon-sidekiq-all
+# The real unit mastodon-sidekiq-all is then in no list, hence PR103.
+let lib = import ../lib.nix; in
+lib.node {
+  systemd.services.mastodon-sidekiq-all = { };
+  fediversity.podRoles.roles.sidekiq = {
+    replicas = 2;
+    units = [ "mastodon-sidekiq" ];
+  };
+  fediversity.podRoles.mainUnits = [ "app-web" "app-init-db" "nginx" "lldap-publish-roles" "mastodon-sidekiq" ];
+}

@@ -1,0 +1,6 @@
+# FR-014: a unit of sharedUnits must not also be in a role.
+# want: PR102 unit app-worker
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.podRoles.sharedUnits = [ "node-exporter" "app-worker" ];
+}

@@ -1,0 +1,6 @@
+# A new unit that nobody gave a class (FR-014, US1-17).
+# want: PR103 unit mastodon-media-auto-remove
+let lib = import ../lib.nix; in
+lib.node {
+  systemd.services.mastodon-media-auto-remove = { };
+}

@@ -1,0 +1,5 @@
+# A role with neither a request nor units names nothing to refuse.
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.podRoles.roles.sidekiq = { replicas = null; units = [ ]; };
+}

@@ -1,0 +1,9 @@
+# A role of the node's image given a secret through the request (US2-5).
+# want: PR301 role worker
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.podRoles.roles.worker.secrets."app.env" = {
+    path = "secret/data/app/env";
+    field = "env";
+  };
+}

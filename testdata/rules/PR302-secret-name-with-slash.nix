@@ -1,0 +1,9 @@
+# The name of the secret is a path, not the name of a file (US2-5).
+# want: PR302 secret ldap/bind-password
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.podRoles.roles.lldap.secrets."ldap/bind-password" = {
+    path = "secret/data/lldap/bind";
+    field = "password";
+  };
+}

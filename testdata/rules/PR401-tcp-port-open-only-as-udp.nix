@@ -1,0 +1,6 @@
+# 5005 is in the UDP range only.
+# want: PR401 role worker
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.podRoles.roles.worker.ports = [ { port = 5005; protocol = "TCP"; } ];
+}

@@ -1,0 +1,6 @@
+# Metrics are scraped over TCP; 5002 is open for UDP only.
+# want: PR402 role worker
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.podRoles.roles.worker.metrics.port = 5002;
+}

@@ -1,0 +1,5 @@
+# want: PR503 role lldap
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.lldap.readerBindPasswordFile = "/run/secrets/bind-password";
+}

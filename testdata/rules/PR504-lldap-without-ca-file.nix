@@ -1,0 +1,5 @@
+# want: PR504 role lldap
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.lldap.tls.caFile = null;
+}

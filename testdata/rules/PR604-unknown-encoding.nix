@@ -1,0 +1,5 @@
+# want: PR604 secret jwt
+let lib = import ../lib.nix; in
+lib.node {
+  fediversity.podRoles.roles.lldap.secrets.jwt.encoding = "base64url";
+}

@@ -1,0 +1,6 @@
+# A node name of 55 characters: <node>-authelia has 64, one too many.
+# want: PR607 role authelia
+let lib = import ../lib.nix; in
+lib.node {
+  networking.hostName = "mastodon-production-eu-west-1-frontend-and-workers-0001";
+}

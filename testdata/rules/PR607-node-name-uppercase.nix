@@ -1,0 +1,5 @@
+# want: PR607 node Mastodon
+let lib = import ../lib.nix; in
+lib.node {
+  networking.hostName = "Mastodon";
+}

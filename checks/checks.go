@@ -6,8 +6,10 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fediversity/podroles/nixeval"
 )
@@ -143,6 +145,7 @@ func Check(nodes []*nixeval.Node) []*Result {
 // and message, so that the same node always reads the same.
 func CheckNode(facts *nixeval.Node, rules []*Rule) *Result {
 	n := index(facts)
+	defer n.release()
 	res := &Result{Node: n.Name, Source: n.Source, K8sPod: n.K8sPod.Enable, RulesRun: []string{}, Skipped: []Skip{}, Findings: []Finding{}}
 	for _, r := range rules {
 		if ok, why := r.applies(n); !ok {
@@ -181,21 +184,61 @@ type unitList struct {
 }
 
 // node is a node's facts with the indexes that several rules share, built
-// once per node.
+// once per node. A node may have thousands of units: the index touches each
+// name once in a map and nothing sorts them (findings are sorted once at
+// the end).
 type node struct {
 	*nixeval.Node
 	roles []string
 	lists []unitList
-	// listsOf maps a unit name to the labels of the lists that name it.
-	listsOf map[string][]string
+	// units are the node's units, each with the first list that names it.
+	units   []unitInfo
+	unitIdx map[string]int32
+	// unknownFirst maps a listed name that is no unit to its first list.
+	unknownFirst map[string]int
+	// inMany maps a name that several lists name to their labels.
+	inMany map[string][]string
+	// unknown are the names in lists that are no unit of the node, in
+	// list order, each once per list.
+	unknown []listedName
+}
+
+// unitInfo is a unit and the first list that names it, or -1.
+type unitInfo struct {
+	name      string
+	enable    bool
+	firstList int
+}
+
+// listedName is a name in the list of index list.
+type listedName struct {
+	list int
+	name string
+}
+
+// indexes keeps the maps of nodes checked before: a large node's index
+// costs more to allocate and collect than to fill.
+var indexes = sync.Pool{New: func() any {
+	return &node{unitIdx: map[string]int32{}, inMany: map[string][]string{}, unknownFirst: map[string]int{}}
+}}
+
+// release returns n's index for reuse; n must not be used after.
+func (n *node) release() {
+	clear(n.unitIdx)
+	clear(n.inMany)
+	clear(n.unknownFirst)
+	clear(n.units[:cap(n.units)])
+	n.Node, n.roles, n.lists, n.units, n.unknown = nil, nil, n.lists[:0], n.units[:0], nil
+	indexes.Put(n)
 }
 
 func index(facts *nixeval.Node) *node {
-	n := &node{Node: facts, roles: facts.RoleNames(), listsOf: map[string][]string{}}
+	n := indexes.Get().(*node)
+	n.Node, n.roles = facts, facts.RoleNames()
 	for _, r := range n.roles {
 		n.lists = append(n.lists, unitList{
 			label:  "role " + r,
-			option: fmt.Sprintf("fediversity.podRoles.roles.%s.units", r),
+			option: fmt.Sprintf("fediversity.podRoles.roles.%s.units", nixeval.AttrName(r)),
 			units:  facts.PodRoles.Roles[r].Units,
 		})
 	}
@@ -203,9 +246,39 @@ func index(facts *nixeval.Node) *node {
 		unitList{label: "mainUnits", option: "fediversity.podRoles.mainUnits", units: facts.PodRoles.MainUnits},
 		unitList{label: "sharedUnits", option: "fediversity.podRoles.sharedUnits", units: facts.PodRoles.SharedUnits},
 	)
-	for _, l := range n.lists {
-		for _, u := range dedupe(l.units) {
-			n.listsOf[u] = append(n.listsOf[u], l.label)
+	n.units = slices.Grow(n.units, len(facts.Units))
+	for name, u := range facts.Units {
+		n.unitIdx[name] = int32(len(n.units))
+		n.units = append(n.units, unitInfo{name: name, enable: u.Enable, firstList: -1})
+	}
+	for i, l := range n.lists {
+		for _, name := range l.units {
+			first := -1
+			idx, exists := n.unitIdx[name]
+			if exists {
+				first = n.units[idx].firstList
+			} else if f, ok := n.unknownFirst[name]; ok {
+				first = f
+			}
+			switch {
+			case first < 0:
+				if exists {
+					n.units[idx].firstList = i
+				} else {
+					n.unknownFirst[name] = i
+					n.unknown = append(n.unknown, listedName{i, name})
+				}
+				continue
+			case first == i || slices.Contains(n.inMany[name], l.label):
+				continue // named twice in one list: still one list
+			}
+			if !exists {
+				n.unknown = append(n.unknown, listedName{i, name})
+			}
+			if n.inMany[name] == nil {
+				n.inMany[name] = []string{n.lists[first].label}
+			}
+			n.inMany[name] = append(n.inMany[name], l.label)
 		}
 	}
 	return n

@@ -245,38 +245,35 @@ var rules = []*Rule{
 }
 
 func unknownUnit(n *node, report reportFunc) {
+	if len(n.unknown) == 0 {
+		return
+	}
 	// A renamed unit is most likely one that no list names yet.
 	var unlisted, listed []string
-	for _, u := range n.UnitNames() {
-		if len(n.listsOf[u]) == 0 {
-			unlisted = append(unlisted, u)
+	for _, u := range n.units {
+		if u.firstList >= 0 {
+			listed = append(listed, u.name)
 		} else {
-			listed = append(listed, u)
+			unlisted = append(unlisted, u.name)
 		}
 	}
-	for _, l := range n.lists {
-		for _, u := range dedupe(l.units) {
-			if _, ok := n.Units[u]; ok {
-				continue
-			}
-			hint := "fix the name or remove it from " + l.option
-			near := nearest(u, unlisted)
-			if near == "" {
-				near = nearest(u, listed)
-			}
-			if near != "" {
-				hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, l.option)
-			}
-			report(unit(u), "%s lists unit %s, which is no unit of the node (no systemd.services.%s): %s", l.label, u, nixeval.AttrName(u), hint)
+	for _, un := range n.unknown {
+		l, u := n.lists[un.list], un.name
+		hint := "fix the name or remove it from " + l.option
+		near := nearest(u, unlisted)
+		if near == "" {
+			near = nearest(u, listed)
 		}
+		if near != "" {
+			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, l.option)
+		}
+		report(unit(u), "%s lists unit %s, which is no unit of the node (no systemd.services.%s): %s", l.label, u, nixeval.AttrName(u), hint)
 	}
 }
 
 func unitInTwoLists(n *node, report reportFunc) {
-	for _, u := range sortedKeys(n.listsOf) {
-		if lists := n.listsOf[u]; len(lists) > 1 {
-			report(unit(u), "unit %s is in %d lists, %s: a unit runs in the pods of one list only; keep it in one", u, len(lists), joinAnd(lists))
-		}
+	for u, lists := range n.inMany {
+		report(unit(u), "unit %s is in %d lists, %s: a unit runs in the pods of one list only; keep it in one", u, len(lists), joinAnd(lists))
 	}
 }
 
@@ -300,8 +297,9 @@ func unlistedUnit(n *node, report reportFunc) {
 	for _, u := range n.K8sPod.PlatformUnits {
 		platform[u] = true
 	}
-	for _, u := range n.UnitNames() {
-		if !n.Units[u].Enable || platform[u] || len(n.listsOf[u]) > 0 {
+	for _, info := range n.units {
+		u := info.name
+		if !info.enable || info.firstList >= 0 || platform[u] {
 			continue
 		}
 		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: add it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName)

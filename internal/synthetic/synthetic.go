@@ -9,9 +9,10 @@ import (
 	"github.com/fediversity/podroles/nixeval"
 )
 
-// Shape sizes a synthetic node on k8s-pod.nix: units split evenly over roles
-// of the node's image, the rest in mainUnits, one shared unit, every role
-// with a port and a metrics port that the firewall opens.
+// Shape sizes a synthetic node on k8s-pod.nix: one unit in a hundred is a
+// platform unit, one shared, the rest split evenly over roles of the node's
+// image and mainUnits; every role has a port and a metrics port that the
+// firewall opens.
 type Shape struct {
 	Name  string
 	Units int
@@ -21,16 +22,26 @@ type Shape struct {
 func (s Shape) unit(i int) string { return fmt.Sprintf("app-unit-%04d", i) }
 func (s Shape) role(r int) string { return fmt.Sprintf("role%02d", r) }
 
-// roleOf returns the role of unit i, or -1 for mainUnits; unit 0 is shared.
+// Where a unit goes.
+const (
+	inMain     = -1
+	inShared   = -2
+	inPlatform = -3
+)
+
+// roleOf returns the role of unit i, or where else it goes.
 func (s Shape) roleOf(i int) int {
-	if i == 0 {
-		return -2
+	switch {
+	case i == 0:
+		return inShared
+	case i%100 == 99:
+		return inPlatform
 	}
 	perRole := s.Units / (s.Roles + 1)
 	if r := (i - 1) / max(perRole, 1); r < s.Roles {
 		return r
 	}
-	return -1
+	return inMain
 }
 
 // Nix returns the node as a .nix file's text.
@@ -50,8 +61,9 @@ func (s Shape) Nix() string {
 		fmt.Fprintf(&b, "  fediversity.podRoles.roles.%s = { replicas = 2; units = [ %s ]; ports = [ { port = %d; } ]; metrics.port = %d; };\n",
 			s.role(r), strings.Join(lists[r], " "), 8000+r, 9000+r)
 	}
-	fmt.Fprintf(&b, "  fediversity.podRoles.mainUnits = [ %s ];\n", strings.Join(lists[-1], " "))
-	fmt.Fprintf(&b, "  fediversity.podRoles.sharedUnits = [ %s ];\n}\n", strings.Join(lists[-2], " "))
+	fmt.Fprintf(&b, "  fediversity.podRoles.mainUnits = [ %s ];\n", strings.Join(lists[inMain], " "))
+	fmt.Fprintf(&b, "  fediversity.podRoles.sharedUnits = [ %s ];\n", strings.Join(lists[inShared], " "))
+	fmt.Fprintf(&b, "  fediversity.k8sPod.platformUnits = [ %s ];\n}\n", strings.Join(lists[inPlatform], " "))
 	return b.String()
 }
 
@@ -78,6 +90,7 @@ func (s Shape) Facts() *nixeval.Node {
 			Metrics: &nixeval.Metrics{Port: 9000 + r, Path: "/metrics"},
 		}
 	}
-	n.PodRoles.MainUnits, n.PodRoles.SharedUnits = roleUnits[-1], roleUnits[-2]
+	n.PodRoles.MainUnits, n.PodRoles.SharedUnits = roleUnits[inMain], roleUnits[inShared]
+	n.K8sPod.PlatformUnits = roleUnits[inPlatform]
 	return n
 }

@@ -1,0 +1,51 @@
+# podroles: the usual targets. `make demo` and `make test` work on a fresh
+# Debian machine: they install what is missing first.
+
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN       := bin/podroles
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+FUZZTIME  ?= 30s
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export PATH := $(PATH):/usr/local/go/bin
+export CGO_ENABLED := 0
+
+.PHONY: all deps build demo test bench fuzz vet clean
+
+all: build
+
+# nix is the one thing podroles runs; Debian ships it as nix-bin.
+deps:
+	@command -v nix >/dev/null || { \
+	  echo "installing nix (Debian nix-bin)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nix-bin >/dev/null; }
+	@nix --version
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
+
+# Checks the bundled examples (they pass), then a broken one (it must fail
+# with exit 1, naming the units).
+demo: deps build
+	$(BIN) check examples/mastodon.nix examples/directory.nix examples/mastodon-vm.nix
+	@echo
+	@$(BIN) check examples/broken/mastodon-renamed.nix; rc=$$?; \
+	  if [ $$rc -ne 1 ]; then echo "expected exit 1 from the broken example, got $$rc"; exit 1; fi; \
+	  echo "(exit 1: the broken example is refused, as it should be)"
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }
+	$(GO) vet ./...
+
+test: deps vet
+	$(GO) test -count=1 ./...
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseDocument -fuzztime $(FUZZTIME) ./nixeval
+
+clean:
+	rm -rf bin

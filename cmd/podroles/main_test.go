@@ -220,3 +220,18 @@ func TestRulesLists(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeListsEveryRule keeps the README's table of rules in step with
+// the rules.
+func TestReadmeListsEveryRule(t *testing.T) {
+	readme, err := os.ReadFile(repo("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range checks.Rules() {
+		row := "| " + rule.ID + " | " + rule.Name + " | " + string(rule.Severity) + " | " + rule.Scope.String() + " | " + rule.Spec + " | " + rule.Doc + " |"
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("README.md lacks the row\n%s", row)
+		}
+	}
+}

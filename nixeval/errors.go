@@ -72,11 +72,7 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source) err
 		return runErr
 	}
 	ee := &EvalError{Kind: KindEval}
-	if len(sources) == 1 {
-		ee.Source = sources[0].String()
-	} else {
-		ee.Source = fmt.Sprintf("%d sources", len(sources))
-	}
+	ee.Source = describeSources(sources)
 
 	var lines []string
 	for _, line := range strings.Split(string(stderr), "\n") {

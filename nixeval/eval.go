@@ -66,6 +66,9 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*Node, error)
 		}
 		nodes = append(nodes, extracted...)
 	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%s gave no nodes: a check of nothing would pass, so name at least one node", describeSources(sources))
+	}
 	seen := map[string]string{}
 	for _, n := range nodes {
 		if first, ok := seen[n.Name]; ok {
@@ -216,4 +219,11 @@ func (e *timeoutError) Error() string {
 		return "nix was stopped"
 	}
 	return fmt.Sprintf("nix did not finish within %s; raise --timeout", e.after)
+}
+
+func describeSources(sources []Source) string {
+	if len(sources) == 1 {
+		return sources[0].String()
+	}
+	return fmt.Sprintf("%d sources", len(sources))
 }

@@ -172,6 +172,8 @@ func TestCannotRun(t *testing.T) {
 	os.WriteFile(bad, []byte("{ a = ; }"), 0o644)
 	badFacts := filepath.Join(dir, "facts.json")
 	os.WriteFile(badFacts, []byte(`{"version": 1, "nodes": [{"name": "x", "podRoles": {"roles": {"r": {"replicas": "two"}}}}]}`), 0o644)
+	emptyFacts := filepath.Join(dir, "empty.json")
+	os.WriteFile(emptyFacts, []byte(`{"version": 1, "nodes": []}`), 0o644)
 	cases := []struct {
 		args []string
 		want string
@@ -186,6 +188,7 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
 		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon comes from both"},
 		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
+		{[]string{"check", "--facts", emptyFacts}, "podroles check: facts " + emptyFacts + " gave no nodes"},
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)

@@ -6,6 +6,7 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -306,7 +307,7 @@ func (n *node) eachRole(f func(name string, r nixeval.Role)) {
 // eachSecret calls f for each secret of each role, in order.
 func (n *node) eachSecret(f func(role, file string, s nixeval.Secret)) {
 	n.eachRole(func(role string, r nixeval.Role) {
-		for _, file := range sortedKeys(r.Secrets) {
+		for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
 			f(role, file, r.Secrets[file])
 		}
 	})
@@ -321,15 +322,6 @@ func (n *node) rolesRunning(s string) []string {
 		}
 	})
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // joinAnd joins names as "a, b and c".

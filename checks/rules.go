@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -356,7 +357,7 @@ func serviceRoleWithUnits(n *node, report reportFunc) {
 }
 
 func settingsForUnknownService(n *node, report reportFunc) {
-	for _, s := range sortedKeys(n.PodRoles.Services) {
+	for _, s := range slices.Sorted(maps.Keys(n.PodRoles.Services)) {
 		cfg := n.PodRoles.Services[s]
 		if slices.Contains(n.ModularServices, s) || len(cfg.Environment) == 0 {
 			continue
@@ -391,7 +392,7 @@ func companionWithoutProgram(n *node, report reportFunc) {
 func secretsWithoutService(n *node, report reportFunc) {
 	n.eachRole(func(name string, r nixeval.Role) {
 		if r.RunsNodeImage() && len(r.Secrets) > 0 {
-			report(role(name), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(sortedKeys(r.Secrets)))
+			report(role(name), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(slices.Sorted(maps.Keys(r.Secrets))))
 		}
 	})
 }
@@ -624,7 +625,7 @@ func secretWithoutPath(n *node, report reportFunc) {
 }
 
 func companionNotAbsolute(n *node, report reportFunc) {
-	for _, s := range sortedKeys(n.PodRoles.Services) {
+	for _, s := range slices.Sorted(maps.Keys(n.PodRoles.Services)) {
 		if c := n.PodRoles.Services[s].Companion; c != nil && !strings.HasPrefix(*c, "/") {
 			report(service(s), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", nixeval.AttrName(s), *c, s)
 		}

@@ -340,11 +340,27 @@ func TestNixNotFound(t *testing.T) {
 	}
 }
 
+// slowNode is a node that nix takes minutes to evaluate.
+func slowNode(t *testing.T) []Source {
+	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
+	return mustSources(t, FileSource, filepath.Join(dir, "slow.nix"))
+}
+
+// requireNixGone fails when a nix that the counting wrapper started still
+// runs, and kills it.
+func requireNixGone(t *testing.T, log, after string) {
+	for _, pid := range calls(t, log) {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("nix (pid %d) still runs after %s", pid, after)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 func TestTimeoutKillsNix(t *testing.T) {
 	nix, log := countingNix(t)
-	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
 	start := time.Now()
-	_, err := extract(t, &Evaluator{Nix: nix, Timeout: 500 * time.Millisecond}, mustSources(t, FileSource, filepath.Join(dir, "slow.nix")))
+	_, err := extract(t, &Evaluator{Nix: nix, Timeout: 500 * time.Millisecond}, slowNode(t))
 	var ee *EvalError
 	if !errors.As(err, &ee) || ee.Kind != KindTimeout || !strings.Contains(err.Error(), "did not finish within 500ms") {
 		t.Fatalf("err = %v", err)
@@ -352,29 +368,18 @@ func TestTimeoutKillsNix(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 20*time.Second {
 		t.Errorf("took %s to stop", elapsed)
 	}
-	for _, pid := range calls(t, log) {
-		if syscall.Kill(pid, 0) == nil {
-			t.Errorf("nix (pid %d) still runs after the timeout", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	requireNixGone(t, log, "the timeout")
 }
 
 func TestCancelKillsNix(t *testing.T) {
 	nix, log := countingNix(t)
-	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	_, err := (&Evaluator{Nix: nix}).Extract(ctx, mustSources(t, FileSource, filepath.Join(dir, "slow.nix")))
+	_, err := (&Evaluator{Nix: nix}).Extract(ctx, slowNode(t))
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("err = %v", err)
 	}
-	for _, pid := range calls(t, log) {
-		if syscall.Kill(pid, 0) == nil {
-			t.Errorf("nix (pid %d) still runs after cancel", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	requireNixGone(t, log, "cancel")
 }
 
 func TestTypeErrorsNameTheOption(t *testing.T) {

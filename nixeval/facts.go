@@ -10,8 +10,8 @@
 package nixeval
 
 import (
+	"maps"
 	"slices"
-	"sort"
 )
 
 // FactsVersion is the version of the facts document that this package reads
@@ -245,16 +245,4 @@ func (n *Node) HasRequest() bool {
 
 // RoleNames returns the node's role names in sorted order, so that whatever
 // iterates over roles does it in a stable order.
-func (n *Node) RoleNames() []string { return sortedKeys(n.PodRoles.Roles) }
-
-// UnitNames returns the node's unit names in sorted order.
-func (n *Node) UnitNames() []string { return sortedKeys(n.Units) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func (n *Node) RoleNames() []string { return slices.Sorted(maps.Keys(n.PodRoles.Roles)) }

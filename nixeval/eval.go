@@ -27,6 +27,9 @@ var FactsNix []byte
 //go:embed extract.nix
 var extractNix []byte
 
+//go:embed node.nix
+var nodeNix []byte
+
 // Evaluator runs nix. The zero value runs "nix" from PATH with no timeout.
 type Evaluator struct {
 	// Nix is the nix command, a name looked up in PATH or a path.
@@ -150,7 +153,7 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*Node, err
 		return nil, fmt.Errorf("extract: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	for name, text := range map[string][]byte{"facts.nix": FactsNix, "extract.nix": extractNix} {
+	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix} {
 		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
 			return nil, fmt.Errorf("extract: %w", err)
 		}

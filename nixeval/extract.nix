@@ -13,26 +13,9 @@
 # on stderr tells podroles which source and node the error belongs to.
 request:
 let
-  facts = import ./facts.nix;
+  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; };
 
   mark = at: value: builtins.trace "podroles-eval ${builtins.toJSON at}" value;
-
-  k8sPodModule = request.k8sPodModule or null;
-
-  # Evaluates a NixOS system on k8s-pod.nix when asked: the node's own
-  # modules plus that one, as a deployment on the k8s method would.
-  onK8sPod = describe: system:
-    if k8sPodModule == null then system
-    else if system ? extendModules then system.extendModules { modules = [ (/. + k8sPodModule) ]; }
-    else throw "podroles: --k8s-pod-module needs a NixOS system with extendModules, and ${describe} is a plain config";
-
-  configOf = system: if system ? config then system.config else system;
-
-  nodeFacts = name: source: system:
-    let
-      projected = { inherit name source; } // facts (configOf system);
-    in
-    builtins.deepSeq projected projected;
 
   fromFlake = i: s:
     let
@@ -41,7 +24,7 @@ let
       names = if s.attr == null then builtins.attrNames systems else [ s.attr ];
       one = name: mark { source = i; node = name; } (
         if systems ? ${name}
-        then nodeFacts name "flake:${s.display}#${name}" (onK8sPod "nixosConfigurations.${name}" systems.${name})
+        then node.systemFacts "nixosConfigurations.${name}" name "flake:${s.display}#${name}" systems.${name}
         else throw "podroles: flake ${s.display} has no nixosConfigurations.${name}; it has: ${builtins.concatStringsSep ", " (builtins.attrNames systems)}"
       );
     in
@@ -51,12 +34,12 @@ let
     [
       (mark { source = i; } (
         let
-          system = onK8sPod s.display (import (/. + s.path));
-          config = configOf system;
+          system = node.onK8sPod s.display (import (/. + s.path));
+          config = node.configOf system;
           hostName = config.networking.hostName or "";
           name = if builtins.isString hostName && hostName != "" then hostName else s.name;
         in
-        nodeFacts name "file:${s.display}" system
+        node.nodeFacts name "file:${s.display}" system
       ))
     ];
 

@@ -1,0 +1,52 @@
+{
+  description = "podroles: check the pod roles of NixOS nodes against the pod-roles spec, in nix flake check and in every node's build";
+
+  inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-25.05";
+
+  # The glue only: what it wires together is in plain Nix files under nix/
+  # and nixeval/, which evaluate with builtins and are tested with the real
+  # nix in `go test` (flaketest/).
+  outputs = { self, nixpkgs }:
+    let
+      systems = [ "x86_64-linux" "aarch64-linux" "x86_64-darwin" "aarch64-darwin" ];
+      forAllSystems = f: nixpkgs.lib.genAttrs systems (system: f nixpkgs.legacyPackages.${system});
+      version = self.shortRev or self.dirtyShortRev or "dev";
+      podrolesFor = pkgs: pkgs.callPackage ./nix/package.nix { inherit version; src = self; };
+    in
+    {
+      lib = {
+        # A function from a node's config to its facts: the very file the
+        # binary embeds.
+        facts = import ./nixeval/facts.nix;
+
+        # mkCheck { pkgs, nodes, k8sPodModule ? null, strict ? false }: a
+        # derivation that fails when podroles check finds an error in nodes.
+        mkCheck = { pkgs, ... }@args:
+          import ./nix/mk-check.nix { inherit (pkgs) runCommand; podroles = podrolesFor pkgs; } (removeAttrs args [ "pkgs" ]);
+      };
+
+      nixosModules.default = import ./nix/module.nix { inherit podrolesFor; };
+
+      packages = forAllSystems (pkgs: rec {
+        podroles = podrolesFor pkgs;
+        default = podroles;
+      });
+
+      apps = forAllSystems (pkgs: rec {
+        podroles = { type = "app"; program = "${self.packages.${pkgs.system}.podroles}/bin/podroles"; };
+        default = podroles;
+      });
+
+      checks = forAllSystems (pkgs: import ./nix/checks.nix {
+        inherit pkgs;
+        inherit (self.lib) mkCheck;
+        podroles = self.packages.${pkgs.system}.podroles;
+      });
+
+      devShells = forAllSystems (pkgs: {
+        default = pkgs.mkShell {
+          packages = with pkgs; [ go gopls nix gnumake openldap postgresql nginx haproxy ];
+        };
+      });
+    };
+}

@@ -1,0 +1,350 @@
+// Package flaketest proves flake.nix with the real nix on a machine that has
+// no nixpkgs: the plain Nix files it wires together (extraction, the facts
+// document, the check script, the node module) are evaluated and run for
+// real, and flake.nix's outputs are evaluated against the smallest stand-in
+// for nixpkgs (testdata/nixpkgs-stub.nix), to prove which command each check
+// runs and on which file.
+package flaketest
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/nixeval"
+)
+
+var repoRoot = func() string {
+	abs, err := filepath.Abs("..")
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}()
+
+// buildPodroles builds the binary into a bin/ folder, as the package would.
+func buildPodroles(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "podroles"), "./cmd/podroles")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// nixEval evaluates expr, in which REPO is the repository's path, with the
+// flake's outputs bound to `self` on the nixpkgs stand-in.
+func nixEval(t *testing.T, binDir, expr string, out any) {
+	t.Helper()
+	if _, err := exec.LookPath("nix"); err != nil {
+		t.Fatal("nix is not installed: the flake tests need the real nix (apt-get install nix-bin)")
+	}
+	full := `let
+	  repo = /. + builtins.getEnv "PODROLES_REPO";
+	  nixpkgs = import (repo + "/flaketest/testdata/nixpkgs-stub.nix");
+	  self = (import (repo + "/flake.nix")).outputs { inherit self nixpkgs; } // { outPath = repo; shortRev = "abc1234"; };
+	  pkgs = nixpkgs.legacyPackages.x86_64-linux;
+	  lite = import (repo + "/testdata/nixos-lite.nix");
+	in ` + expr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "nix", "--extra-experimental-features", "nix-command flakes", "eval", "--json", "--impure", "--expr", full)
+	cmd.Env = append(os.Environ(), "PODROLES_REPO="+repoRoot, "PODROLES_TEST_BIN_DIR="+binDir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("nix eval: %v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatalf("nix eval printed %s: %v", data, err)
+	}
+}
+
+// runScript runs a build script as the builder would, with $out in a new
+// folder, and returns its exit status, output and the folder.
+func runScript(t *testing.T, script string) (status int, output, out string) {
+	t.Helper()
+	out = filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "out="+out, "PATH=/usr/bin:/bin") // no nix in the sandbox
+	b, err := cmd.CombinedOutput()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode(), string(b), out
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(b), out
+}
+
+func examplePath(name string) string { return filepath.Join(repoRoot, "examples", name) }
+
+// podrolesFacts is what `podroles facts` gives for files, with each source
+// set to "" so that documents from different places compare.
+func podrolesFacts(t *testing.T, files ...string) []*nixeval.Node {
+	t.Helper()
+	var sources []nixeval.Source
+	for _, f := range files {
+		s, err := nixeval.FileSource(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, s)
+	}
+	nodes, err := (&nixeval.Evaluator{}).Load(context.Background(), sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return withoutSources(nodes)
+}
+
+func withoutSources(nodes []*nixeval.Node) []*nixeval.Node {
+	for _, n := range nodes {
+		n.Source = ""
+	}
+	return nodes
+}
+
+func readFactsFile(t *testing.T, path string) []*nixeval.Node {
+	t.Helper()
+	doc, err := nixeval.ReadFacts(path)
+	if err != nil {
+		t.Fatalf("facts %s: %v", path, err)
+	}
+	return withoutSources(doc.Nodes)
+}
+
+func TestExamplesCheck(t *testing.T) {
+	bin := buildPodroles(t)
+	var got struct {
+		Examples, Broken string
+	}
+	nixEval(t, bin, `{
+	  examples = self.checks.x86_64-linux.examples.buildCommand;
+	  broken = self.checks.x86_64-linux.broken-example-refused.buildCommand;
+	}`, &got)
+
+	if !strings.Contains(got.Examples, bin+"/bin/podroles check --facts /nix/store/") ||
+		!strings.Contains(got.Examples, "--format junit --output \"$out/junit.xml\"") {
+		t.Fatalf("the examples check runs:\n%s", got.Examples)
+	}
+	status, output, out := runScript(t, got.Examples)
+	if status != 0 || !strings.Contains(output, "3 nodes checked: 0 errors, 0 warnings: passed") {
+		t.Fatalf("examples check: exit %d\n%s", status, output)
+	}
+	// The facts it wrote are those podroles facts gives for the same files.
+	want := podrolesFacts(t, examplePath("mastodon.nix"), examplePath("directory.nix"), examplePath("mastodon-vm.nix"))
+	if got := readFactsFile(t, filepath.Join(out, "facts.json")); !reflect.DeepEqual(got, want) {
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want)
+		t.Errorf("lib.mkCheck's facts differ from podroles facts:\n%s\n%s", a, b)
+	}
+	var report junit.Suites
+	data, _ := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err := xml.Unmarshal(data, &report); err != nil || len(report.Suites) != 3 || report.Failures != 0 {
+		t.Errorf("junit.xml: %v, %d suites, %d failures", err, len(report.Suites), report.Failures)
+	}
+
+	status, output, _ = runScript(t, got.Broken)
+	if status != 0 || !strings.Contains(output, "PR101 unit mastodon-sidekiq-all") {
+		t.Errorf("the broken example must be refused, and the check pass: exit %d\n%s", status, output)
+	}
+}
+
+func TestMkCheck(t *testing.T) {
+	bin := buildPodroles(t)
+	var got struct{ Broken, Strict, Lenient string }
+	nixEval(t, bin, `let
+	  shared-init = { systemd.services = { app-init = { }; web = { }; }; fediversity.k8sPod.enable = true;
+	                  fediversity.podRoles = { mainUnits = [ "web" ]; sharedUnits = [ "app-init" ]; }; };
+	in {
+	  broken = (self.lib.mkCheck { inherit pkgs; nodes.mastodon = import (repo + "/examples/broken/mastodon-renamed.nix"); }).buildCommand;
+	  strict = (self.lib.mkCheck { inherit pkgs; nodes.app = shared-init; strict = true; }).buildCommand;
+	  lenient = (self.lib.mkCheck { inherit pkgs; nodes.app = shared-init; }).buildCommand;
+	}`, &got)
+	if status, output, out := runScript(t, got.Broken); status != 1 || !strings.Contains(output, "did you mean mastodon-sidekiq-default?") {
+		t.Errorf("a broken node fails the build: exit %d\n%s", status, output)
+	} else if _, err := os.Stat(filepath.Join(out, "junit.xml")); err != nil {
+		t.Errorf("the JUnit report is not in the output: %v", err)
+	}
+	if status, output, _ := runScript(t, got.Strict); status != 1 || !strings.Contains(output, "PR104") {
+		t.Errorf("strict: a warning fails the build: exit %d\n%s", status, output)
+	}
+	if status, output, _ := runScript(t, got.Lenient); status != 0 {
+		t.Errorf("not strict: a warning passes: exit %d\n%s", status, output)
+	}
+}
+
+// TestCommandAndMkCheckAgree checks the same systems with podroles check
+// --flake and with lib.mkCheck, on k8s-pod.nix: finding for finding.
+func TestCommandAndMkCheckAgree(t *testing.T) {
+	bin := buildPodroles(t)
+	dir := t.TempDir()
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(filepath.Join(repoRoot, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, to)), 0o755)
+		os.WriteFile(filepath.Join(dir, to), b, 0o644)
+	}
+	copyFile("testdata/nixos-lite.nix", "nixos-lite.nix")
+	copyFile("testdata/k8s-pod.nix", "k8s-pod.nix")
+	copyFile("examples/mastodon-vm.nix", "mastodon-vm.nix")
+	copyFile("examples/mastodon.nix", "mastodon.nix")
+	copyFile("examples/broken/mastodon-renamed.nix", "broken/mastodon-renamed.nix")
+	os.WriteFile(filepath.Join(dir, "systems.nix"), []byte(`let lite = import ./nixos-lite.nix; in {
+	  vm = lite.nixosSystem { modules = [ ./mastodon-vm.nix ]; };
+	  renamed = lite.nixosSystem { modules = [ ./broken/mastodon-renamed.nix ]; };
+	}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "flake.nix"), []byte(`{ outputs = { self }: { nixosConfigurations = import ./systems.nix; }; }`), 0o644)
+
+	var script string
+	nixEval(t, bin, `(self.lib.mkCheck { inherit pkgs; nodes = import `+dir+`/systems.nix; k8sPodModule = `+dir+`/k8s-pod.nix; }).buildCommand`, &script)
+	_, _, out := runScript(t, script)
+
+	cmd := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--flake", dir, "--k8s-pod-module", filepath.Join(dir, "k8s-pod.nix"))
+	direct, _ := cmd.Output()
+	cmd = exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--facts", filepath.Join(out, "facts.json"))
+	viaFacts, _ := cmd.Output()
+
+	findings := func(data []byte) []checks.Finding {
+		var r checks.Report
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+		var all []checks.Finding
+		for _, n := range r.Nodes {
+			all = append(all, n.Findings...)
+		}
+		return all
+	}
+	a, b := findings(direct), findings(viaFacts)
+	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+		t.Errorf("podroles check --flake and lib.mkCheck disagree:\n%+v\n%+v", a, b)
+	}
+	// On k8s-pod.nix the vm node is checked as a k8s node too.
+	if !strings.Contains(string(viaFacts), `"node": "vm"`) || !strings.Contains(string(viaFacts), `"k8sPod": true`) {
+		t.Errorf("the k8s-pod module was not applied:\n%s", viaFacts)
+	}
+}
+
+func TestNodeModule(t *testing.T) {
+	bin := buildPodroles(t)
+	var got struct {
+		Good, Broken []string
+		Off          bool
+		Options      map[string]map[string]any
+	}
+	nixEval(t, bin, `let
+	  lib = import (repo + "/flaketest/testdata/module-lib.nix");
+	  module = self.nixosModules.default;
+	  withCheck = enable: node: node // { podroles.check = { inherit enable; strict = false; }; };
+	  eval = enable: node: module { config = withCheck enable node; inherit lib pkgs; };
+	  scripts = node: map (c: c.buildCommand) (eval true node).config.content.system.checks;
+	in {
+	  good = scripts (import (repo + "/examples/mastodon.nix"));
+	  broken = scripts (import (repo + "/examples/broken/mastodon-renamed.nix"));
+	  off = (eval false (import (repo + "/examples/mastodon.nix"))).config.condition;
+	  options = (eval true { }).options.podroles.check;
+	}`, &got)
+	if len(got.Good) != 1 || len(got.Broken) != 1 {
+		t.Fatalf("the module adds %d and %d checks, want one each", len(got.Good), len(got.Broken))
+	}
+	if status, output, _ := runScript(t, got.Good[0]); status != 0 || !strings.Contains(output, "mastodon (nixosConfigurations.mastodon, on k8s-pod.nix): ok") {
+		t.Errorf("the good node's build fails: exit %d\n%s", status, output)
+	}
+	if status, output, _ := runScript(t, got.Broken[0]); status != 1 || !strings.Contains(output, "unit mastodon-streaming-2") {
+		t.Errorf("the broken node's build passes: exit %d\n%s", status, output)
+	}
+	if got.Off {
+		t.Error("podroles.check.enable = false still adds the check")
+	}
+	if got.Options["enable"]["default"] != true || got.Options["strict"]["default"] != false {
+		t.Errorf("options = %v", got.Options)
+	}
+}
+
+func TestFlakeOutputs(t *testing.T) {
+	bin := buildPodroles(t)
+	var got struct {
+		Package struct {
+			Pname, Version, VendorHash string
+			SubPackages, Ldflags       []string
+		}
+		App       string
+		Shell     []string
+		Tests     struct{ DoCheck bool }
+		LibFacts  json.RawMessage
+		Systems   []string
+		CheckKeys []string
+	}
+	nixEval(t, bin, `{
+	  package = { inherit (self.packages.x86_64-linux.default) pname version vendorHash subPackages ldflags; };
+	  app = self.apps.x86_64-linux.default.program;
+	  shell = map (p: p.name) self.devShells.x86_64-linux.default.packages;
+	  tests = { inherit (self.checks.x86_64-linux.tests) doCheck; };
+	  libFacts = self.lib.facts (import (repo + "/examples/mastodon.nix"));
+	  systems = builtins.attrNames self.packages;
+	  checkKeys = builtins.attrNames self.checks.x86_64-linux;
+	}`, &got)
+	if got.Package.Pname != "podroles" || got.Package.Version != "abc1234" || !reflect.DeepEqual(got.Package.SubPackages, []string{"cmd/podroles"}) ||
+		!strings.Contains(strings.Join(got.Package.Ldflags, " "), "-X main.version=abc1234") {
+		t.Errorf("package = %+v", got.Package)
+	}
+	if got.App != bin+"/bin/podroles" {
+		t.Errorf("app = %q", got.App)
+	}
+	for _, want := range []string{"go", "gopls", "nix", "openldap", "postgresql", "nginx", "haproxy"} {
+		if !strings.Contains(" "+strings.Join(got.Shell, " ")+" ", " "+want+" ") {
+			t.Errorf("the dev shell lacks %s: %v", want, got.Shell)
+		}
+	}
+	if !got.Tests.DoCheck {
+		t.Error("checks.tests does not run the Go tests")
+	}
+	if !reflect.DeepEqual(got.CheckKeys, []string{"broken-example-refused", "examples", "tests"}) {
+		t.Errorf("checks = %v", got.CheckKeys)
+	}
+	if len(got.Systems) != 4 {
+		t.Errorf("systems = %v", got.Systems)
+	}
+	// lib.facts is the extraction of the binary: it gives the node podroles
+	// facts gives, less name and source.
+	want := podrolesFacts(t, examplePath("mastodon.nix"))[0]
+	doc := []byte(`{"version": 1, "nodes": [` + strings.TrimSuffix(string(got.LibFacts), "}") + `, "name": "mastodon"}]}`)
+	parsed, err := nixeval.ParseDocument(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(parsed.Nodes[0], want) {
+		t.Errorf("lib.facts differs from the binary's extraction:\n%s", got.LibFacts)
+	}
+	// vendorHash is the hash of `go mod vendor` for this go.mod, as
+	// buildGoModule computes it.
+	vendor := filepath.Join(t.TempDir(), "vendor")
+	cmd := exec.Command("go", "mod", "vendor", "-o", vendor)
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go mod vendor: %v\n%s", err, out)
+	}
+	hash, err := exec.Command("nix", "--extra-experimental-features", "nix-command", "hash", "path", vendor).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := strings.TrimSpace(string(hash)); h != got.Package.VendorHash {
+		t.Errorf("nix/package.nix has vendorHash %s, but go.mod vendors to %s: update it", got.Package.VendorHash, h)
+	}
+}

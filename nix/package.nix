@@ -1,0 +1,14 @@
+# The podroles binary: static, version stamped.
+{ buildGoModule, version, src }:
+buildGoModule {
+  pname = "podroles";
+  inherit version src;
+  # `go mod vendor` of go.mod; flaketest checks it against go.mod.
+  vendorHash = "sha256-myOR7LEGagAy5rpuAPV+bT8bRmQNolSNECoHOYhKNGQ=";
+  subPackages = [ "cmd/podroles" ];
+  env.CGO_ENABLED = 0;
+  ldflags = [ "-s" "-w" "-X main.version=${version}" ];
+  # The tests need nix in the sandbox: checks.tests runs them.
+  doCheck = false;
+  meta.mainProgram = "podroles";
+}

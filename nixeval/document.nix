@@ -1,0 +1,16 @@
+# The facts document of a set of nodes, the same as `podroles facts` prints
+# for them: what the flake's lib.mkCheck writes at evaluation time for
+# `podroles check --facts` to read in the build sandbox, where no nix runs.
+#
+# nodes: an attribute set of NixOS systems (or plain configs) by node name,
+# e.g. self.nixosConfigurations. Builtins only.
+{ nodes, k8sPodModule ? null, source ? name: "nixosConfigurations.${name}" }:
+let
+  node = import ./node.nix { inherit k8sPodModule; };
+in
+{
+  version = 1;
+  nodes = map
+    (name: node.systemFacts "nixosConfigurations.${name}" name (source name) nodes.${name})
+    (builtins.attrNames nodes);
+}

@@ -56,18 +56,17 @@ type Finding struct {
 	Message  string   `json:"message"`
 }
 
-// Scope says on which nodes a rule applies (FR-013: off the k8s method only
-// the FR-008 rules apply, and input that no method could deploy is refused
-// everywhere).
+// Scope says on which nodes a rule applies. FR-013: off the k8s method only
+// the FR-008 rules apply, to a node with a request; the rules on input that
+// no method could deploy go with them. With no request and off k8s-pod.nix
+// nothing applies (US1-5: the node does not change).
 type Scope int
 
 // The scopes.
 const (
-	// ScopeInput rules apply to every node.
-	ScopeInput Scope = iota
-	// ScopeNames rules (FR-008) apply to a node with a request, on every
-	// method, and to every node on k8s-pod.nix.
-	ScopeNames
+	// ScopeRequest rules apply to a node with a request, on every method,
+	// and to every node on k8s-pod.nix.
+	ScopeRequest Scope = iota
 	// ScopeK8s rules apply only to a node on k8s-pod.nix.
 	ScopeK8s
 )
@@ -93,7 +92,7 @@ type reportFunc func(subject Subject, format string, args ...any)
 // applies reports whether the rule runs on n, and if not, why not.
 func (r *Rule) applies(n *node) (bool, string) {
 	switch r.Scope {
-	case ScopeNames:
+	case ScopeRequest:
 		if !n.K8sPod.Enable && !n.HasRequest() {
 			return false, "FR-008: the node has no request and is not on k8s-pod.nix"
 		}
@@ -341,11 +340,8 @@ func secret(name string) Subject  { return Subject{SubjectSecret, name} }
 func service(name string) Subject { return Subject{SubjectService, name} }
 
 func (s Scope) String() string {
-	switch s {
-	case ScopeNames:
-		return "nodes with a request, or on k8s-pod.nix"
-	case ScopeK8s:
+	if s == ScopeK8s {
 		return "nodes on k8s-pod.nix"
 	}
-	return "every node"
+	return "nodes with a request, or on k8s-pod.nix"
 }

@@ -27,12 +27,12 @@ func RuleByID(id string) *Rule {
 var rules = []*Rule{
 	// Names of units (FR-008): on every method, once a node has a request.
 	{
-		ID: "PR101", Name: "unknown-unit", Spec: "FR-008, US2-1", Severity: SeverityError, Scope: ScopeNames,
+		ID: "PR101", Name: "unknown-unit", Spec: "FR-008, US2-1", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A role's units, mainUnits or sharedUnits names a unit that the node does not have.",
 		check: unknownUnit,
 	},
 	{
-		ID: "PR102", Name: "unit-in-two-lists", Spec: "FR-008, US2-2, FR-014", Severity: SeverityError, Scope: ScopeNames,
+		ID: "PR102", Name: "unit-in-two-lists", Spec: "FR-008, US2-2, FR-014", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A unit is in more than one of the roles' units, mainUnits and sharedUnits.",
 		check: unitInTwoLists,
 	},
@@ -199,33 +199,33 @@ var rules = []*Rule{
 
 	// Input that no method can deploy: every node.
 	{
-		ID: "PR601", Name: "replicas-below-one", Spec: "FR-001", Severity: SeverityError, Scope: ScopeInput,
+		ID: "PR601", Name: "replicas-below-one", Spec: "FR-001", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A role's replicas is below 1.",
 		check: replicasBelowOne,
 	},
 	{
-		ID: "PR602", Name: "port-out-of-range", Spec: "FR-010, FR-010a", Severity: SeverityError, Scope: ScopeInput,
+		ID: "PR602", Name: "port-out-of-range", Spec: "FR-010, FR-010a", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A role's port or metrics port is outside 1–65535.",
 		check: portOutOfRange,
 	},
 	{
-		ID: "PR603", Name: "unknown-protocol", Spec: "FR-010", Severity: SeverityError, Scope: ScopeInput,
+		ID: "PR603", Name: "unknown-protocol", Spec: "FR-010", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A role's port has a protocol other than TCP or UDP.",
 		check: unknownProtocol,
 	},
 	{
-		ID: "PR604", Name: "unknown-encoding", Spec: "FR-009, US1-9", Severity: SeverityError, Scope: ScopeInput,
+		ID: "PR604", Name: "unknown-encoding", Spec: "FR-009, US1-9", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A secret's encoding is neither null nor \"base64\".",
 		check: unknownEncoding,
 	},
 	{
-		ID: "PR605", Name: "metrics-path-not-absolute", Spec: "FR-010a", Severity: SeverityError, Scope: ScopeInput,
+		ID: "PR605", Name: "metrics-path-not-absolute", Spec: "FR-010a", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A role's metrics path does not start with /.",
 		check: metricsPathNotAbsolute,
 	},
 	{
-		ID: "PR606", Name: "duplicate-port", Spec: "FR-010, FR-010a", Severity: SeverityError, Scope: ScopeInput,
-		Doc:   "A role gives the same port and protocol twice (its metrics port counts as TCP).",
+		ID: "PR606", Name: "duplicate-port", Spec: "FR-010", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A role gives the same port and protocol twice in its ports.",
 		check: duplicatePort,
 	},
 	{
@@ -234,12 +234,12 @@ var rules = []*Rule{
 		check: invalidDeploymentName,
 	},
 	{
-		ID: "PR608", Name: "secret-without-path", Spec: "FR-009", Severity: SeverityError, Scope: ScopeInput,
+		ID: "PR608", Name: "secret-without-path", Spec: "FR-009", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A secret has no path in OpenBao's KV v2 API.",
 		check: secretWithoutPath,
 	},
 	{
-		ID: "PR609", Name: "companion-not-absolute", Spec: "FR-012", Severity: SeverityError, Scope: ScopeInput,
+		ID: "PR609", Name: "companion-not-absolute", Spec: "FR-012", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A service's companion program is not an absolute path in its image.",
 		check: companionNotAbsolute,
 	},
@@ -258,17 +258,33 @@ func unknownUnit(n *node, report reportFunc) {
 			unlisted = append(unlisted, u.name)
 		}
 	}
+	// One finding per name, naming every list that has it.
+	var names []string
+	listsOf := map[string][]unitList{}
 	for _, un := range n.unknown {
-		l, u := n.lists[un.list], un.name
-		hint := "fix the name or remove it from " + l.option
+		if listsOf[un.name] == nil {
+			names = append(names, un.name)
+		}
+		listsOf[un.name] = append(listsOf[un.name], n.lists[un.list])
+	}
+	for _, u := range names {
+		var labels, options []string
+		for _, l := range listsOf[u] {
+			labels, options = append(labels, l.label), append(options, l.option)
+		}
+		verb := "lists"
+		if len(labels) > 1 {
+			verb = "list"
+		}
+		hint := "fix the name or remove it from " + joinAnd(options)
 		near := nearest(u, unlisted)
 		if near == "" {
 			near = nearest(u, listed)
 		}
 		if near != "" {
-			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, l.option)
+			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, joinAnd(options))
 		}
-		report(unit(u), "%s lists unit %s, which is no unit of the node (no systemd.services.%s): %s", l.label, u, nixeval.AttrName(u), hint)
+		report(unit(u), "%s %s unit %s, which is no unit of the node (no systemd.services.%s): %s", joinAnd(labels), verb, u, nixeval.AttrName(u), hint)
 	}
 }
 
@@ -303,18 +319,24 @@ func unlistedUnit(n *node, report reportFunc) {
 		if !info.enable || info.firstList >= 0 || platform[u] {
 			continue
 		}
+		if runner := n.rolesRunning(u); len(runner) > 0 {
+			report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], nixeval.AttrName(u))
+			continue
+		}
 		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: add it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName)
 	}
 }
 
 // runOncePatterns mark a unit that must run one time (FR-006): an ACME
 // order or its set-up, or a unit whose name has one of the words init,
-// initdb, setup, migrate, migration(s), provision or bootstrap.
+// initdb, setup, migrate, migration(s), provision or bootstrap. systemd's
+// own units (systemd-tmpfiles-setup, ...) set up each pod's system and are
+// not marked.
 var runOncePatterns = regexp.MustCompile(`^acme-|(^|[-_@.])(init|initdb|setup|migrate|migrations?|provision|bootstrap)([-_@.]|$)`)
 
 func runOnceUnitShared(n *node, report reportFunc) {
 	for _, u := range dedupe(n.PodRoles.SharedUnits) {
-		if runOncePatterns.MatchString(u) {
+		if runOncePatterns.MatchString(u) && !strings.HasPrefix(u, "systemd-") {
 			report(unit(u), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
 		}
 	}
@@ -584,18 +606,11 @@ func metricsPathNotAbsolute(n *node, report reportFunc) {
 
 func duplicatePort(n *node, report reportFunc) {
 	n.eachRole(func(name string, r nixeval.Role) {
-		seen := map[nixeval.Port]bool{}
-		reported := map[nixeval.Port]bool{}
-		ports := slices.Clone(r.Ports)
-		if r.Metrics != nil {
-			ports = append(ports, nixeval.Port{Port: r.Metrics.Port, Protocol: nixeval.ProtocolTCP})
-		}
-		for _, p := range ports {
-			if seen[p] && !reported[p] {
-				reported[p] = true
-				report(Subject{SubjectPort, portName(p)}, "role %s gives port %s more than once (its ports and its metrics port share one Service); give each port once", name, portName(p))
+		seen := map[nixeval.Port]int{}
+		for _, p := range r.Ports {
+			if seen[p]++; seen[p] == 2 {
+				report(Subject{SubjectPort, portName(p)}, "role %s gives port %s more than once; give each port once", name, portName(p))
 			}
-			seen[p] = true
 		}
 	})
 }
@@ -605,6 +620,16 @@ var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 func invalidDeploymentName(n *node, report reportFunc) {
 	valid := func(s string) bool { return len(s) <= 63 && dns1123Label.MatchString(s) }
+	if n.NamedAfterFile {
+		// The node's name was made up from a file name: hold only the
+		// role names against Kubernetes.
+		n.eachRole(func(name string, r nixeval.Role) {
+			if r.Requested() && !valid(name) {
+				report(role(name), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label (a-z, 0-9 and -); rename the role", name, name)
+			}
+		})
+		return
+	}
 	if !valid(n.Name) {
 		report(Subject{SubjectNode, n.Name}, "node name %q is not a valid name of the Deployment %s: a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit; rename the node", n.Name, n.Name)
 		return

@@ -107,12 +107,11 @@ type requestSource struct {
 	Name    string     `json:"name,omitempty"`
 }
 
-// The request and the place of extract.nix reach nix through the
+// The folder of extract.nix and its request reaches nix through the
 // environment, read with builtins.getEnv: no quoting of paths into Nix code.
 const (
-	requestEnv     = "PODROLES_EXTRACT_REQUEST"
-	extractFileEnv = "PODROLES_EXTRACT_FILE"
-	extractExpr    = `import (/. + builtins.getEnv "` + extractFileEnv + `") (builtins.fromJSON (builtins.getEnv "` + requestEnv + `"))`
+	extractDirEnv = "PODROLES_EXTRACT_DIR"
+	extractExpr   = `let dir = /. + builtins.getEnv "` + extractDirEnv + `"; in import (dir + "/extract.nix") (builtins.fromJSON (builtins.readFile (dir + "/request.json")))`
 )
 
 // Extract evaluates the nodes of flake and file sources in one nix process.
@@ -153,13 +152,14 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*Node, err
 		return nil, fmt.Errorf("extract: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix} {
+	// The request goes in a file: an environment variable holds 128 KiB at
+	// most, a few hundred file names.
+	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "request.json": reqJSON} {
 		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
 			return nil, fmt.Errorf("extract: %w", err)
 		}
 	}
-	stdout, stderr, runErr := e.run(ctx, []string{"eval", "--json", "--impure", "--expr", extractExpr},
-		extractFileEnv+"="+filepath.Join(dir, "extract.nix"), requestEnv+"="+string(reqJSON))
+	stdout, stderr, runErr := e.run(ctx, []string{"eval", "--json", "--impure", "--expr", extractExpr}, extractDirEnv+"="+dir)
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.

@@ -3,6 +3,7 @@ package nixeval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -284,7 +285,7 @@ func TestEvalErrors(t *testing.T) {
 		assertions                     []string
 	}{
 		{file: "syntax.nix", kind: string(KindSyntax), contains: "eval file " + file("syntax.nix") + ": syntax error", location: file("syntax.nix") + ":3:"},
-		{file: "throw.nix", kind: string(KindEval), contains: "eval file " + file("throw.nix") + ": the node module refuses this node"},
+		{file: "throw.nix", kind: string(KindEval), contains: "eval node throw (file " + file("throw.nix") + "): the node module refuses this node"},
 		{file: "assertions.nix", kind: string(KindAssertions), contains: "failed assertions: role sidekiq: unit mastodon-sidekiq does not exist; unit nginx is in two lists",
 			assertions: []string{"role sidekiq: unit mastodon-sidekiq does not exist", "unit nginx is in two lists"}},
 		{file: "type.nix", kind: string(KindEval), contains: "cannot add a string to an integer", location: file("type.nix") + ":1:"},
@@ -392,5 +393,51 @@ func TestTypeErrorsNameTheOption(t *testing.T) {
 	want := `node web: fediversity.podRoles.roles.sidekiq.replicas: want an integer, got the string "2"`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
+
+func TestFileThatIsNoNode(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{
+		"module.nix": `{ config, ... }: { networking.hostName = "m"; }`,
+		"list.nix":   `[ 1 ]`,
+		"drv.nix": `{ fediversity.lldap.tls.caFile = { type = "derivation"; outPath = throw "forced"; meta = throw "forced meta"; };
+		             fediversity.podRoles.services.s.companion = { type = "derivation"; outPath = throw "forced"; }; }`,
+	})
+	for file, want := range map[string]string{
+		"module.nix": "is a function (a NixOS module?)",
+		"list.nix":   "is a list, not a node's config attribute set or a NixOS system",
+	} {
+		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, file)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", file, err, want)
+		}
+	}
+	nodes, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "drv.nix")))
+	if err != nil {
+		t.Fatalf("a derivation in a path option is forced: %v", err)
+	}
+	if ca := nodes[0].LLDAP.TLS.CAFile; ca == nil || *ca != "/nix/store/<derivation>" {
+		t.Errorf("caFile = %v", ca)
+	}
+}
+
+func TestManyFilesInOneRequest(t *testing.T) {
+	requireNix(t)
+	files := map[string]string{}
+	var paths []string
+	for i := range 600 {
+		name := fmt.Sprintf("a-rather-long-file-name-for-a-node-of-this-platform-%04d.nix", i)
+		files[name] = "{ }"
+		paths = append(paths, name)
+	}
+	dir := writeTree(t, files)
+	var sources []Source
+	for _, p := range paths {
+		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
+	}
+	nodes, err := extract(t, &Evaluator{}, sources)
+	if err != nil || len(nodes) != 600 || !nodes[0].NamedAfterFile {
+		t.Fatalf("%d nodes, err %v", len(nodes), err)
 	}
 }

@@ -2,7 +2,7 @@
 # nix pays once for what nodes share (a flake's inputs, nixpkgs' module
 # system) instead of once per node.
 #
-# request = {
+# request (request.json beside this file) = {
 #   sources = [ { kind = "flake"; ref = "/abs/dir"; attr = "node" or null; }
 #               { kind = "file"; path = "/abs/node.nix"; name = "node"; } ];
 #   k8sPodModule = "/abs/k8s-pod.nix" or null;
@@ -34,12 +34,14 @@ let
     [
       (mark { source = i; } (
         let
-          system = node.onK8sPod s.display (import (/. + s.path));
-          config = node.configOf system;
-          hostName = config.networking.hostName or "";
-          name = if builtins.isString hostName && hostName != "" then hostName else s.name;
+          system = node.onK8sPod s.display (node.checked s.display (import (/. + s.path)));
+          hostName = (node.configOf s.display system).networking.hostName or "";
+          named = builtins.isString hostName && hostName != "";
+          name = if named then hostName else s.name;
         in
-        node.nodeFacts name "file:${s.display}" system
+        mark { source = i; node = name; } (
+          node.nodeFacts s.display ({ inherit name; source = "file:${s.display}"; } // (if named then { } else { namedAfterFile = true; })) system
+        )
       ))
     ];
 

@@ -33,6 +33,10 @@ type Node struct {
 	Name string `json:"name"`
 	// Source says where the node came from, e.g. "file:examples/x.nix".
 	Source string `json:"source"`
+	// NamedAfterFile is true when the name is a file's base name, for a
+	// file that sets no networking.hostName: the name was made up, and
+	// no rule holds it against the node.
+	NamedAfterFile bool `json:"namedAfterFile,omitempty"`
 
 	// Units is systemd.services: every unit of the node by name.
 	Units map[string]Unit `json:"units"`

@@ -18,8 +18,13 @@ let
   nullOr = f: v: if v == null then null else f v;
 
   # A path literal (caFile = ./ca.pem) becomes its path string; toString on
-  # a path does not copy it to the store.
-  pathString = v: if isPath v then toString v else v;
+  # a path does not copy it to the store. A derivation (a NixOS path option
+  # may hold one) becomes a marker in the store: the rules need to know only
+  # that it is set and where, and forcing it would instantiate it.
+  pathString = v:
+    if isPath v then toString v
+    else if isAttrs v && ((v.type or null) == "derivation" || v ? outPath) then "/nix/store/<derivation>"
+    else v;
 
   # Parameters of a secret's request: plain values are passed on, anything
   # else (a derivation, a function) would need forcing or building and

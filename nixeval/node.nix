@@ -16,17 +16,30 @@ rec {
     else if system ? extendModules then system.extendModules { modules = [ module ]; }
     else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
 
-  configOf = system: if system ? config then system.config else system;
+  # configOf describe system: the config of a NixOS system, or a config
+  # itself; anything else (a module function, a list) is refused by name.
+  configOf = describe: system:
+    if builtins.isFunction system then
+      throw "podroles: ${describe} is a function (a NixOS module?): give the node's config attribute set, or a NixOS system such as nixpkgs.lib.nixosSystem { modules = [ ... ]; }"
+    else if !builtins.isAttrs system then
+      throw "podroles: ${describe} is a ${builtins.typeOf system}, not a node's config attribute set or a NixOS system"
+    else if system ? config then system.config
+    else system;
 
-  # nodeFacts name source system: the node's entry in the facts document,
-  # forced whole so that an error in it surfaces here.
-  nodeFacts = name: source: system:
+  # nodeFacts describe extra system: the node's entry in the facts
+  # document, with extra (its name and source) merged in, forced whole so
+  # that an error in it surfaces here.
+  nodeFacts = describe: extra: system:
     let
-      projected = { inherit name source; } // facts (configOf system);
+      projected = extra // facts (configOf describe system);
     in
     builtins.deepSeq projected projected;
 
-  # systemFacts describe name source system: the same, on k8s-pod.nix when
-  # asked.
-  systemFacts = describe: name: source: system: nodeFacts name source (onK8sPod describe system);
+  # systemFacts describe name source system: the entry of a system, on
+  # k8s-pod.nix when asked.
+  systemFacts = describe: name: source: system:
+    nodeFacts describe { inherit name source; } (onK8sPod describe (checked describe system));
+
+  # checked refuses what is no system before extendModules is tried on it.
+  checked = describe: system: builtins.seq (configOf describe system) system;
 }

@@ -237,7 +237,9 @@ func parseNode(v gjson.Result) (*Node, error) {
 	n := &Node{
 		Name:   d.str(v.Get("name"), "name", ""),
 		Source: d.str(v.Get("source"), "source", ""),
-		Units:  map[string]Unit{},
+
+		NamedAfterFile: d.boolean(v.Get("namedAfterFile"), "namedAfterFile", false),
+		Units:          map[string]Unit{},
 	}
 	if d.err == nil && n.Name == "" {
 		d.err = fmt.Errorf("name: a node needs a name")

@@ -10,11 +10,20 @@ import (
 )
 
 func newRulesCmd(io *streams) *cobra.Command {
-	return &cobra.Command{
+	var markdown bool
+	cmd := &cobra.Command{
 		Use:   "rules",
 		Short: "List the rules of podroles check",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if markdown {
+				fmt.Fprintln(io.Out, "| ID | name | severity | applies to | spec | refuses |")
+				fmt.Fprintln(io.Out, "|---|---|---|---|---|---|")
+				for _, r := range checks.Rules() {
+					fmt.Fprintln(io.Out, markdownRow(r))
+				}
+				return nil
+			}
 			tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tAPPLIES TO\tSPEC\tDOC")
 			for _, r := range checks.Rules() {
@@ -23,4 +32,10 @@ func newRulesCmd(io *streams) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the table of the README")
+	return cmd
+}
+
+func markdownRow(r *checks.Rule) string {
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", r.ID, r.Name, r.Severity, r.Scope, r.Spec, r.Doc)
 }

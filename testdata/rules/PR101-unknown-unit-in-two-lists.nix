@@ -1,7 +1,6 @@
 # A renamed unit (mastodon-sidekiq became mastodon-sidekiq-all) is still
-# named in a role and in mainUnits: each list that names it gives a finding,
+# named in a role and in mainUnits: one finding names both lists,
 # and the unit is in two lists (PR102) as well.
-# want: PR101 unit mastodon-sidekiq
 # want: PR101 unit mastodon-sidekiq
 # want: PR102 unit mastodon-sidekiq
 # want: PR103 unit mastodon-sidekiq-all

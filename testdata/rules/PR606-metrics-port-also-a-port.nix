@@ -1,5 +1,5 @@
-# The metrics port 9100 is also given as a port of the role.
-# want: PR606 port 9100/TCP
+# A role may serve its metrics on one of its own ports (FR-010a refuses
+# nothing of the kind): no finding.
 let lib = import ../lib.nix; in
 lib.node {
   fediversity.podRoles.roles.worker.ports = [ { port = 443; } { port = 9100; } ];

@@ -1,7 +1,7 @@
 {
   description = "podroles: check the pod roles of NixOS nodes against the pod-roles spec, in nix flake check and in every node's build";
 
-  inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-25.05";
+  inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-26.05";
 
   # The glue only: what it wires together is in plain Nix files under nix/
   # and nixeval/, which evaluate with builtins and are tested with the real

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,18 +32,30 @@ var repoRoot = func() string {
 	return abs
 }()
 
-// buildPodroles builds the binary into a bin/ folder, as the package would.
-func buildPodroles(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
+// binDir holds bin/podroles, built once for all the tests by TestMain.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "podroles-flaketest-")
+	if err != nil {
+		panic(err)
+	}
 	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "podroles"), "./cmd/podroles")
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		panic(fmt.Sprintf("go build: %v\n%s", err, out))
 	}
-	return dir
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
+
+// buildPodroles returns the folder of bin/podroles, as the package would
+// have it.
+func buildPodroles(t *testing.T) string { return binDir }
 
 // nixEval evaluates expr, in which REPO is the repository's path, with the
 // flake's outputs bound to `self` on the nixpkgs stand-in.

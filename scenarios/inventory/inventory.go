@@ -1,0 +1,301 @@
+// Package inventory describes where a deployed node's world is: the Service
+// and pods of each role, the coordinates of the ldap contract, the Postgres
+// of the roles, OpenBao and the portal. The scenario suites read nothing
+// else. A person writes one for an existing deployment, `podroles env up`
+// writes one for its local servers, and a cluster discovery fills the same
+// model.
+//
+// Secrets (passwords, a DSN with its password, tokens) are never in the
+// inventory: it names the files that hold them.
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Inventory is one node's world.
+type Inventory struct {
+	// Node is the node's name.
+	Node string `json:"node"`
+	// Roles are the node's roles by name.
+	Roles map[string]*Role `json:"roles"`
+	// LDAP is what the ldap contract returns to a reader, if the node
+	// has a role that serves LDAP.
+	LDAP *LDAP `json:"ldap,omitempty"`
+	// Postgres is the database out of the pods that a role keeps its data
+	// in.
+	Postgres *Postgres `json:"postgres,omitempty"`
+	// OpenBao is the OpenBao (or Vault) that the roles' secrets come from.
+	OpenBao *OpenBao `json:"openbao,omitempty"`
+	// Portal is the authelia portal that the main pod's nginx serves.
+	Portal *Portal `json:"portal,omitempty"`
+}
+
+// Servers a role's pods may run; some suites run only on one.
+const (
+	ServerLLDAP = "lldap"
+	ServerSlapd = "slapd"
+)
+
+// Role is where one role's pods and Service are.
+type Role struct {
+	// Server names the program the pods run, e.g. "lldap", or "slapd"
+	// where OpenLDAP stands in for lldap.
+	Server string `json:"server,omitempty"`
+	// Service is the role's Service, if the role has ports.
+	Service *Endpoint `json:"service,omitempty"`
+	// Pods are the role's pods.
+	Pods []Endpoint `json:"pods"`
+}
+
+// Endpoint is a Service or a pod: a name, an address and named ports.
+type Endpoint struct {
+	// Name is the Service's DNS name, or the pod's name.
+	Name    string         `json:"name"`
+	Address string         `json:"address"`
+	Ports   map[string]int `json:"ports,omitempty"`
+}
+
+// HostPort returns the address and the named port, ready to dial.
+func (e Endpoint) HostPort(port string) string {
+	addr, err := netip.ParseAddr(e.Address)
+	if err == nil && addr.Is6() {
+		return fmt.Sprintf("[%s]:%d", e.Address, e.Ports[port])
+	}
+	return fmt.Sprintf("%s:%d", e.Address, e.Ports[port])
+}
+
+// LDAP is the coordinates of the ldap contract, as a reader gets them.
+type LDAP struct {
+	// Role is the role that serves the directory.
+	Role string `json:"role"`
+	// Host is the contract's host: the name of the role's Service, which
+	// the certificate must be valid for.
+	Host string `json:"host"`
+	// Port is the LDAPS port, on the Service and the pods.
+	Port int `json:"port"`
+	// PlainPort is the plain LDAP port of the pods, which must not be on
+	// the Service; 0 when the pods have none.
+	PlainPort int `json:"plainPort,omitempty"`
+	// CAFile is the CA that the contract returns.
+	CAFile string `json:"caFile"`
+	// BaseDN is the directory's base.
+	BaseDN string `json:"baseDN"`
+	// BindDN and BindPasswordFile are the reader's credentials.
+	BindDN           string `json:"bindDN"`
+	BindPasswordFile string `json:"bindPasswordFile"`
+	// User is a user the reader must find; default authelia-bind.
+	User string `json:"user,omitempty"`
+	// Group is a group with members the reader must find, if set.
+	Group string `json:"group,omitempty"`
+	// HTTPPort is lldap's HTTP port, and AdminUser and AdminPasswordFile
+	// a user that logs in there; only where the role runs lldap.
+	HTTPPort          int    `json:"httpPort,omitempty"`
+	AdminUser         string `json:"adminUser,omitempty"`
+	AdminPasswordFile string `json:"adminPasswordFile,omitempty"`
+}
+
+// Postgres is the database out of the pods.
+type Postgres struct {
+	// Role is the role whose data it holds.
+	Role string `json:"role"`
+	// DSNFile holds the connection string, with its password.
+	DSNFile string `json:"dsnFile"`
+	// Schema is the schema of the companion's OpenTofu state.
+	Schema string `json:"schema,omitempty"`
+	// UsersTable is a table of the role's data that holds LDAP.User.
+	UsersTable string `json:"usersTable,omitempty"`
+}
+
+// OpenBao is where the roles' secrets come from.
+type OpenBao struct {
+	Address   string `json:"address"`
+	TokenFile string `json:"tokenFile"`
+	CAFile    string `json:"caFile,omitempty"`
+}
+
+// Portal is the authelia portal.
+type Portal struct {
+	URL    string `json:"url"`
+	CAFile string `json:"caFile,omitempty"`
+}
+
+// Load reads and checks an inventory. Relative file paths in it are taken
+// from the inventory's folder.
+func Load(path string) (*Inventory, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("inventory %s: no such file", path)
+		}
+		return nil, fmt.Errorf("inventory %s: %w", path, err)
+	}
+	inv, err := Parse(data, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("inventory %s: %w", path, err)
+	}
+	return inv, nil
+}
+
+// Parse reads an inventory from YAML (or JSON) and checks it; dir is the
+// folder that relative file paths start from.
+func Parse(data []byte, dir string) (*Inventory, error) {
+	var inv Inventory
+	if err := yaml.UnmarshalStrict(data, &inv); err != nil {
+		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
+	}
+	inv.resolve(dir)
+	if err := inv.Validate(); err != nil {
+		return nil, err
+	}
+	return &inv, nil
+}
+
+// Write writes the inventory as YAML.
+func (inv *Inventory) Write(path string) error {
+	data, err := yaml.Marshal(inv)
+	if err != nil {
+		return err
+	}
+	header := "# The world of node " + inv.Node + " for podroles scenarios; see README.md, \"The inventory\".\n"
+	return os.WriteFile(path, append([]byte(header), data...), 0o644)
+}
+
+func (inv *Inventory) resolve(dir string) {
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	if l := inv.LDAP; l != nil {
+		abs(&l.CAFile)
+		abs(&l.BindPasswordFile)
+		abs(&l.AdminPasswordFile)
+		if l.User == "" {
+			l.User = "authelia-bind"
+		}
+	}
+	if p := inv.Postgres; p != nil {
+		abs(&p.DSNFile)
+	}
+	if o := inv.OpenBao; o != nil {
+		abs(&o.TokenFile)
+		abs(&o.CAFile)
+	}
+	if p := inv.Portal; p != nil {
+		abs(&p.CAFile)
+	}
+}
+
+// Validate checks the inventory and names the first field that is wrong.
+func (inv *Inventory) Validate() error {
+	if inv.Node == "" {
+		return fmt.Errorf("node: the node's name is missing")
+	}
+	if len(inv.Roles) == 0 {
+		return fmt.Errorf("roles: no roles")
+	}
+	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
+		r := inv.Roles[name]
+		at := "roles." + name
+		if r == nil {
+			return fmt.Errorf("%s: empty role", at)
+		}
+		if r.Service != nil {
+			if err := r.Service.validate(at + ".service"); err != nil {
+				return err
+			}
+		}
+		if len(r.Pods) == 0 {
+			return fmt.Errorf("%s.pods: the role has no pods", at)
+		}
+		for i, p := range r.Pods {
+			if err := p.validate(fmt.Sprintf("%s.pods[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	if l := inv.LDAP; l != nil {
+		r, ok := inv.Roles[l.Role]
+		switch {
+		case !ok:
+			return fmt.Errorf("ldap.role: %q is no role of the inventory", l.Role)
+		case r.Service == nil:
+			return fmt.Errorf("roles.%s.service: the role that serves LDAP has no Service", l.Role)
+		case l.Host == "":
+			return fmt.Errorf("ldap.host: the contract's host (the Service name) is missing")
+		case l.Port < 1 || l.Port > 65535:
+			return fmt.Errorf("ldap.port: %d is no port", l.Port)
+		case l.BaseDN == "" || l.BindDN == "":
+			return fmt.Errorf("ldap.baseDN and ldap.bindDN: both are needed")
+		}
+		for field, f := range map[string]string{"ldap.caFile": l.CAFile, "ldap.bindPasswordFile": l.BindPasswordFile} {
+			if err := fileExists(field, f); err != nil {
+				return err
+			}
+		}
+	}
+	if p := inv.Postgres; p != nil {
+		if _, ok := inv.Roles[p.Role]; !ok {
+			return fmt.Errorf("postgres.role: %q is no role of the inventory", p.Role)
+		}
+		if err := fileExists("postgres.dsnFile", p.DSNFile); err != nil {
+			return err
+		}
+	}
+	if o := inv.OpenBao; o != nil {
+		if o.Address == "" {
+			return fmt.Errorf("openbao.address: missing")
+		}
+		if err := fileExists("openbao.tokenFile", o.TokenFile); err != nil {
+			return err
+		}
+	}
+	if p := inv.Portal; p != nil && p.URL == "" {
+		return fmt.Errorf("portal.url: missing")
+	}
+	return nil
+}
+
+func (e Endpoint) validate(at string) error {
+	if e.Name == "" {
+		return fmt.Errorf("%s.name: missing", at)
+	}
+	if _, err := netip.ParseAddr(e.Address); err != nil {
+		return fmt.Errorf("%s.address: %q is not an IP address", at, e.Address)
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.Ports)) {
+		if p := e.Ports[name]; p < 1 || p > 65535 {
+			return fmt.Errorf("%s.ports.%s: %d is no port", at, name, p)
+		}
+	}
+	return nil
+}
+
+func fileExists(field, path string) error {
+	if path == "" {
+		return fmt.Errorf("%s: missing", field)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s: %s: no such file", field, path)
+	}
+	return nil
+}
+
+// ReadSecret reads a secret from a file, less its final line end.
+func ReadSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read secret: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}

@@ -1,0 +1,122 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fediversity/podroles/junit"
+)
+
+// Report is a run's results, as `scenarios run` prints it.
+type Report struct {
+	Version int       `json:"version"`
+	Node    string    `json:"node"`
+	Summary Summary   `json:"summary"`
+	Results []*Result `json:"scenarios"`
+}
+
+// Summary counts the results.
+type Summary struct {
+	Passed  int  `json:"passed"`
+	Failed  int  `json:"failed"`
+	Skipped int  `json:"skipped"`
+	OK      bool `json:"ok"`
+}
+
+// NewReport sums up results.
+func NewReport(node string, results []*Result) *Report {
+	r := &Report{Version: 1, Node: node, Results: results}
+	if r.Results == nil {
+		r.Results = []*Result{}
+	}
+	for _, res := range results {
+		switch res.Status {
+		case Passed:
+			r.Summary.Passed++
+		case Failed:
+			r.Summary.Failed++
+		default:
+			r.Summary.Skipped++
+		}
+	}
+	r.Summary.OK = r.Summary.Failed == 0
+	return r
+}
+
+// Formats a report can be written in.
+var Formats = []string{"text", "json", "junit"}
+
+// Write writes the report in format.
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case "text":
+		return r.WriteText(w)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "junit":
+		return r.WriteJUnit(w)
+	}
+	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// Line is the text line of one result.
+func (res *Result) Line() string {
+	line := fmt.Sprintf("%-7s %s [%s] (%s)", strings.ToUpper(string(res.Status)), res.ID(), strings.Join(res.Spec, ", "), res.Duration.Round(time.Millisecond))
+	if res.Reason != "" {
+		line += ": " + res.Reason
+	}
+	return line
+}
+
+// WriteText writes a line per scenario and a summary line.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, res := range r.Results {
+		b.WriteString(res.Line())
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "node %s: %d passed, %d failed, %d skipped\n", r.Node, r.Summary.Passed, r.Summary.Failed, r.Summary.Skipped)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJUnit writes a test suite per suite and a test case per scenario.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	var suites []junit.Suite
+	index := map[string]int{}
+	for _, res := range r.Results {
+		i, ok := index[res.Suite]
+		if !ok {
+			i = len(suites)
+			index[res.Suite] = i
+			suites = append(suites, junit.Suite{Name: res.Suite})
+		}
+		c := junit.Case{Name: res.Scenario, ClassName: "podroles.scenarios." + r.Node + "." + res.Suite, Time: res.Seconds}
+		var steps []string
+		for _, s := range res.Steps {
+			line := fmt.Sprintf("%s %s", s.Status, s.Name)
+			if s.Error != "" {
+				line += ": " + s.Error
+			}
+			for _, n := range s.Notes {
+				line += "\n    " + n
+			}
+			steps = append(steps, line)
+		}
+		switch res.Status {
+		case Failed:
+			c.Failure = &junit.Failure{Message: res.Reason, Type: strings.Join(res.Spec, ", "), Text: strings.Join(steps, "\n")}
+		case Skipped:
+			c.Skipped = &junit.Skipped{Message: res.Reason}
+		default:
+			c.SystemOut = strings.Join(steps, "\n")
+		}
+		suites[i].Add(c)
+	}
+	return junit.Write(w, "podroles scenarios", suites)
+}

@@ -1,0 +1,154 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// Options of a run.
+type Options struct {
+	// Parallel is how many scenarios run at once; below 1 means 1.
+	Parallel int
+	// Timeout bounds each scenario.
+	Timeout time.Duration
+	// Patience bounds each wait of a step for the world; default 15s.
+	Patience time.Duration
+	// Run, when set, keeps the scenarios whose "suite/scenario" it matches.
+	Run *regexp.Regexp
+	// Progress, when set, hears of each scenario as it starts and ends.
+	Progress func(Event)
+}
+
+// Event is a scenario starting (Result nil) or ending.
+type Event struct {
+	Suite, Scenario string
+	Result          *Result
+	Done, Total     int
+}
+
+// Run runs the scenarios of suites against inv and returns their results
+// in the order of the suites. Ctrl-C (ctx's cancel) stops the scenarios
+// that run, marks them failed as interrupted, and skips the rest.
+func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Options) []*Result {
+	type job struct {
+		suite *Suite
+		sc    *Scenario
+		res   *Result
+	}
+	var jobs []job
+	for _, su := range suites {
+		for _, sc := range su.Scenarios {
+			r := &Result{Suite: su.Name, Scenario: sc.Name, Spec: sc.Spec, Steps: []StepResult{}}
+			if opts.Run != nil && !opts.Run.MatchString(r.ID()) {
+				continue
+			}
+			jobs = append(jobs, job{su, sc, r})
+		}
+	}
+	parallel := max(opts.Parallel, 1)
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	report := func(j job, res *Result) {
+		if opts.Progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if res != nil {
+			done++
+		}
+		opts.Progress(Event{Suite: j.suite.Name, Scenario: j.sc.Name, Result: res, Done: done, Total: len(jobs)})
+	}
+	for _, j := range jobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			j.res.Status, j.res.Reason = Skipped, "interrupted before it started"
+			report(j, j.res)
+			continue
+		}
+		wg.Add(1)
+		go func(j job) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			report(j, nil)
+			runScenario(ctx, inv, j.sc, opts, j.res)
+			report(j, j.res)
+		}(j)
+	}
+	wg.Wait()
+	results := make([]*Result, len(jobs))
+	for i, j := range jobs {
+		results[i] = j.res
+	}
+	return results
+}
+
+// DefaultPatience bounds a wait for the world when Options say nothing.
+const DefaultPatience = 15 * time.Second
+
+func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, opts Options, res *Result) {
+	timeout := opts.Timeout
+	start := time.Now()
+	defer func() {
+		res.Duration = time.Since(start)
+		res.Seconds = res.Duration.Seconds()
+	}()
+	if sc.Skip != nil {
+		if why := sc.Skip(inv); why != "" {
+			res.Status, res.Reason = Skipped, why
+			return
+		}
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	state := &State{Inv: inv, Values: map[string]any{}, Patience: opts.Patience}
+	if state.Patience <= 0 {
+		state.Patience = DefaultPatience
+	}
+	res.Status = Passed
+	for _, step := range sc.Steps {
+		stepStart := time.Now()
+		err := runStep(ctx, step, state)
+		sr := StepResult{Name: step.Name, Status: Passed, Seconds: time.Since(stepStart).Seconds(), Notes: state.notes}
+		state.notes = nil
+		if err != nil {
+			switch {
+			case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
+				err = fmt.Errorf("interrupted")
+			case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == context.DeadlineExceeded:
+				err = fmt.Errorf("the scenario's timeout (%s) passed: %w", timeout, err)
+			}
+			sr.Status, sr.Error = Failed, err.Error()
+			res.Status, res.Reason = Failed, fmt.Sprintf("%s: %s", step.Name, err)
+		}
+		res.Steps = append(res.Steps, sr)
+		if err != nil {
+			return
+		}
+	}
+}
+
+// runStep runs a step and turns a panic into its failure, so that one bad
+// step never takes the runner down.
+func runStep(ctx context.Context, step Step, s *State) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return step.Do(ctx, s)
+}

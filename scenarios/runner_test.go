@@ -1,0 +1,184 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+var testInv = &inventory.Inventory{Node: "n"}
+
+func step(name string, do func(ctx context.Context, s *State) error) Step {
+	return Step{Name: name, Do: do}
+}
+
+func TestRunStatusesAndReasons(t *testing.T) {
+	suite := &Suite{Name: "s", Scenarios: []*Scenario{
+		{Name: "passes", Spec: []string{"SC-001"}, Steps: []Step{
+			step("one", func(ctx context.Context, s *State) error { s.Values["x"] = 1; s.Note("set x"); return nil }),
+			step("two", func(ctx context.Context, s *State) error {
+				if s.Values["x"] != 1 {
+					return errors.New("lost x")
+				}
+				return nil
+			}),
+		}},
+		{Name: "fails", Spec: []string{"SC-002"}, Steps: []Step{
+			step("first", func(ctx context.Context, s *State) error { return errors.New("boom") }),
+			step("never", func(ctx context.Context, s *State) error { t.Error("a step after a failure ran"); return nil }),
+		}},
+		{Name: "skips", Skip: func(*inventory.Inventory) string { return "no lldap" }, Steps: []Step{
+			step("never", func(ctx context.Context, s *State) error { t.Error("a skipped scenario ran"); return nil }),
+		}},
+		{Name: "panics", Steps: []Step{step("p", func(ctx context.Context, s *State) error { panic("oops") })}},
+	}}
+	results := Run(context.Background(), testInv, []*Suite{suite}, Options{Parallel: 2})
+	got := map[string]string{}
+	for _, r := range results {
+		got[r.Scenario] = string(r.Status) + ": " + r.Reason
+	}
+	want := map[string]string{
+		"passes": "passed: ", "fails": "failed: first: boom", "skips": "skipped: no lldap", "panics": "failed: p: panic: oops",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if results[0].Steps[0].Notes[0] != "set x" {
+		t.Errorf("notes = %v", results[0].Steps[0].Notes)
+	}
+}
+
+func TestRunParallelLimitAndFilter(t *testing.T) {
+	var running, peak atomic.Int32
+	var scs []*Scenario
+	for _, name := range []string{"a1", "a2", "a3", "a4", "a5", "b1"} {
+		scs = append(scs, &Scenario{Name: name, Steps: []Step{step("wait", func(ctx context.Context, s *State) error {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			// Hold the slot a while, so that others would pile up.
+			held := time.Now()
+			return Eventually(ctx, Probe{Endpoint: "clock", Expect: "30ms to pass"}, func(context.Context) error {
+				if time.Since(held) < 30*time.Millisecond {
+					return Saw("%s", time.Since(held))
+				}
+				return nil
+			})
+		})}})
+	}
+	results := Run(context.Background(), testInv, []*Suite{{Name: "s", Scenarios: scs}}, Options{Parallel: 2, Run: regexp.MustCompile(`^s/a`)})
+	if len(results) != 5 {
+		t.Fatalf("--run kept %d scenarios, want the 5 a's", len(results))
+	}
+	if peak.Load() > 2 {
+		t.Errorf("%d scenarios ran at once with Parallel 2", peak.Load())
+	}
+}
+
+func TestScenarioTimeoutAndCancel(t *testing.T) {
+	waits := &Scenario{Name: "waits", Steps: []Step{step("forever", func(ctx context.Context, s *State) error {
+		return Eventually(ctx, Probe{Endpoint: "nowhere:1", Expect: "an answer"}, func(context.Context) error { return Saw("silence") })
+	})}}
+	suite := &Suite{Name: "s", Scenarios: []*Scenario{waits}}
+	r := Run(context.Background(), testInv, []*Suite{suite}, Options{Timeout: 200 * time.Millisecond})[0]
+	if r.Status != Failed || !strings.Contains(r.Reason, "at nowhere:1: expected an answer; saw silence") {
+		t.Errorf("timeout: %s", r.Reason)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	results := Run(ctx, testInv, []*Suite{{Name: "s", Scenarios: []*Scenario{waits, waits}}}, Options{Parallel: 1})
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("cancel took %s", time.Since(start))
+	}
+	if results[0].Status != Failed || !strings.Contains(results[0].Reason, "interrupted") {
+		t.Errorf("the running scenario: %s %s", results[0].Status, results[0].Reason)
+	}
+	if results[1].Status != Skipped || !strings.Contains(results[1].Reason, "interrupted before it started") {
+		t.Errorf("the waiting scenario: %s %s", results[1].Status, results[1].Reason)
+	}
+}
+
+func TestEventuallyBacksOffAndStopsOnPermanent(t *testing.T) {
+	tries := 0
+	err := Eventually(context.Background(), Probe{Endpoint: "e", Expect: "x", Within: 400 * time.Millisecond}, func(context.Context) error {
+		tries++
+		return Saw("try %d", tries)
+	})
+	var ee *EventuallyError
+	if !errors.As(err, &ee) || tries < 3 || tries > 8 || !strings.Contains(err.Error(), "saw try") {
+		t.Errorf("%d tries, err %v", tries, err)
+	}
+	tries = 0
+	err = Eventually(context.Background(), Probe{Endpoint: "e", Expect: "x"}, func(context.Context) error {
+		tries++
+		return Permanent(errors.New("cannot mend"))
+	})
+	if tries != 1 || !strings.Contains(err.Error(), "cannot mend (1 try") {
+		t.Errorf("%d tries, err %v", tries, err)
+	}
+}
+
+func TestReports(t *testing.T) {
+	results := []*Result{
+		{Suite: "ldap", Scenario: "a", Spec: []string{"SC-004"}, Status: Passed, Steps: []StepResult{{Name: "s", Status: Passed, Notes: []string{"ok"}}}},
+		{Suite: "ldap", Scenario: "b", Spec: []string{"US1-15"}, Status: Failed, Reason: "s: boom", Steps: []StepResult{{Name: "s", Status: Failed, Error: "boom"}}},
+		{Suite: "pg", Scenario: "c", Status: Skipped, Reason: "no postgres"},
+	}
+	r := NewReport("n", results)
+	if r.Summary != (Summary{Passed: 1, Failed: 1, Skipped: 1, OK: false}) {
+		t.Errorf("summary = %+v", r.Summary)
+	}
+	var text, js, xmlOut bytes.Buffer
+	r.Write(&text, "text")
+	r.Write(&js, "json")
+	r.Write(&xmlOut, "junit")
+	if !strings.Contains(text.String(), "FAILED  ldap/b [US1-15] (0s): s: boom") || !strings.HasSuffix(text.String(), "node n: 1 passed, 1 failed, 1 skipped\n") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	var back Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Results) != 3 || back.Results[1].Reason != "s: boom" {
+		t.Errorf("json: %v\n%s", err, js.String())
+	}
+	var suites junit.Suites
+	if err := xml.Unmarshal(xmlOut.Bytes(), &suites); err != nil {
+		t.Fatal(err)
+	}
+	if suites.Tests != 3 || suites.Failures != 1 || suites.Skipped != 1 || len(suites.Suites) != 2 {
+		t.Errorf("junit: %+v", suites)
+	}
+	if f := suites.Suites[0].Cases[1].Failure; f == nil || !strings.Contains(f.Text, "failed s: boom") {
+		t.Errorf("junit failure: %+v", f)
+	}
+	if err := r.Write(&text, "yaml"); err == nil {
+		t.Error("an unknown format is refused")
+	}
+}
+
+func TestSelect(t *testing.T) {
+	if _, err := Select([]string{"ldap", "nope"}); err == nil || !strings.Contains(err.Error(), `no suite "nope": the suites are ldap`) {
+		t.Errorf("err = %v", err)
+	}
+	all, _ := Select(nil)
+	if len(all) != len(Suites()) {
+		t.Error("no names select every suite")
+	}
+}

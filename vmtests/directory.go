@@ -1,0 +1,190 @@
+package vmtests
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/tls"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+
+	"github.com/fediversity/podroles/scenarios"
+)
+
+// The directory, as lldap lays it out: people and groups under one base.
+const (
+	baseDN   = "dc=example,dc=com"
+	replicas = 2
+)
+
+// ssha hashes a password as {SSHA}, which slapd checks binds against.
+func ssha(password string) string {
+	salt := make([]byte, 8)
+	rand.Read(salt)
+	h := sha1.New()
+	h.Write([]byte(password))
+	h.Write(salt)
+	return "{SSHA}" + base64.StdEncoding.EncodeToString(append(h.Sum(nil), salt...))
+}
+
+// directoryLDIF is the directory both replicas serve: the admin, the
+// reader authelia-bind, and groups with members.
+func (e *Env) directoryLDIF() string {
+	people, groups := "ou=people,"+baseDN, "ou=groups,"+baseDN
+	return fmt.Sprintf(`dn: %[1]s
+objectClass: dcObject
+objectClass: organization
+o: example
+dc: example
+
+dn: %[2]s
+objectClass: organizationalUnit
+ou: people
+
+dn: %[3]s
+objectClass: organizationalUnit
+ou: groups
+
+dn: uid=admin,%[2]s
+objectClass: inetOrgPerson
+uid: admin
+cn: Administrator
+sn: Administrator
+mail: admin@example.com
+userPassword: %[4]s
+
+dn: uid=authelia-bind,%[2]s
+objectClass: inetOrgPerson
+uid: authelia-bind
+cn: authelia-bind
+sn: authelia-bind
+mail: authelia-bind@example.com
+userPassword: %[5]s
+
+dn: cn=lldap_admin,%[3]s
+objectClass: groupOfUniqueNames
+cn: lldap_admin
+uniqueMember: uid=admin,%[2]s
+
+dn: cn=lldap_strict_readonly,%[3]s
+objectClass: groupOfUniqueNames
+cn: lldap_strict_readonly
+uniqueMember: uid=authelia-bind,%[2]s
+uniqueMember: uid=admin,%[2]s
+`, baseDN, people, groups, ssha(e.secrets.admin), ssha(e.secrets.bind))
+}
+
+// slapdConfig is one replica's slapd.conf: the directory in mdb, TLS from
+// the environment's certificate, passwords readable by no one but binds.
+func (e *Env) slapdConfig(dir string) string {
+	tlsDir := filepath.Join(e.Dir, "tls")
+	return fmt.Sprintf(`include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/inetorgperson.schema
+include /etc/ldap/schema/nis.schema
+modulepath /usr/lib/ldap
+moduleload back_mdb
+pidfile %[1]s/slapd.pid
+argsfile %[1]s/slapd.args
+TLSCACertificateFile %[2]s/ca.pem
+TLSCertificateFile %[2]s/server.pem
+TLSCertificateKeyFile %[2]s/server.key
+
+database mdb
+maxsize 67108864
+suffix "%[3]s"
+rootdn "cn=admin,%[3]s"
+rootpw %[4]s
+directory %[1]s/data
+index objectClass eq
+index uid eq
+access to attrs=userPassword by self write by anonymous auth by * none
+access to * by users read by * none
+`, dir, tlsDir, baseDN, ssha(e.secrets.rootDN))
+}
+
+// startDirectory loads the directory into each replica and starts them,
+// each on its own loopback address as a pod of the role.
+func (e *Env) startDirectory(ctx context.Context) error {
+	ldif := filepath.Join(e.Dir, "directory.ldif")
+	if err := writeFile(ldif, []byte(e.directoryLDIF()), 0o600); err != nil {
+		return err
+	}
+	for i := range replicas {
+		name := fmt.Sprintf("slapd-%d", i)
+		dir := filepath.Join(e.Dir, name)
+		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+			return err
+		}
+		conf := filepath.Join(dir, "slapd.conf")
+		if err := writeFile(conf, []byte(e.slapdConfig(dir)), 0o600); err != nil {
+			return err
+		}
+		if out, err := runQuiet(ctx, e.tools.slapadd, "-f", conf, "-l", ldif); err != nil {
+			return fmt.Errorf("slapadd into %s: %v: %s", name, err, out)
+		}
+		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", e.podAddress(i), PortLDAP, e.podAddress(i), PortLDAPS)
+		p, err := e.start(ctx, name, []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls}, startOptions{dir: dir, detached: e.Detached})
+		if err != nil {
+			return err
+		}
+		if err := e.waitTLS(ctx, p, net.JoinHostPort(e.podAddress(i), fmt.Sprint(PortLDAPS))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitTLS waits until addr completes a TLS handshake with the
+// environment's certificate, or p dies.
+func (e *Env) waitTLS(ctx context.Context, p *proc, addr string) error {
+	probe := scenarios.Probe{Endpoint: addr, Expect: p.Name + " to accept TLS", Within: 20 * time.Second}
+	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		if !p.running() {
+			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.Name, p.lastLines(5)))
+		}
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: time.Second}, Config: &tls.Config{InsecureSkipVerify: true}} // readiness only: the suites verify
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	})
+}
+
+// runQuiet runs a tool to its end and returns what it printed.
+func runQuiet(ctx context.Context, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// ChangePassword sets a user's password in every replica, as the directory
+// would after a change the contract's file did not follow.
+func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
+	for i := range replicas {
+		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(e.podAddress(i), fmt.Sprint(PortLDAP))))
+		if err != nil {
+			return err
+		}
+		err = conn.Bind("cn=admin,"+baseDN, e.secrets.rootDN)
+		if err == nil {
+			req := ldap.NewModifyRequest(fmt.Sprintf("uid=%s,ou=people,%s", ldap.EscapeDN(uid), baseDN), nil)
+			req.Replace("userPassword", []string{ssha(password)})
+			err = conn.Modify(req)
+		}
+		conn.Close()
+		if err != nil {
+			return fmt.Errorf("slapd-%d: %w", i, err)
+		}
+	}
+	return nil
+}

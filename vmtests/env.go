@@ -1,0 +1,348 @@
+// Package vmtests starts the environments that the scenario suites run in.
+// Its local environment is real servers on loopback addresses standing for
+// a node's role pods: two OpenLDAP slapd replicas as the pods of the lldap
+// role (lldap itself is not in the registries this machine reaches; slapd
+// serves the same LDAP protocol), HAProxy as the role's Service, passing
+// TLS through, and PostgreSQL as the database out of the pods. Certificates
+// come from a CA made in Go, as OpenBao's PKI engine would issue them. It
+// writes the inventory that the suites read.
+//
+// Every server is started by this package and stopped by its PID: Down
+// stops them, `podroles env down` stops those of an earlier `env up`, and
+// servers of an attached environment (tests) die with the process that
+// started them even when it is killed.
+package vmtests
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// Options of a local environment.
+type Options struct {
+	// Dir holds everything: configs, data, logs, secrets, the inventory.
+	Dir string
+	// Loopback is the first three octets of the addresses, "127.0.1" by
+	// default: pods at .1 and .2, the Service at .10, Postgres at .20.
+	Loopback string
+	// Node and Namespace name the node and the namespace of its Service.
+	Node, Namespace string
+	// Detached servers outlive the process that started them.
+	Detached bool
+	// CertNames overrides the names the server certificate is for (a
+	// test breaks verification on purpose with another name).
+	CertNames []string
+	// PlainPortOnService puts the plain LDAP port on the Service too (a
+	// test breaks the environment on purpose).
+	PlainPortOnService bool
+}
+
+// Ports of the lldap role, as lldap uses them.
+const (
+	PortLDAP  = 3890
+	PortLDAPS = 6360
+)
+
+// Env is a running local environment.
+type Env struct {
+	Options
+	// Inventory is the path of the inventory it wrote.
+	Inventory string
+	// CA is the CA of the server certificates.
+	CA *pki.CA
+
+	procs   []*proc
+	tools   tools
+	secrets secrets
+	pgPort  int
+}
+
+// secrets are the environment's passwords, each also in a file of
+// secrets/, which the inventory names.
+type secrets struct {
+	bind, admin, rootDN, pgSuper, pgRole string
+}
+
+// Up starts the environment and writes its inventory. When anything fails
+// it stops what it started and says which server failed and why.
+func Up(ctx context.Context, opts Options) (env *Env, err error) {
+	if opts.Dir == "" {
+		return nil, errors.New("env: no folder given (--dir)")
+	}
+	if opts.Loopback == "" {
+		opts.Loopback = "127.0.1"
+	}
+	if opts.Node == "" {
+		opts.Node = "directory"
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = opts.Node
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir = dir
+	e := &Env{Options: opts}
+	if e.tools, err = findTools(); err != nil {
+		return nil, err
+	}
+	if procs, err := loadState(dir); err == nil && anyRunning(procs) {
+		return nil, fmt.Errorf("env: %s already has running servers: run podroles env down --dir %s first", dir, opts.Dir)
+	}
+	if err := e.checkAddresses(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			e.Down()
+			env = nil
+		}
+	}()
+	if err := e.prepare(); err != nil {
+		return nil, err
+	}
+	steps := []struct {
+		what string
+		do   func(context.Context) error
+	}{
+		{"slapd", e.startDirectory},
+		{"haproxy", e.startService},
+		{"postgresql", e.startPostgres},
+	}
+	for _, s := range steps {
+		if err := s.do(ctx); err != nil {
+			return nil, fmt.Errorf("env: %s: %w", s.what, err)
+		}
+	}
+	if err := e.writeInventory(); err != nil {
+		return nil, fmt.Errorf("env: inventory: %w", err)
+	}
+	return e, nil
+}
+
+// Down stops every server of the environment, last started first.
+func (e *Env) Down() error {
+	var errs []error
+	for i := len(e.procs) - 1; i >= 0; i-- {
+		errs = append(errs, e.procs[i].stop(10*time.Second))
+	}
+	return errors.Join(errs...)
+}
+
+// Stop stops one server, e.g. "slapd-1", as a pod that goes away.
+func (e *Env) Stop(name string) error {
+	for _, p := range e.procs {
+		if p.Name == name {
+			return p.stop(10 * time.Second)
+		}
+	}
+	return fmt.Errorf("env: no server %s", name)
+}
+
+// Down stops the servers that an environment in dir started, by their PIDs.
+func Down(dir string) error {
+	procs, err := loadState(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := len(procs) - 1; i >= 0; i-- {
+		errs = append(errs, procs[i].stop(10*time.Second))
+	}
+	return errors.Join(errs...)
+}
+
+func anyRunning(procs []*proc) bool {
+	for _, p := range procs {
+		if p.running() {
+			return true
+		}
+	}
+	return false
+}
+
+// tools are the programs the environment runs.
+type tools struct {
+	slapd, slapadd, haproxy, initdb, postgres string
+}
+
+// toolDirs are where the programs are looked for when PATH lacks them:
+// Debian keeps slapd and haproxy in /usr/sbin and PostgreSQL's servers in
+// a folder per version.
+var toolDirs = map[string][]string{
+	"slapd": {"/usr/sbin"}, "slapadd": {"/usr/sbin"}, "haproxy": {"/usr/sbin"},
+	"initdb": {"/usr/lib/postgresql/*/bin"}, "postgres": {"/usr/lib/postgresql/*/bin"},
+}
+
+func findTools() (tools, error) {
+	var t tools
+	var missing []string
+	look := func(dst *string, name, pkg string) {
+		if p, err := exec.LookPath(name); err == nil {
+			*dst = p
+			return
+		}
+		for _, d := range toolDirs[name] {
+			matches, _ := filepath.Glob(filepath.Join(d, name))
+			if len(matches) > 0 {
+				*dst = matches[len(matches)-1]
+				return
+			}
+		}
+		missing = append(missing, fmt.Sprintf("%s (Debian: apt-get install %s)", name, pkg))
+	}
+	look(&t.slapd, "slapd", "slapd")
+	look(&t.slapadd, "slapadd", "slapd")
+	look(&t.haproxy, "haproxy", "haproxy")
+	look(&t.initdb, "initdb", "postgresql")
+	look(&t.postgres, "postgres", "postgresql")
+	if len(missing) > 0 {
+		return t, fmt.Errorf("env: missing programs: %v", missing)
+	}
+	return t, nil
+}
+
+// Addresses of the environment.
+func (e *Env) podAddress(i int) string { return fmt.Sprintf("%s.%d", e.Loopback, i+1) }
+func (e *Env) serviceAddress() string  { return e.Loopback + ".10" }
+func (e *Env) postgresAddress() string { return e.Loopback + ".20" }
+
+// ServiceName is the DNS name of the lldap role's Service.
+func (e *Env) ServiceName() string {
+	return fmt.Sprintf("%s-lldap.%s.svc.cluster.local", e.Node, e.Namespace)
+}
+
+// checkAddresses refuses to start when a port the environment needs is
+// taken, naming it, and picks a free port for Postgres.
+func (e *Env) checkAddresses() error {
+	need := []string{
+		net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLDAP)), net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLDAPS)),
+		net.JoinHostPort(e.podAddress(1), fmt.Sprint(PortLDAP)), net.JoinHostPort(e.podAddress(1), fmt.Sprint(PortLDAPS)),
+		net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)), net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAP)),
+	}
+	for _, addr := range need {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("env: %s is taken (%v): stop what listens there, or give another --loopback", addr, errors.Unwrap(err))
+		}
+		l.Close()
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(e.postgresAddress(), "0"))
+	if err != nil {
+		return fmt.Errorf("env: no free port on %s: %w", e.postgresAddress(), err)
+	}
+	e.pgPort = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return nil
+}
+
+// prepare makes the folders, the secrets and the certificates.
+func (e *Env) prepare() error {
+	// Others may pass through the folder (PostgreSQL runs as its own
+	// user) but not list it; secrets/ is the owner's alone.
+	for _, d := range []string{"", "logs", "tls", "secrets"} {
+		if err := os.MkdirAll(filepath.Join(e.Dir, d), 0o711); err != nil {
+			return err
+		}
+		os.Chmod(filepath.Join(e.Dir, d), 0o711)
+	}
+	os.Chmod(filepath.Join(e.Dir, "secrets"), 0o700)
+	for _, s := range []struct {
+		file string
+		dst  *string
+	}{
+		{"bind-password", &e.secrets.bind}, {"admin-password", &e.secrets.admin}, {"rootdn-password", &e.secrets.rootDN},
+		{"postgres-superuser-password", &e.secrets.pgSuper}, {"postgres-lldap-password", &e.secrets.pgRole},
+	} {
+		*s.dst = randomPassword()
+		if err := writeFile(e.secretPath(s.file), []byte(*s.dst+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	ca, err := pki.NewCA("podroles test PKI (" + e.Node + ")")
+	if err != nil {
+		return err
+	}
+	e.CA = ca
+	names := e.CertNames
+	if len(names) == 0 {
+		short := fmt.Sprintf("%s-lldap", e.Node)
+		names = []string{e.ServiceName(), short + "." + e.Namespace + ".svc", short + "." + e.Namespace, short}
+	}
+	cert, key, err := ca.Issue(names...)
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{"ca.pem": ca.PEM, "server.pem": cert} {
+		if err := writeFile(filepath.Join(e.Dir, "tls", name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return writeFile(filepath.Join(e.Dir, "tls", "server.key"), key, 0o600)
+}
+
+func (e *Env) secretPath(name string) string { return filepath.Join(e.Dir, "secrets", name) }
+
+// randomPassword is 24 random characters of base64url: no character that
+// needs quoting in a DSN, LDIF or SQL literal.
+func randomPassword() string {
+	b := make([]byte, 18)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// RandomLoopback returns a loopback prefix "127.X.Y" unlikely to be in use,
+// so that tests can run environments side by side.
+func RandomLoopback() string {
+	x, _ := rand.Int(rand.Reader, big.NewInt(100))
+	y, _ := rand.Int(rand.Reader, big.NewInt(250))
+	return fmt.Sprintf("127.%d.%d", 100+x.Int64(), 1+y.Int64())
+}
+
+func (e *Env) writeInventory() error {
+	inv := &inventory.Inventory{
+		Node: e.Node,
+		Roles: map[string]*inventory.Role{
+			"lldap": {
+				Server: inventory.ServerSlapd,
+				Service: &inventory.Endpoint{
+					Name: e.ServiceName(), Address: e.serviceAddress(),
+					Ports: map[string]int{"ldaps": PortLDAPS},
+				},
+			},
+		},
+		LDAP: &inventory.LDAP{
+			Role: "lldap", Host: e.ServiceName(), Port: PortLDAPS, PlainPort: PortLDAP,
+			CAFile: "tls/ca.pem", BaseDN: baseDN,
+			BindDN: "uid=authelia-bind,ou=people," + baseDN, BindPasswordFile: "secrets/bind-password",
+			User: "authelia-bind", Group: "lldap_strict_readonly",
+		},
+		Postgres: &inventory.Postgres{
+			Role: "lldap", DSNFile: "secrets/postgres-dsn", Schema: "lldap_provision", UsersTable: "users",
+		},
+	}
+	for i := range replicas {
+		inv.Roles["lldap"].Pods = append(inv.Roles["lldap"].Pods, inventory.Endpoint{
+			Name: fmt.Sprintf("%s-lldap-%d", e.Node, i), Address: e.podAddress(i),
+			Ports: map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS},
+		})
+	}
+	if e.PlainPortOnService {
+		inv.Roles["lldap"].Service.Ports["ldap"] = PortLDAP
+	}
+	e.Inventory = filepath.Join(e.Dir, "inventory.yaml")
+	return inv.Write(e.Inventory)
+}

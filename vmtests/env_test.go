@@ -1,0 +1,140 @@
+package vmtests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+func TestUpDown(t *testing.T) {
+	start := time.Now()
+	env := Start(t, Options{})
+	t.Logf("up in %s", time.Since(start))
+	if _, err := inventory.Load(env.Inventory); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"secrets/bind-password", "secrets/postgres-dsn", "tls/server.key"} {
+		info, err := os.Stat(env.Dir + "/" + name)
+		if err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v: secrets are the owner's alone", name, err, info.Mode())
+		}
+	}
+	if err := env.Down(); err != nil {
+		t.Fatal(err)
+	}
+	requireGone(t, env.procs)
+}
+
+func requireGone(t *testing.T, procs []*proc) {
+	t.Helper()
+	for _, p := range procs {
+		if !p.waitGone(5 * time.Second) {
+			t.Errorf("%s (pid %d) still runs", p.Name, p.PID)
+			syscall.Kill(p.PID, syscall.SIGKILL)
+		}
+	}
+}
+
+func TestDownByDirAndNoSecondUp(t *testing.T) {
+	dir, _ := os.MkdirTemp("", "podroles-env-")
+	os.Chmod(dir, 0o711)
+	defer os.RemoveAll(dir)
+	opts := Options{Dir: dir, Loopback: RandomLoopback(), Detached: true}
+	env, err := Up(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Down()
+	if _, err := Up(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "already has running servers") {
+		t.Errorf("a second up in the same folder: %v", err)
+	}
+	if err := Down(dir); err != nil {
+		t.Fatal(err)
+	}
+	requireGone(t, env.procs)
+	if err := Down(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no environment was started there") {
+		t.Errorf("down where nothing ran: %v", err)
+	}
+}
+
+func TestPortTaken(t *testing.T) {
+	loopback := RandomLoopback()
+	l, err := net.Listen("tcp", loopback+".2:6360")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = Up(context.Background(), Options{Dir: t.TempDir(), Loopback: loopback})
+	if err == nil || !strings.Contains(err.Error(), loopback+".2:6360 is taken") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestProgramMissing(t *testing.T) {
+	saved := toolDirs
+	toolDirs = nil
+	defer func() { toolDirs = saved }()
+	t.Setenv("PATH", t.TempDir())
+	_, err := Up(context.Background(), Options{Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "slapd (Debian: apt-get install slapd)") || !strings.Contains(err.Error(), "postgres (Debian: apt-get install postgresql)") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestKilledTestLeavesNothing starts an environment in a child process,
+// kills that process with SIGKILL, as a test run that is interrupted hard,
+// and checks that its servers die with it.
+func TestKilledTestLeavesNothing(t *testing.T) {
+	if os.Getenv("PODROLES_ENV_HELPER") != "" {
+		env, err := Up(context.Background(), Options{Dir: os.Getenv("PODROLES_ENV_HELPER"), Loopback: RandomLoopback()})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		for _, p := range env.procs {
+			fmt.Println("pid", p.PID, p.StartTime, p.Name)
+		}
+		fmt.Println("ready")
+		select {}
+	}
+	dir, _ := os.MkdirTemp("", "podroles-env-")
+	os.Chmod(dir, 0o711)
+	defer os.RemoveAll(dir)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledTestLeavesNothing$")
+	cmd.Env = append(os.Environ(), "PODROLES_ENV_HELPER="+dir)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var procs []*proc
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 4 && f[0] == "pid" {
+			var pid int
+			fmt.Sscan(f[1], &pid)
+			procs = append(procs, &proc{PID: pid, StartTime: f[2], Name: f[3]})
+		}
+		if f[0] == "ready" || f[0] == "error" {
+			if f[0] == "error" {
+				t.Fatal(sc.Text())
+			}
+			break
+		}
+	}
+	if len(procs) != 4 {
+		t.Fatalf("the helper started %d servers", len(procs))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	requireGone(t, procs)
+}

@@ -1,0 +1,41 @@
+package vmtests
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// Start brings a local environment up for a test, on loopback addresses of
+// its own, and down when the test ends, passed or failed. Its servers die
+// with the test binary even when it is killed.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	if opts.Dir == "" {
+		// Not t.TempDir: PostgreSQL's user must pass through the folder's
+		// parents, and t.TempDir's parent is the test's alone.
+		dir, err := os.MkdirTemp("", "podroles-env-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(dir, 0o711)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		opts.Dir = dir
+	}
+	if opts.Loopback == "" {
+		opts.Loopback = RandomLoopback()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env, err := Up(ctx, opts)
+	if err != nil {
+		t.Fatalf("env up: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Down(); err != nil {
+			t.Errorf("env down: %v", err)
+		}
+	})
+	return env
+}

@@ -11,15 +11,23 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PATH := $(PATH):/usr/local/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build demo test bench fuzz vet clean
+.PHONY: all deps build demo test bench fuzz vet clean env-demo
 
 all: build
 
-# nix is the one thing podroles runs; Debian ships it as nix-bin.
+# What the tests run, from Debian: nix for podroles check; slapd, haproxy
+# and PostgreSQL for the local environment of the scenario suites.
+DEBIAN_PACKAGES := nix-bin slapd ldap-utils haproxy postgresql
 deps:
-	@command -v nix >/dev/null || { \
-	  echo "installing nix (Debian nix-bin)"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nix-bin >/dev/null; }
+	@missing=""; \
+	  command -v nix >/dev/null || missing="$$missing nix-bin"; \
+	  { command -v slapd || test -x /usr/sbin/slapd; } >/dev/null || missing="$$missing slapd ldap-utils"; \
+	  { command -v haproxy || test -x /usr/sbin/haproxy; } >/dev/null || missing="$$missing haproxy"; \
+	  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing from Debian:$$missing"; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  fi
 	@nix --version
 
 build:
@@ -33,6 +41,13 @@ demo: deps build
 	@$(BIN) check examples/broken/mastodon-renamed.nix; rc=$$?; \
 	  if [ $$rc -ne 1 ]; then echo "expected exit 1 from the broken example, got $$rc"; exit 1; fi; \
 	  echo "(exit 1: the broken example is refused, as it should be)"
+
+# The scenario runner's walk-through: a local environment, the suites on
+# its inventory, and the environment stopped again.
+ENV_DIR ?= /tmp/podroles-env
+env-demo: deps build
+	$(BIN) env up --dir $(ENV_DIR)
+	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+func newScenariosCmd(io *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scenarios",
+		Short: "List and run the scenario suites against a node's role pods",
+	}
+	cmd.AddCommand(newScenariosListCmd(io), newScenariosRunCmd(io))
+	return cmd
+}
+
+func newScenariosListCmd(io *streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the suites, their scenarios and the spec items they cover",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+			for _, su := range scenarios.Suites() {
+				fmt.Fprintf(tw, "%s\t%s\n", su.Name, su.Doc)
+				for _, sc := range su.Scenarios {
+					fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), sc.Doc)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+type scenariosRunOptions struct {
+	io        *streams
+	inventory string
+	suites    []string
+	run       string
+	format    string
+	output    string
+	parallel  int
+	timeout   time.Duration
+	patience  time.Duration
+}
+
+func newScenariosRunCmd(ios *streams) *cobra.Command {
+	o := &scenariosRunOptions{io: ios}
+	cmd := &cobra.Command{
+		Use:   "run --inventory FILE",
+		Short: "Run the suites against the world an inventory describes",
+		Long: `Runs the scenarios of the suites (all, or those of --suite) against the
+node's world that the inventory describes, in parallel.
+
+Exit status: 0 when every scenario passed or was skipped, 1 when one
+failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
+		Example: `  podroles env up --dir /tmp/env && podroles scenarios run --inventory /tmp/env/inventory.yaml
+  podroles scenarios run --inventory node.yaml --suite ldap --run 'wrong-.*' --format junit -o scenarios.xml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.inventory == "" {
+				return fmt.Errorf("--inventory FILE is required: write one for a deployment, or let podroles env up write one")
+			}
+			if !slices.Contains(scenarios.Formats, o.format) {
+				return fmt.Errorf("--format %q: want one of %s", o.format, strings.Join(scenarios.Formats, ", "))
+			}
+			var re *regexp.Regexp
+			if o.run != "" {
+				var err error
+				if re, err = regexp.Compile(o.run); err != nil {
+					return fmt.Errorf("--run %q: %w", o.run, err)
+				}
+			}
+			suites, err := scenarios.Select(o.suites)
+			if err != nil {
+				return fmt.Errorf("--suite: %w", err)
+			}
+			inv, err := inventory.Load(o.inventory)
+			if err != nil {
+				return err
+			}
+			opts := scenarios.Options{Parallel: o.parallel, Timeout: o.timeout, Patience: o.patience, Run: re}
+			if isTerminal(ios.ErrOut) {
+				opts.Progress = progressLine(ios.ErrOut)
+			}
+			results := scenarios.Run(cmd.Context(), inv, suites, opts)
+			if len(results) == 0 {
+				return fmt.Errorf("no scenario matches --suite %s --run %q", strings.Join(o.suites, ","), o.run)
+			}
+			report := scenarios.NewReport(inv.Node, results)
+			if err := writeOutput(o.output, ios.Out, func(w io.Writer) error { return report.Write(w, o.format) }); err != nil {
+				return err
+			}
+			if o.output != "" && o.format != "text" {
+				report.WriteText(ios.Out)
+			}
+			if err := cmd.Context().Err(); err != nil {
+				return fmt.Errorf("interrupted")
+			}
+			if !report.Summary.OK {
+				return &failedError{summary: fmt.Sprintf("%d scenarios failed", report.Summary.Failed)}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.inventory, "inventory", "", "the inventory of the node's world (YAML)")
+	f.StringSliceVar(&o.suites, "suite", nil, "run only these suites (comma-separated)")
+	f.StringVar(&o.run, "run", "", "run only the scenarios whose suite/scenario matches this regular expression")
+	f.StringVar(&o.format, "format", "text", "report format: text, json or junit")
+	f.StringVarP(&o.output, "output", "o", "", "write the report to this file")
+	f.IntVar(&o.parallel, "parallel", 4, "how many scenarios run at once")
+	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "the time each scenario may take")
+	f.DurationVar(&o.patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
+	return cmd
+}
+
+// progressLine redraws one line on a terminal as scenarios start and end,
+// and prints each failure as it comes.
+func progressLine(w io.Writer) func(scenarios.Event) {
+	running := map[string]bool{}
+	return func(ev scenarios.Event) {
+		id := ev.Suite + "/" + ev.Scenario
+		if ev.Result == nil {
+			running[id] = true
+		} else {
+			delete(running, id)
+		}
+		fmt.Fprint(w, "\r\033[K")
+		if ev.Result != nil && ev.Result.Status == scenarios.Failed {
+			fmt.Fprintln(w, ev.Result.Line())
+		}
+		if ev.Done < ev.Total {
+			names := make([]string, 0, len(running))
+			for n := range running {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			fmt.Fprintf(w, "[%d/%d] %s", ev.Done, ev.Total, strings.Join(names, ", "))
+		}
+	}
+}

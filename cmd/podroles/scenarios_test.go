@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/vmtests"
+)
+
+func TestScenariosRun(t *testing.T) {
+	env := vmtests.Start(t, vmtests.Options{})
+	out := filepath.Join(t.TempDir(), "scenarios.xml")
+	r := run(t, "scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap,postgres", "--format", "junit", "-o", out)
+	if r.code != exitOK || !strings.Contains(r.out, "node directory: 7 passed, 0 failed, 0 skipped") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	data, _ := os.ReadFile(out)
+	var suites junit.Suites
+	if err := xml.Unmarshal(data, &suites); err != nil || suites.Tests != 7 || suites.Failures != 0 {
+		t.Errorf("junit: %v %+v", err, suites)
+	}
+	// Secrets never reach a report.
+	for _, f := range []string{"bind-password", "postgres-dsn"} {
+		secret, _ := os.ReadFile(filepath.Join(env.Dir, "secrets", f))
+		if s := strings.TrimSpace(string(secret)); strings.Contains(r.out, s) || strings.Contains(string(data), s) {
+			t.Errorf("the report shows the secret of %s", f)
+		}
+	}
+
+	env.Stop("slapd-0")
+	r = run(t, "scenarios", "run", "--inventory", env.Inventory, "--run", "each-pod", "--patience", "2s")
+	if r.code != exitFailed || !strings.Contains(r.out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.out, "pod directory-lldap-0") {
+		t.Errorf("a stopped replica: exit %d\n%s", r.code, r.out)
+	}
+}
+
+func TestScenariosCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(bad, []byte("node: n\nroles: {}\n"), 0o644)
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("node: n\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scenarios", "run"}, "podroles scenarios run: --inventory FILE is required"},
+		{[]string{"scenarios", "run", "--inventory", bad}, "podroles scenarios run: inventory " + bad + ": roles: no roles"},
+		{[]string{"scenarios", "run", "--inventory", "nope.yaml"}, "podroles scenarios run: inventory nope.yaml: no such file"},
+		{[]string{"scenarios", "run", "--inventory", good, "--suite", "ldapp"}, `podroles scenarios run: --suite: no suite "ldapp"`},
+		{[]string{"scenarios", "run", "--inventory", good, "--run", "("}, `podroles scenarios run: --run "(": error parsing regexp`},
+		{[]string{"scenarios", "run", "--inventory", good, "--run", "nothing-matches"}, "podroles scenarios run: no scenario matches"},
+		{[]string{"env", "up"}, `podroles env up: required flag(s) "dir" not set`},
+		{[]string{"env", "down", "--dir", dir}, "podroles env down: " + dir + " has no state.json: no environment was started there"},
+	}
+	for _, c := range cases {
+		r := run(t, c.args...)
+		if r.code != exitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.args, r.code, r.errOut, c.want)
+		}
+	}
+	// With nothing to run against, every scenario is skipped: a pass.
+	if r := run(t, "scenarios", "run", "--inventory", good); r.code != exitOK || !strings.Contains(r.out, "0 passed, 0 failed, 10 skipped") {
+		t.Errorf("exit %d\n%s", r.code, r.out)
+	}
+}
+
+func TestScenariosList(t *testing.T) {
+	r := run(t, "scenarios", "list")
+	for _, want := range []string{"ldap", "service-ldaps-bind", "[SC-004, US1-15]", "postgres", "one-opentofu-state", "lldap-http"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("list lacks %q:\n%s", want, r.out)
+		}
+	}
+}

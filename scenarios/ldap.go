@@ -1,0 +1,251 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+
+	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// The ldap suite: a reader of the ldap contract in another pod reaches the
+// role's Service by its name over LDAPS, verifies the role's certificate
+// with the contract's CA file and binds with the contract's password file
+// (US1-15, SC-004).
+var ldapSuite = register(&Suite{
+	Name: "ldap",
+	Doc:  "a reader of the ldap contract binds to the role's Service and pods over LDAPS, verifying the CA",
+	Scenarios: []*Scenario{
+		{
+			Name: "service-ldaps-bind",
+			Spec: []string{"SC-004", "US1-15"},
+			Doc:  "the reader reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
+			Skip: needsLDAP,
+			Steps: []Step{{Name: "bind at the Service and find the user", Do: func(ctx context.Context, s *State) error {
+				svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
+				return readerFinds(ctx, s, *svc)
+			}}},
+		},
+		{
+			Name:  "plain-port-not-on-service",
+			Spec:  []string{"SC-004"},
+			Doc:   "the plain LDAP port of the pods is not on the Service",
+			Skip:  needsLDAP,
+			Steps: []Step{{Name: "the Service refuses the plain LDAP port", Do: plainPortNotOnService}},
+		},
+		{
+			Name: "each-pod-binds",
+			Spec: []string{"SC-004", "US1-15"},
+			Doc:  "each pod of the role answers the same bind, with a certificate for the Service's name",
+			Skip: needsLDAP,
+			Steps: []Step{{Name: "bind at each pod and find the user", Do: func(ctx context.Context, s *State) error {
+				var errs []error
+				for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
+					if err := readerFinds(ctx, s, pod); err != nil {
+						errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+					}
+				}
+				return errors.Join(errs...)
+			}}},
+		},
+		{
+			Name: "wrong-ca-refused",
+			Spec: []string{"US1-15"},
+			Doc:  "verification is on: a CA that did not sign the role's certificate is refused",
+			Skip: needsLDAP,
+			Steps: []Step{{Name: "a handshake with another CA fails", Do: func(ctx context.Context, s *State) error {
+				other, err := otherCA()
+				if err != nil {
+					return err
+				}
+				return refusedHandshake(ctx, s, &tls.Config{RootCAs: other, ServerName: s.Inv.LDAP.Host}, "certificate signed by unknown authority")
+			}}},
+		},
+		{
+			Name: "wrong-name-refused",
+			Spec: []string{"US1-15"},
+			Doc:  "verification is on: the role's certificate is refused for a name that is not the Service's",
+			Skip: needsLDAP,
+			Steps: []Step{{Name: "a handshake for another name fails", Do: func(ctx context.Context, s *State) error {
+				pool, err := caPool(s.Inv.LDAP.CAFile)
+				if err != nil {
+					return err
+				}
+				return refusedHandshake(ctx, s, &tls.Config{RootCAs: pool, ServerName: "not-the-service.invalid"}, "not not-the-service.invalid")
+			}}},
+		},
+	},
+})
+
+func needsLDAP(inv *inventory.Inventory) string {
+	if inv.LDAP == nil {
+		return "the inventory has no ldap contract"
+	}
+	return ""
+}
+
+// readerFinds binds as the contract's reader at endpoint, over LDAPS with
+// the Service's name as TLS server name, and finds the contract's user
+// (and group, if the inventory names one).
+func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
+	l := s.Inv.LDAP
+	pool, err := caPool(l.CAFile)
+	if err != nil {
+		return err
+	}
+	password, err := inventory.ReadSecret(l.BindPasswordFile)
+	if err != nil {
+		return err
+	}
+	addr := hostPort(at.Address, l.Port)
+	probe := Probe{
+		Endpoint: fmt.Sprintf("ldaps://%s (%s, TLS name %s)", addr, at.Name, l.Host),
+		Expect:   fmt.Sprintf("a verified bind as %s that finds the user %s", l.BindDN, l.User),
+		Within:   s.Patience,
+	}
+	return Eventually(ctx, probe, func(ctx context.Context) error {
+		conn, err := dialLDAPS(ctx, addr, &tls.Config{RootCAs: pool, ServerName: l.Host})
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if err := conn.Bind(l.BindDN, password); err != nil {
+			if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
+				return Permanent(fmt.Errorf("the bind with the password of %s was refused: %w", l.BindPasswordFile, err))
+			}
+			return err
+		}
+		found, err := conn.Search(ldap.NewSearchRequest(l.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
+			fmt.Sprintf("(uid=%s)", ldap.EscapeFilter(l.User)), []string{"uid"}, nil))
+		if err != nil {
+			return err
+		}
+		if len(found.Entries) != 1 {
+			return Saw("%d entries with uid=%s under %s", len(found.Entries), l.User, l.BaseDN)
+		}
+		s.Note("%s: bound as %s and found %s", at.Name, l.BindDN, found.Entries[0].DN)
+		if l.Group == "" {
+			return nil
+		}
+		groups, err := conn.Search(ldap.NewSearchRequest(l.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
+			fmt.Sprintf("(cn=%s)", ldap.EscapeFilter(l.Group)), []string{"member", "uniqueMember"}, nil))
+		if err != nil {
+			return err
+		}
+		if len(groups.Entries) != 1 {
+			return Saw("%d groups cn=%s under %s", len(groups.Entries), l.Group, l.BaseDN)
+		}
+		members := append(groups.Entries[0].GetAttributeValues("member"), groups.Entries[0].GetAttributeValues("uniqueMember")...)
+		if len(members) == 0 {
+			return Saw("group %s with no members", l.Group)
+		}
+		s.Note("%s: group %s has %d members", at.Name, l.Group, len(members))
+		return nil
+	})
+}
+
+// dialLDAPS opens an LDAPS connection; a certificate that fails
+// verification is a Permanent error, since waiting does not mend it.
+func dialLDAPS(ctx context.Context, addr string, cfg *tls.Config) (*ldap.Conn, error) {
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		if isVerifyError(err) {
+			return nil, Permanent(err)
+		}
+		return nil, err
+	}
+	conn := ldap.NewConn(raw, true)
+	conn.SetTimeout(10 * time.Second)
+	conn.Start()
+	return conn, nil
+}
+
+func isVerifyError(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) || errors.As(err, &verify)
+}
+
+// refusedHandshake expects the TLS handshake with the Service to fail
+// verification with an error that contains want.
+func refusedHandshake(ctx context.Context, s *State, cfg *tls.Config, want string) error {
+	svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
+	addr := hostPort(svc.Address, s.Inv.LDAP.Port)
+	probe := Probe{Endpoint: "ldaps://" + addr + " (" + svc.Name + ")", Expect: "the handshake to fail verification: " + want, Within: s.Patience}
+	return Eventually(ctx, probe, func(ctx context.Context) error {
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		switch {
+		case err == nil:
+			conn.Close()
+			return Permanent(fmt.Errorf("the handshake succeeded: the client does not verify what it should, or the role's certificate is not what the contract says"))
+		case isVerifyError(err) && strings.Contains(err.Error(), want):
+			s.Note("refused as it must be: %v", err)
+			return nil
+		case isVerifyError(err):
+			return Permanent(fmt.Errorf("refused, but not for the expected reason: %w", err))
+		}
+		return err // the Service is not answering yet
+	})
+}
+
+// plainPortNotOnService checks that the Service neither declares nor
+// answers on the pods' plain LDAP port.
+func plainPortNotOnService(ctx context.Context, s *State) error {
+	svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
+	plain := s.Inv.LDAP.PlainPort
+	if plain == 0 {
+		plain = 389
+	}
+	for name, port := range svc.Ports {
+		if port == plain {
+			return fmt.Errorf("the Service %s has the plain LDAP port %d (as %q): only LDAPS may be on it", svc.Name, plain, name)
+		}
+	}
+	addr := hostPort(svc.Address, plain)
+	d := net.Dialer{Timeout: 3 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		conn.Close()
+		return fmt.Errorf("the Service %s answers at %s, the plain LDAP port: only LDAPS may be on it", svc.Name, addr)
+	}
+	s.Note("%s refuses the plain LDAP port: %v", addr, err)
+	return nil
+}
+
+func caPool(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Permanent(fmt.Errorf("the contract's CA file: %w", err))
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, Permanent(fmt.Errorf("the contract's CA file %s holds no PEM certificate", path))
+	}
+	return pool, nil
+}
+
+// otherCA is a pool with a CA that signed nothing of the role's.
+func otherCA() (*x509.CertPool, error) {
+	ca, err := pki.NewCA("a CA that signed nothing of the role's")
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	return pool, nil
+}
+
+func hostPort(address string, port int) string { return net.JoinHostPort(address, fmt.Sprint(port)) }

@@ -1,0 +1,136 @@
+package scenarios_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/vmtests"
+)
+
+// run runs suites against env's inventory and returns the results by
+// "suite/scenario".
+func run(t *testing.T, env *vmtests.Env, patience time.Duration, suites ...string) map[string]*scenarios.Result {
+	t.Helper()
+	inv, err := inventory.Load(env.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected, err := scenarios.Select(suites)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := map[string]*scenarios.Result{}
+	for _, r := range scenarios.Run(ctx, inv, selected, scenarios.Options{Parallel: 4, Timeout: time.Minute, Patience: patience}) {
+		out[r.ID()] = r
+	}
+	return out
+}
+
+func TestSuitesPassOnLocalEnvironment(t *testing.T) {
+	env := vmtests.Start(t, vmtests.Options{})
+	results := run(t, env, 0, "ldap", "postgres", "lldap-http")
+	for id, r := range results {
+		switch {
+		case strings.HasPrefix(id, "lldap-http/"):
+			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, `runs "slapd", not lldap`) {
+				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
+			}
+		case r.Status != scenarios.Passed:
+			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
+		}
+	}
+	if len(results) != 10 {
+		t.Errorf("ran %d scenarios, want 10", len(results))
+	}
+	notes := strings.Join(results["ldap/wrong-ca-refused"].Steps[0].Notes, " ")
+	if !strings.Contains(notes, "refused as it must be") || !strings.Contains(notes, "unknown authority") {
+		t.Errorf("the wrong CA scenario does not say why it passed: %q", notes)
+	}
+}
+
+// TestSuitesFailWhenBroken breaks the environment on purpose, one way at a
+// time, and checks that the right scenario fails and names the cause.
+func TestSuitesFailWhenBroken(t *testing.T) {
+	cases := []struct {
+		name     string
+		opts     vmtests.Options
+		breakIt  func(t *testing.T, env *vmtests.Env)
+		scenario string
+		reason   string
+	}{
+		{
+			name: "wrong CA in the contract",
+			breakIt: func(t *testing.T, env *vmtests.Env) {
+				other, _ := pki.NewCA("another CA")
+				inv, _ := inventory.Load(env.Inventory)
+				os.WriteFile(inv.LDAP.CAFile, other.PEM, 0o644)
+			},
+			scenario: "ldap/service-ldaps-bind", reason: "certificate signed by unknown authority",
+		},
+		{
+			name:     "certificate for another name",
+			opts:     vmtests.Options{CertNames: []string{"other.example.org"}},
+			scenario: "ldap/service-ldaps-bind", reason: "certificate is valid for other.example.org, not directory-lldap.directory.svc.cluster.local",
+		},
+		{
+			name:     "a replica stopped",
+			breakIt:  func(t *testing.T, env *vmtests.Env) { env.Stop("slapd-1") },
+			scenario: "ldap/each-pod-binds", reason: "pod directory-lldap-1: at ldaps://",
+		},
+		{
+			name: "bind password changed",
+			breakIt: func(t *testing.T, env *vmtests.Env) {
+				if err := env.ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			scenario: "ldap/service-ldaps-bind", reason: "the bind with the password of",
+		},
+		{
+			name:     "plain port on the Service",
+			opts:     vmtests.Options{PlainPortOnService: true},
+			scenario: "ldap/plain-port-not-on-service", reason: "has the plain LDAP port 3890",
+		},
+		{
+			name: "a second OpenTofu state",
+			breakIt: func(t *testing.T, env *vmtests.Env) {
+				ctx := context.Background()
+				db, err := pgx.Connect(ctx, env.PostgresDSN())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close(ctx)
+				if _, err := db.Exec(ctx, `INSERT INTO lldap_provision.states (name, data) VALUES ('stray', '{}')`); err != nil {
+					t.Fatal(err)
+				}
+			},
+			scenario: "postgres/one-opentofu-state", reason: "saw 2 states (default, stray)",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := vmtests.Start(t, c.opts)
+			if c.breakIt != nil {
+				c.breakIt(t, env)
+			}
+			suite, _, _ := strings.Cut(c.scenario, "/")
+			results := run(t, env, 3*time.Second, suite)
+			r := results[c.scenario]
+			if r == nil || r.Status != scenarios.Failed || !strings.Contains(r.Reason, c.reason) {
+				t.Fatalf("%s should fail with %q; got %+v", c.scenario, c.reason, r)
+			}
+			t.Logf("%s", r.Line())
+		})
+	}
+}

@@ -23,9 +23,12 @@ in
   tests = podroles.overrideAttrs (old: {
     pname = "podroles-tests";
     doCheck = true;
-    nativeCheckInputs = (old.nativeCheckInputs or [ ]) ++ [ pkgs.nix ];
+    # nix for podroles check; slapd, haproxy and PostgreSQL for the local
+    # environment of the scenario suites (slapd is in openldap's libexec).
+    nativeCheckInputs = (old.nativeCheckInputs or [ ]) ++ (with pkgs; [ nix openldap haproxy postgresql ]);
     # nix in the sandbox: a store of its own under the build directory.
     preCheck = ''
+      export PATH=$PATH:${pkgs.openldap}/libexec
       export HOME=$TMPDIR
       export NIX_REMOTE="local?root=$TMPDIR/nix-root"
       export NIX_CONFIG="sandbox = false"

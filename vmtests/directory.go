@@ -86,13 +86,14 @@ uniqueMember: uid=admin,%[2]s
 // the environment's certificate, passwords readable by no one but binds.
 func (e *Env) slapdConfig(dir string) string {
 	tlsDir := filepath.Join(e.Dir, "tls")
-	return fmt.Sprintf(`include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/inetorgperson.schema
-include /etc/ldap/schema/nis.schema
-modulepath /usr/lib/ldap
-moduleload back_mdb
-pidfile %[1]s/slapd.pid
+	var b strings.Builder
+	for _, schema := range []string{"core", "cosine", "inetorgperson", "nis"} {
+		fmt.Fprintf(&b, "include %s/%s.schema\n", e.tools.ldapSchema, schema)
+	}
+	if e.tools.ldapModules != "" {
+		fmt.Fprintf(&b, "modulepath %s\nmoduleload back_mdb\n", e.tools.ldapModules)
+	}
+	fmt.Fprintf(&b, `pidfile %[1]s/slapd.pid
 argsfile %[1]s/slapd.args
 TLSCACertificateFile %[2]s/ca.pem
 TLSCertificateFile %[2]s/server.pem
@@ -109,6 +110,7 @@ index uid eq
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by users read by * none
 `, dir, tlsDir, baseDN, ssha(e.secrets.rootDN))
+	return b.String()
 }
 
 // startDirectory loads the directory into each replica and starts them,

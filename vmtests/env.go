@@ -174,16 +174,20 @@ func anyRunning(procs []*proc) bool {
 	return false
 }
 
-// tools are the programs the environment runs.
+// tools are the programs the environment runs, and where slapd's schema
+// and modules are.
 type tools struct {
 	slapd, slapadd, haproxy, initdb, postgres string
+	// ldapSchema holds core.schema and its friends; ldapModules holds
+	// back_mdb as a module, or is "" where slapd has it built in.
+	ldapSchema, ldapModules string
 }
 
 // toolDirs are where the programs are looked for when PATH lacks them:
 // Debian keeps slapd and haproxy in /usr/sbin and PostgreSQL's servers in
 // a folder per version.
 var toolDirs = map[string][]string{
-	"slapd": {"/usr/sbin"}, "slapadd": {"/usr/sbin"}, "haproxy": {"/usr/sbin"},
+	"slapd": {"/usr/sbin", "/usr/libexec"}, "slapadd": {"/usr/sbin"}, "haproxy": {"/usr/sbin"},
 	"initdb": {"/usr/lib/postgresql/*/bin"}, "postgres": {"/usr/lib/postgresql/*/bin"},
 }
 
@@ -211,6 +215,24 @@ func findTools() (tools, error) {
 	look(&t.postgres, "postgres", "postgresql")
 	if len(missing) > 0 {
 		return t, fmt.Errorf("env: missing programs: %v", missing)
+	}
+	// Debian keeps the schema in /etc/ldap and back_mdb in /usr/lib/ldap;
+	// nixpkgs' openldap keeps both beside slapd.
+	prefix := filepath.Dir(filepath.Dir(t.slapd))
+	for _, d := range []string{"/etc/ldap/schema", "/etc/openldap/schema", filepath.Join(prefix, "etc", "schema"), filepath.Join(prefix, "etc", "openldap", "schema")} {
+		if _, err := os.Stat(filepath.Join(d, "core.schema")); err == nil {
+			t.ldapSchema = d
+			break
+		}
+	}
+	if t.ldapSchema == "" {
+		return t, fmt.Errorf("env: slapd's schema (core.schema) is nowhere to be found (Debian: apt-get install slapd)")
+	}
+	for _, d := range []string{"/usr/lib/ldap", filepath.Join(prefix, "lib", "openldap"), filepath.Join(prefix, "libexec", "openldap")} {
+		if _, err := os.Stat(filepath.Join(d, "back_mdb.so")); err == nil {
+			t.ldapModules = d
+			break
+		}
 	}
 	return t, nil
 }

@@ -1,12 +1,11 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/report"
 )
 
 // ReportVersion is the version of the JSON report.
@@ -45,23 +44,8 @@ func NewReport(results []*Result, strict bool) *Report {
 	return r
 }
 
-// Formats the report can be written in.
-var Formats = []string{"text", "json", "junit"}
-
-// Write writes the report in format: "text", "json" or "junit".
-func (r *Report) Write(w io.Writer, format string) error {
-	switch format {
-	case "text":
-		return r.WriteText(w)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	case "junit":
-		return r.WriteJUnit(w)
-	}
-	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
-}
+// Write writes the report in format: text, json or junit.
+func (r *Report) Write(w io.Writer, format string) error { return report.Write(w, format, r) }
 
 // WriteText writes a line per node and a line per finding under it, then a
 // summary: readable in a terminal and in a CI log.
@@ -102,9 +86,9 @@ func plural(n int, word string) string {
 // failure for a rule that found an error (or with strict a warning), a
 // skipped case for a rule that does not apply to the node.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	var suites []junit.Suite
+	var suites []report.Suite
 	for _, res := range r.Nodes {
-		suite := junit.Suite{Name: res.Node}
+		suite := report.Suite{Name: res.Node}
 		byRule := map[string][]Finding{}
 		for _, f := range res.Findings {
 			byRule[f.Rule] = append(byRule[f.Rule], f)
@@ -114,9 +98,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			skipped[s.Rule] = s.Reason
 		}
 		for _, rule := range Rules() {
-			c := junit.Case{Name: rule.ID + " " + rule.Name, ClassName: "podroles.check." + res.Node}
+			c := report.Case{Name: rule.ID + " " + rule.Name, ClassName: "podroles.check." + res.Node}
 			if why, ok := skipped[rule.ID]; ok {
-				c.Skipped = &junit.Skipped{Message: why}
+				c.Skipped = &report.Skipped{Message: why}
 				suite.Add(c)
 				continue
 			}
@@ -128,7 +112,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			}
 			switch {
 			case failed:
-				c.Failure = &junit.Failure{
+				c.Failure = &report.Failure{
 					Message: fmt.Sprintf("%s [%s]: %s", rule.ID, rule.Spec, plural(len(lines), "finding")),
 					Type:    rule.Name,
 					Text:    strings.Join(lines, "\n"),
@@ -140,5 +124,5 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		suites = append(suites, suite)
 	}
-	return junit.Write(w, "podroles check", suites)
+	return report.WriteJUnit(w, "podroles check", suites)
 }

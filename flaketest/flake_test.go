@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/checks"
-	"github.com/fediversity/podroles/junit"
 	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/report"
 )
 
 var repoRoot = func() string {
@@ -164,7 +164,7 @@ func TestExamplesCheck(t *testing.T) {
 		b, _ := json.Marshal(want)
 		t.Errorf("lib.mkCheck's facts differ from podroles facts:\n%s\n%s", a, b)
 	}
-	var report junit.Suites
+	var report report.Suites
 	data, _ := os.ReadFile(filepath.Join(out, "junit.xml"))
 	if err := xml.Unmarshal(data, &report); err != nil || len(report.Suites) != 3 || report.Failures != 0 {
 		t.Errorf("junit.xml: %v, %d suites, %d failures", err, len(report.Suites), report.Failures)

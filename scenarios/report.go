@@ -1,13 +1,12 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/report"
 )
 
 // Report is a run's results, as `scenarios run` prints it.
@@ -46,23 +45,8 @@ func NewReport(node string, results []*Result) *Report {
 	return r
 }
 
-// Formats a report can be written in.
-var Formats = []string{"text", "json", "junit"}
-
-// Write writes the report in format.
-func (r *Report) Write(w io.Writer, format string) error {
-	switch format {
-	case "text":
-		return r.WriteText(w)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	case "junit":
-		return r.WriteJUnit(w)
-	}
-	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
-}
+// Write writes the report in format: text, json or junit.
+func (r *Report) Write(w io.Writer, format string) error { return report.Write(w, format, r) }
 
 // Line is the text line of one result.
 func (res *Result) Line() string {
@@ -87,16 +71,16 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // WriteJUnit writes a test suite per suite and a test case per scenario.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	var suites []junit.Suite
+	var suites []report.Suite
 	index := map[string]int{}
 	for _, res := range r.Results {
 		i, ok := index[res.Suite]
 		if !ok {
 			i = len(suites)
 			index[res.Suite] = i
-			suites = append(suites, junit.Suite{Name: res.Suite})
+			suites = append(suites, report.Suite{Name: res.Suite})
 		}
-		c := junit.Case{Name: res.Scenario, ClassName: "podroles.scenarios." + r.Node + "." + res.Suite, Time: res.Seconds}
+		c := report.Case{Name: res.Scenario, ClassName: "podroles.scenarios." + r.Node + "." + res.Suite, Time: res.Seconds}
 		var steps []string
 		for _, s := range res.Steps {
 			line := fmt.Sprintf("%s %s", s.Status, s.Name)
@@ -110,13 +94,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		switch res.Status {
 		case Failed:
-			c.Failure = &junit.Failure{Message: res.Reason, Type: strings.Join(res.Spec, ", "), Text: strings.Join(steps, "\n")}
+			c.Failure = &report.Failure{Message: res.Reason, Type: strings.Join(res.Spec, ", "), Text: strings.Join(steps, "\n")}
 		case Skipped:
-			c.Skipped = &junit.Skipped{Message: res.Reason}
+			c.Skipped = &report.Skipped{Message: res.Reason}
 		default:
 			c.SystemOut = strings.Join(steps, "\n")
 		}
 		suites[i].Add(c)
 	}
-	return junit.Write(w, "podroles scenarios", suites)
+	return report.WriteJUnit(w, "podroles scenarios", suites)
 }

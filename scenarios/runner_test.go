@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -158,7 +158,7 @@ func TestReports(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Results) != 3 || back.Results[1].Reason != "s: boom" {
 		t.Errorf("json: %v\n%s", err, js.String())
 	}
-	var suites junit.Suites
+	var suites report.Suites
 	if err := xml.Unmarshal(xmlOut.Bytes(), &suites); err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/report"
 )
 
 type checkOptions struct {
@@ -37,8 +36,8 @@ report still goes to standard output unless --format is text.`,
   podroles check --flake . --k8s-pod-module ./k8s-pod.nix --format junit --output check.xml
   podroles check examples/*.nix`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(checks.Formats, o.format) {
-				return fmt.Errorf("--format %q: want one of %s", o.format, strings.Join(checks.Formats, ", "))
+			if err := report.CheckFormat(o.format); err != nil {
+				return err
 			}
 			nodes, err := o.sources.load(cmd.Context(), args, io.ErrOut)
 			if err != nil {
@@ -54,17 +53,17 @@ report still goes to standard output unless --format is text.`,
 	return cmd
 }
 
-func (o *checkOptions) run(report *checks.Report) error {
-	if err := writeOutput(o.output, o.io.Out, func(w io.Writer) error { return report.Write(w, o.format) }); err != nil {
+func (o *checkOptions) run(rep *checks.Report) error {
+	if err := writeOutput(o.output, o.io.Out, func(w io.Writer) error { return rep.Write(w, o.format) }); err != nil {
 		return err
 	}
 	if o.output != "" && o.format != "text" {
-		if err := report.WriteText(o.io.Out); err != nil {
+		if err := rep.WriteText(o.io.Out); err != nil {
 			return err
 		}
 	}
-	if !report.Summary.Passed {
-		return &failedError{summary: fmt.Sprintf("%d errors, %d warnings", report.Summary.Errors, report.Summary.Warnings)}
+	if !rep.Summary.Passed {
+		return &failedError{summary: fmt.Sprintf("%d errors, %d warnings", rep.Summary.Errors, rep.Summary.Warnings)}
 	}
 	return nil
 }

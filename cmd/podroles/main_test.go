@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/fediversity/podroles/checks"
-	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/report"
 )
 
 type result struct {
@@ -110,7 +110,7 @@ func TestCheckJUnitToFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var suites junit.Suites
+	var suites report.Suites
 	if err := xml.Unmarshal(data, &suites); err != nil {
 		t.Fatalf("parse junit: %v\n%s", err, data)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -71,8 +72,8 @@ failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 			if o.inventory == "" {
 				return fmt.Errorf("--inventory FILE is required: write one for a deployment, or let podroles env up write one")
 			}
-			if !slices.Contains(scenarios.Formats, o.format) {
-				return fmt.Errorf("--format %q: want one of %s", o.format, strings.Join(scenarios.Formats, ", "))
+			if err := report.CheckFormat(o.format); err != nil {
+				return err
 			}
 			var re *regexp.Regexp
 			if o.run != "" {
@@ -97,18 +98,18 @@ failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 			if len(results) == 0 {
 				return fmt.Errorf("no scenario matches --suite %s --run %q", strings.Join(o.suites, ","), o.run)
 			}
-			report := scenarios.NewReport(inv.Node, results)
-			if err := writeOutput(o.output, ios.Out, func(w io.Writer) error { return report.Write(w, o.format) }); err != nil {
+			rep := scenarios.NewReport(inv.Node, results)
+			if err := writeOutput(o.output, ios.Out, func(w io.Writer) error { return rep.Write(w, o.format) }); err != nil {
 				return err
 			}
 			if o.output != "" && o.format != "text" {
-				report.WriteText(ios.Out)
+				rep.WriteText(ios.Out)
 			}
 			if err := cmd.Context().Err(); err != nil {
 				return fmt.Errorf("interrupted")
 			}
-			if !report.Summary.OK {
-				return &failedError{summary: fmt.Sprintf("%d scenarios failed", report.Summary.Failed)}
+			if !rep.Summary.OK {
+				return &failedError{summary: fmt.Sprintf("%d scenarios failed", rep.Summary.Failed)}
 			}
 			return nil
 		},

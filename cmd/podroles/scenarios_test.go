@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fediversity/podroles/junit"
+	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/vmtests"
 )
 
@@ -19,7 +19,7 @@ func TestScenariosRun(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 	data, _ := os.ReadFile(out)
-	var suites junit.Suites
+	var suites report.Suites
 	if err := xml.Unmarshal(data, &suites); err != nil || suites.Tests != 7 || suites.Failures != 0 {
 		t.Errorf("junit: %v %+v", err, suites)
 	}

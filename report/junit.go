@@ -1,7 +1,7 @@
-// Package junit writes JUnit XML reports, the format CI systems read to show
-// each failure on its own: the checks of a node and the scenarios of a suite
-// both report through it.
-package junit
+// Package report holds what the reports of podroles check and podroles
+// scenarios share: the formats they are written in, and JUnit XML, which CI
+// systems read to show each failure on its own.
+package report
 
 import (
 	"encoding/xml"
@@ -9,7 +9,7 @@ import (
 	"io"
 )
 
-// Suites is the root element, <testsuites>.
+// Suites is the root element of JUnit XML, <testsuites>.
 type Suites struct {
 	XMLName  xml.Name `xml:"testsuites"`
 	Name     string   `xml:"name,attr,omitempty"`
@@ -65,8 +65,8 @@ func (s *Suite) Add(c Case) {
 	}
 }
 
-// Write writes the suites, with their totals, as an XML document.
-func Write(w io.Writer, name string, suites []Suite) error {
+// WriteJUnit writes the suites, with their totals, as an XML document.
+func WriteJUnit(w io.Writer, name string, suites []Suite) error {
 	root := Suites{Name: name, Suites: suites}
 	for _, s := range suites {
 		root.Tests += s.Tests

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -334,9 +335,13 @@ func unlistedUnit(n *node, report reportFunc) {
 // not marked.
 var runOncePatterns = regexp.MustCompile(`^acme-|(^|[-_@.])(init|initdb|setup|migrate|migrations?|provision|bootstrap)([-_@.]|$)`)
 
+// perMachineUnits are NixOS units whose names look run-once but that set up
+// each machine, so each pod.
+var perMachineUnits = map[string]bool{"network-setup": true, "resolvconf-setup": true, "nscd-setup": true}
+
 func runOnceUnitShared(n *node, report reportFunc) {
 	for _, u := range dedupe(n.PodRoles.SharedUnits) {
-		if runOncePatterns.MatchString(u) && !strings.HasPrefix(u, "systemd-") {
+		if runOncePatterns.MatchString(u) && !strings.HasPrefix(u, "systemd-") && !perMachineUnits[u] {
 			report(unit(u), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
 		}
 	}
@@ -449,7 +454,7 @@ func templateWithField(n *node, report reportFunc) {
 
 func parametersWithoutTemplate(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
-		if s.Parameters != nil && s.Template == nil {
+		if len(s.Parameters) > 0 && s.Template == nil {
 			report(secret(file), "secret %s of role %s has parameters but no template: parameters go with a template over the response of the engine; add the template or remove the parameters", file, roleName)
 		}
 	})
@@ -501,10 +506,17 @@ func lldapLoopbackHost(n *node, report reportFunc) {
 
 func lldapReaderPasswordInRunSecrets(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
-		if f := n.LLDAP.ReaderBindPasswordFile; f != nil && (*f == "/run/secrets" || strings.HasPrefix(*f, "/run/secrets/")) {
+		if f := n.LLDAP.ReaderBindPasswordFile; f != nil && inRunSecrets(*f) {
 			report(role(name), "role %s runs lldap but fediversity.lldap.readerBindPasswordFile is %s: the sidecar writes /run/secrets only in the role's pods, so readers elsewhere lack the file; render it from the KV entry of the bind password outside /run/secrets", name, *f)
 		}
 	})
+}
+
+// inRunSecrets reports whether path names a file in /run/secrets, however
+// it is spelled (/run//secrets/x, /run/secrets/../secrets/x).
+func inRunSecrets(path string) bool {
+	clean := filepath.Clean(path)
+	return clean == "/run/secrets" || strings.HasPrefix(clean, "/run/secrets/")
 }
 
 func lldapWithoutTLS(n *node, report reportFunc) {

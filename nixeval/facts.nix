@@ -36,16 +36,24 @@ let
     else if builtins.isFunction v then null
     else v;
 
-  portLists = lists: {
+  # Each projection applies only to a value of the right shape and passes
+  # anything else on as it is, so that podroles names the option whose
+  # value is wrong instead of nix failing inside this file.
+  ifAttrs = f: v: if isAttrs v then f v else v;
+  eachAttr = f: v: if isAttrs v then mapAttrs (_: f) v else v;
+  eachItem = f: v: if isList v then map f v else v;
+  names = v: if isAttrs v then attrNames v else v;
+
+  portLists = ifAttrs (lists: {
     allowedTCPPorts = lists.allowedTCPPorts or [ ];
     allowedUDPPorts = lists.allowedUDPPorts or [ ];
     allowedTCPPortRanges = lists.allowedTCPPortRanges or [ ];
     allowedUDPPortRanges = lists.allowedUDPPortRanges or [ ];
-  };
+  });
 
   firewall = config.networking.firewall or { };
 
-  secret = s: {
+  secret = ifAttrs (s: {
     path = s.path or null;
     field = s.field or null;
     encoding = s.encoding or null;
@@ -53,52 +61,52 @@ let
     template = s.template or null;
     parameters = nullOr plain (s.parameters or null);
     restart = s.restart or false;
-  };
+  });
 
-  port = p: {
+  port = ifAttrs (p: {
     port = p.port or null;
     protocol = p.protocol or "TCP";
-  };
+  });
 
-  metrics = m: {
+  metrics = ifAttrs (m: {
     port = m.port or null;
     path = m.path or "/metrics";
-  };
+  });
 
-  role = r: {
+  role = ifAttrs (r: {
     replicas = r.replicas or null;
     units = r.units or [ ];
     service = r.service or null;
-    secrets = mapAttrs (_: secret) (r.secrets or { });
-    ports = map port (r.ports or [ ]);
+    secrets = eachAttr secret (r.secrets or { });
+    ports = eachItem port (r.ports or [ ]);
     metrics = nullOr metrics (r.metrics or null);
     companion = r.companion or false;
-  };
+  });
 
-  service = s: {
-    environment = attrNames (s.environment or { });
+  service = ifAttrs (s: {
+    environment = names (s.environment or { });
     companion = nullOr pathString (s.companion or null);
-  };
+  });
 
   podRoles = config.fediversity.podRoles or { };
   lldap = config.fediversity.lldap or { };
   authelia = config.fediversity.authelia or { };
 in
 {
-  units = mapAttrs (_: u: { enable = u.enable or true; }) (config.systemd.services or { });
-  modularServices = attrNames (config.system.services or { });
-  stateMigrations = attrNames (config.systemd.stateMigrations or { });
+  units = eachAttr (ifAttrs (u: { enable = u.enable or true; })) (config.systemd.services or { });
+  modularServices = names (config.system.services or { });
+  stateMigrations = names (config.systemd.stateMigrations or { });
 
   firewall = portLists firewall // {
     enable = firewall.enable or true;
-    interfaces = mapAttrs (_: portLists) (firewall.interfaces or { });
+    interfaces = eachAttr portLists (firewall.interfaces or { });
   };
 
   podRoles = {
-    roles = mapAttrs (_: role) (podRoles.roles or { });
+    roles = eachAttr role (podRoles.roles or { });
     mainUnits = podRoles.mainUnits or [ ];
     sharedUnits = podRoles.sharedUnits or [ ];
-    services = mapAttrs (_: service) (podRoles.services or { });
+    services = eachAttr service (podRoles.services or { });
   };
 
   k8sPod = {
@@ -119,7 +127,7 @@ in
     host = authelia.host or "localhost";
     caFile = nullOr pathString (authelia.caFile or null);
     storage = {
-      local = nullOr (l: { path = nullOr pathString (l.path or null); }) (authelia.storage.local or null);
+      local = nullOr (ifAttrs (l: { path = nullOr pathString (l.path or null); })) (authelia.storage.local or null);
       postgres = (authelia.storage.postgres or null) != null;
     };
     smtp = (authelia.smtp or null) != null;

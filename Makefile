@@ -11,7 +11,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PATH := $(PATH):/usr/local/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build demo test bench fuzz vet clean env-demo
+.PHONY: all deps build demo test bench fuzz vet clean env-demo servers
 
 all: build
 
@@ -49,11 +49,29 @@ env-demo: deps build
 	$(BIN) env up --dir $(ENV_DIR)
 	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
+# Servers built from the Go module proxy at exact versions, each from a
+# wrapper module of its own under servers/ (never in podroles' go.mod), into
+# an ignored folder that later runs reuse: only the first build pays.
+SERVERS_BIN := $(CURDIR)/.cache/servers/bin
+export PODROLES_SERVERS := $(SERVERS_BIN)
+AUTHELIA_NOSUMDB := github.com/authelia/authelia,github.com/weppos/publicsuffix-go,github.com/authelia/oauth2-provider
+
+servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
+
+$(SERVERS_BIN)/vault: servers/vault/go.mod servers/vault/go.sum
+	@mkdir -p $(SERVERS_BIN)
+	@echo "building Vault v1.21.0 (the OpenBao API): minutes the first time"
+	cd servers/vault && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp github.com/hashicorp/vault && mv $@.tmp $@
+
+$(SERVERS_BIN)/authelia: servers/authelia/go.mod servers/authelia/go.sum
+	@mkdir -p $(SERVERS_BIN)
+	cd servers/authelia && GONOSUMDB=$(AUTHELIA_NOSUMDB) $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp github.com/authelia/authelia/v4/cmd/authelia && mv $@.tmp $@
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }
 	$(GO) vet ./...
 
-test: deps vet
+test: deps servers vet
 	$(GO) test -count=1 ./...
 
 bench: deps

@@ -36,21 +36,38 @@ func run(t *testing.T, env *vmtests.Env, patience time.Duration, suites ...strin
 	return out
 }
 
+// requireOpenBao fails a test that needs OpenBao where make servers built
+// it, and skips it where no one did (a bare go test on a laptop).
+func requireOpenBao(t *testing.T, env *vmtests.Env) {
+	t.Helper()
+	if env.OpenBaoURL() != "" {
+		return
+	}
+	if os.Getenv(vmtests.ServersEnv) != "" {
+		t.Fatalf("%s is set but holds no vault: run make servers", vmtests.ServersEnv)
+	}
+	t.Skipf("no vault built: run the tests with make test, which builds it")
+}
+
 func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	env := vmtests.Start(t, vmtests.Options{})
-	results := run(t, env, 0, "ldap", "postgres", "lldap-http")
+	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets")
 	for id, r := range results {
 		switch {
 		case strings.HasPrefix(id, "lldap-http/"):
 			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, `runs "slapd", not lldap`) {
 				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
 			}
+		case strings.HasPrefix(id, "secrets/") && env.OpenBaoURL() == "":
+			if r.Status != scenarios.Skipped {
+				t.Errorf("%s without OpenBao: %s %s", id, r.Status, r.Reason)
+			}
 		case r.Status != scenarios.Passed:
 			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
 		}
 	}
-	if len(results) != 10 {
-		t.Errorf("ran %d scenarios, want 10", len(results))
+	if len(results) != 11 {
+		t.Errorf("ran %d scenarios, want 11", len(results))
 	}
 	notes := strings.Join(results["ldap/wrong-ca-refused"].Steps[0].Notes, " ")
 	if !strings.Contains(notes, "refused as it must be") || !strings.Contains(notes, "unknown authority") {
@@ -131,6 +148,48 @@ func TestSuitesFailWhenBroken(t *testing.T) {
 				t.Fatalf("%s should fail with %q; got %+v", c.scenario, c.reason, r)
 			}
 			t.Logf("%s", r.Line())
+		})
+	}
+}
+
+// TestSecretsFailWhenBroken stops the sidecar of one pod and changes what
+// it wrote, as a sidecar that died or rendered wrongly would leave it.
+func TestSecretsFailWhenBroken(t *testing.T) {
+	other, _ := pki.NewCA("another CA")
+	otherCert, otherKey, _ := other.Issue("directory-lldap.directory.svc.cluster.local")
+	cases := []struct {
+		name, file, content, reason string
+	}{
+		{"stale base64 field", "jwt", "an old value", "pod directory-lldap-1, secret jwt: at "},
+		{"variable with its line end", "bind-password", "", "bytes that are not field env of secret/data/lldap/env, variable LLDAP_LDAP_USER_PASS with no line end"},
+		{"template over the wrong credential", "db.env", "", "a credential that does not log in to Postgres"},
+		{"certificate of another CA", "tls.pem", string(otherCert) + string(otherKey), "that the PKI's CA does not verify"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := vmtests.Start(t, vmtests.Options{})
+			requireOpenBao(t, env)
+			if err := env.Stop("sidecar-directory-lldap-1"); err != nil {
+				t.Fatal(err)
+			}
+			inv, _ := inventory.Load(env.Inventory)
+			path := inv.Roles["lldap"].Pods[1].SecretsDir + "/" + c.file
+			content := c.content
+			if content == "" {
+				old, _ := os.ReadFile(path)
+				switch c.file {
+				case "bind-password":
+					content = string(old) + "\n"
+				case "db.env":
+					content = strings.Replace(string(old), "@", "x@", 1)
+				}
+			}
+			os.WriteFile(path, []byte(content), 0o600)
+			r := run(t, env, 2*time.Second, "secrets")["secrets/files-hold-their-values"]
+			if r.Status != scenarios.Failed || !strings.Contains(r.Reason, c.reason) || !strings.Contains(r.Reason, "pod directory-lldap-1") || strings.Contains(r.Reason, "pod directory-lldap-0") {
+				t.Fatalf("want a failure naming pod directory-lldap-1 and %q; got %s: %s", c.reason, r.Status, r.Reason)
+			}
 		})
 	}
 }

@@ -24,8 +24,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -60,19 +62,22 @@ type Env struct {
 	Options
 	// Inventory is the path of the inventory it wrote.
 	Inventory string
-	// CA is the CA of the server certificates.
-	CA *pki.CA
 
 	procs   []*proc
 	tools   tools
 	secrets secrets
 	pgPort  int
+
+	// With OpenBao: its client, the KV entries it holds, and its CA.
+	openbao *openbao.Client
+	kv      map[string]map[string]any
+	caPEM   []byte
 }
 
 // secrets are the environment's passwords, each also in a file of
 // secrets/, which the inventory names.
 type secrets struct {
-	bind, admin, rootDN, pgSuper, pgRole string
+	bind, admin, rootDN, pgSuper, pgRole, pgOpenBao, openbaoRoot string
 }
 
 // Up starts the environment and writes its inventory. When anything fails
@@ -118,9 +123,22 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		what string
 		do   func(context.Context) error
 	}{
+		{"postgresql", e.startPostgres},
+		{"openbao", e.startOpenBao},
+		{"certificates", e.makeCertificates},
 		{"slapd", e.startDirectory},
 		{"haproxy", e.startService},
-		{"postgresql", e.startPostgres},
+		{"sidecars", e.startSidecars},
+	}
+	if e.tools.vault == "" {
+		// Without the OpenBao API, certificates come from a CA made in Go
+		// and the roles have no sidecars.
+		steps = slices.DeleteFunc(steps, func(s struct {
+			what string
+			do   func(context.Context) error
+		}) bool {
+			return s.what == "openbao" || s.what == "sidecars"
+		})
 	}
 	for _, s := range steps {
 		if err := s.do(ctx); err != nil {
@@ -178,6 +196,9 @@ func anyRunning(procs []*proc) bool {
 // and modules are.
 type tools struct {
 	slapd, slapadd, haproxy, initdb, postgres string
+	// vault serves the OpenBao API; "" when it is not built (make
+	// servers), and the environment then runs without it.
+	vault string
 	// ldapSchema holds core.schema and its friends; ldapModules holds
 	// back_mdb as a module, or is "" where slapd has it built in.
 	ldapSchema, ldapModules string
@@ -216,6 +237,7 @@ func findTools() (tools, error) {
 	if len(missing) > 0 {
 		return t, fmt.Errorf("env: missing programs: %v", missing)
 	}
+	t.vault = findServer("vault")
 	// Debian keeps the schema in /etc/ldap and back_mdb in /usr/lib/ldap;
 	// nixpkgs' openldap keeps both beside slapd.
 	prefix := filepath.Dir(filepath.Dir(t.slapd))
@@ -237,6 +259,28 @@ func findTools() (tools, error) {
 	return t, nil
 }
 
+// ServersEnv names the folder of the servers that make servers builds from
+// the Go module proxy (Vault, Authelia).
+const ServersEnv = "PODROLES_SERVERS"
+
+// findServer looks for a built server in $PODROLES_SERVERS, then in PATH.
+func findServer(name string) string {
+	if dir := os.Getenv(ServersEnv); dir != "" {
+		if p := filepath.Join(dir, name); isExecutable(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+func isExecutable(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && !info.IsDir() && info.Mode()&0o111 != 0
+}
+
 // Addresses of the environment.
 func (e *Env) podAddress(i int) string { return fmt.Sprintf("%s.%d", e.Loopback, i+1) }
 func (e *Env) serviceAddress() string  { return e.Loopback + ".10" }
@@ -254,6 +298,9 @@ func (e *Env) checkAddresses() error {
 		net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLDAP)), net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLDAPS)),
 		net.JoinHostPort(e.podAddress(1), fmt.Sprint(PortLDAP)), net.JoinHostPort(e.podAddress(1), fmt.Sprint(PortLDAPS)),
 		net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)), net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAP)),
+	}
+	if e.tools.vault != "" {
+		need = append(need, net.JoinHostPort(e.openbaoAddress(), fmt.Sprint(PortOpenBao)))
 	}
 	for _, addr := range need {
 		l, err := net.Listen("tcp", addr)
@@ -288,27 +335,46 @@ func (e *Env) prepare() error {
 	}{
 		{"bind-password", &e.secrets.bind}, {"admin-password", &e.secrets.admin}, {"rootdn-password", &e.secrets.rootDN},
 		{"postgres-superuser-password", &e.secrets.pgSuper}, {"postgres-lldap-password", &e.secrets.pgRole},
+		{"postgres-openbao-password", &e.secrets.pgOpenBao}, {"openbao-token", &e.secrets.openbaoRoot},
 	} {
 		*s.dst = randomPassword()
 		if err := writeFile(e.secretPath(s.file), []byte(*s.dst+"\n"), 0o600); err != nil {
 			return err
 		}
 	}
-	ca, err := pki.NewCA("podroles test PKI (" + e.Node + ")")
-	if err != nil {
-		return err
-	}
-	e.CA = ca
+	return nil
+}
+
+// makeCertificates issues the certificate of the lldap role's Service:
+// from OpenBao's PKI engine, whose CA is then the CA file of the ldap
+// contract, or without OpenBao from a CA made in Go.
+func (e *Env) makeCertificates(ctx context.Context) error {
 	names := e.CertNames
 	if len(names) == 0 {
 		short := fmt.Sprintf("%s-lldap", e.Node)
-		names = []string{e.ServiceName(), short + "." + e.Namespace + ".svc", short + "." + e.Namespace, short}
+		names = []string{e.ServiceName(), short + "." + e.Namespace + ".svc", short + "." + e.Namespace}
 	}
-	cert, key, err := ca.Issue(names...)
-	if err != nil {
-		return err
+	var cert, key []byte
+	if e.openbao != nil && len(e.CertNames) == 0 {
+		var err error
+		if cert, key, err = e.issue(ctx, names); err != nil {
+			return err
+		}
+	} else {
+		// A name that OpenBao's role refuses (a test's) comes from a CA
+		// made in Go, which signs anything.
+		ca, err := pki.NewCA("podroles test PKI (" + e.Node + ")")
+		if err != nil {
+			return err
+		}
+		if cert, key, err = ca.Issue(names...); err != nil {
+			return err
+		}
+		if e.caPEM == nil {
+			e.caPEM = ca.PEM
+		}
 	}
-	for name, data := range map[string][]byte{"ca.pem": ca.PEM, "server.pem": cert} {
+	for name, data := range map[string][]byte{"ca.pem": e.caPEM, "server.pem": cert} {
 		if err := writeFile(filepath.Join(e.Dir, "tls", name), data, 0o644); err != nil {
 			return err
 		}
@@ -357,10 +423,18 @@ func (e *Env) writeInventory() error {
 		},
 	}
 	for i := range replicas {
-		inv.Roles["lldap"].Pods = append(inv.Roles["lldap"].Pods, inventory.Endpoint{
-			Name: fmt.Sprintf("%s-lldap-%d", e.Node, i), Address: e.podAddress(i),
+		pod := inventory.Endpoint{
+			Name: e.podName(i), Address: e.podAddress(i),
 			Ports: map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS},
-		})
+		}
+		if e.openbao != nil {
+			pod.SecretsDir = e.podSecretsDir(i)
+		}
+		inv.Roles["lldap"].Pods = append(inv.Roles["lldap"].Pods, pod)
+	}
+	if e.openbao != nil {
+		inv.Roles["lldap"].Secrets = e.lldapSecrets()
+		inv.OpenBao = &inventory.OpenBao{Address: e.OpenBaoURL(), TokenFile: "secrets/openbao-token"}
 	}
 	if e.PlainPortOnService {
 		inv.Roles["lldap"].Service.Ports["ldap"] = PortLDAP

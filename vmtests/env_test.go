@@ -131,7 +131,7 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 			break
 		}
 	}
-	if len(procs) != 4 {
+	if len(procs) < 4 {
 		t.Fatalf("the helper started %d servers", len(procs))
 	}
 	cmd.Process.Kill()

@@ -109,6 +109,12 @@ func (e *Env) startPostgres(ctx context.Context) error {
 	for _, sql := range []string{
 		fmt.Sprintf("CREATE ROLE lldap LOGIN PASSWORD '%s'", e.secrets.pgRole),
 		"CREATE DATABASE lldap OWNER lldap",
+		// The owner of authelia's storage, whose credentials come from
+		// OpenBao's database engine alone.
+		"CREATE ROLE authelia NOLOGIN",
+		"CREATE DATABASE authelia OWNER authelia",
+		// OpenBao's database engine makes and drops the credentials.
+		fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", e.secrets.pgOpenBao),
 	} {
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("%s: %w", firstWords(sql), err)

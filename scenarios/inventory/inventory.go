@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fediversity/podroles/nixeval"
 )
 
 // Inventory is one node's world.
@@ -55,6 +57,9 @@ type Role struct {
 	Service *Endpoint `json:"service,omitempty"`
 	// Pods are the role's pods.
 	Pods []Endpoint `json:"pods"`
+	// Secrets are the role's secrets by file name, as the node defines
+	// them (fediversity.podRoles.roles.<r>.secrets).
+	Secrets map[string]nixeval.Secret `json:"secrets,omitempty"`
 }
 
 // Endpoint is a Service or a pod: a name, an address and named ports.
@@ -63,6 +68,9 @@ type Endpoint struct {
 	Name    string         `json:"name"`
 	Address string         `json:"address"`
 	Ports   map[string]int `json:"ports,omitempty"`
+	// SecretsDir is where the pod's /run/secrets can be read, for a pod
+	// of a role with secrets.
+	SecretsDir string `json:"secretsDir,omitempty"`
 }
 
 // HostPort returns the address and the named port, ready to dial.
@@ -193,6 +201,14 @@ func (inv *Inventory) resolve(dir string) {
 	}
 	if p := inv.Portal; p != nil {
 		abs(&p.CAFile)
+	}
+	for _, r := range inv.Roles {
+		if r == nil {
+			continue
+		}
+		for i := range r.Pods {
+			abs(&r.Pods[i].SecretsDir)
+		}
 	}
 }
 

@@ -1,0 +1,253 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fediversity/podroles/internal/openbao"
+	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// The secrets suite: each file that a role's sidecar writes in its pod's
+// /run/secrets holds exactly what the spec says for its kind (US1-9, 11,
+// 12, 16).
+var secretsSuite = register(&Suite{
+	Name: "secrets",
+	Doc:  "each file of a pod's /run/secrets holds what its secret's kind says, from OpenBao",
+	Scenarios: []*Scenario{{
+		Name: "files-hold-their-values",
+		Spec: []string{"US1-9", "US1-11", "US1-12", "US1-16"},
+		Doc:  "a field is its KV value, base64 decoded, one variable of an environment file with no line end, a template rendered over the response (with its parameters sent)",
+		Skip: needsSecrets,
+		Steps: []Step{{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
+			token, err := inventory.ReadSecret(s.Inv.OpenBao.TokenFile)
+			if err != nil {
+				return Permanent(err)
+			}
+			bao := openbao.New(s.Inv.OpenBao.Address, token)
+			var errs []error
+			for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
+				role := s.Inv.Roles[roleName]
+				for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
+					for _, pod := range role.Pods {
+						if err := checkSecretFile(ctx, s, bao, pod, file, role.Secrets[file]); err != nil {
+							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
+						}
+					}
+				}
+			}
+			return errors.Join(errs...)
+		}}},
+	}},
+})
+
+func needsSecrets(inv *inventory.Inventory) string {
+	if inv.OpenBao == nil {
+		return "the inventory has no openbao"
+	}
+	for _, r := range inv.Roles {
+		if len(r.Secrets) > 0 {
+			return ""
+		}
+	}
+	return "no role of the inventory has secrets"
+}
+
+// checkSecretFile waits until the pod's file holds what secret says.
+func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, pod inventory.Endpoint, file string, secret nixeval.Secret) error {
+	if pod.SecretsDir == "" {
+		return Permanent(fmt.Errorf("the inventory gives no secretsDir for the pod"))
+	}
+	path := filepath.Join(pod.SecretsDir, file)
+	var expect string
+	switch {
+	case secret.Template != nil:
+		expect = "the template rendered over the response of " + secret.Path
+	case secret.Field != nil:
+		expect = describeField(secret)
+	default:
+		return Permanent(fmt.Errorf("a secret of %s with neither a field nor a template", secret.Path))
+	}
+	return Eventually(ctx, Probe{Endpoint: path, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if secret.Template != nil {
+			return checkRendered(ctx, s, bao, got, pod.Name+" "+file, secret)
+		}
+		want, err := fieldValue(ctx, bao, secret)
+		if err != nil {
+			return err
+		}
+		if string(got) != want {
+			return Saw("%d bytes that are not %s (%d bytes)", len(got), expect, len(want))
+		}
+		s.Note("%s %s: %s", pod.Name, file, expect)
+		return nil
+	})
+}
+
+func describeField(s nixeval.Secret) string {
+	d := fmt.Sprintf("field %s of %s", *s.Field, s.Path)
+	if s.Encoding != nil {
+		d += ", " + *s.Encoding + " decoded"
+	}
+	if s.Variable != nil {
+		d += ", variable " + *s.Variable + " with no line end"
+	}
+	return d
+}
+
+// fieldValue is what the file of a field secret must hold, read from the
+// KV entry now.
+func fieldValue(ctx context.Context, bao *openbao.Client, s nixeval.Secret) (string, error) {
+	data, err := bao.KV(ctx, s.Path)
+	if err != nil {
+		return "", err
+	}
+	v, ok := data[*s.Field].(string)
+	if !ok {
+		return "", Permanent(fmt.Errorf("%s has no string field %s", s.Path, *s.Field))
+	}
+	if s.Encoding != nil && *s.Encoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			return "", Permanent(fmt.Errorf("field %s of %s is not base64: %w", *s.Field, s.Path, err))
+		}
+		v = string(b)
+	}
+	if s.Variable != nil {
+		for _, line := range strings.Split(v, "\n") {
+			if val, ok := strings.CutPrefix(line, *s.Variable+"="); ok {
+				return val, nil
+			}
+		}
+		return "", Permanent(fmt.Errorf("field %s of %s has no variable %s", *s.Field, s.Path, *s.Variable))
+	}
+	return v, nil
+}
+
+var templateAction = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
+var dataField = regexp.MustCompile(`^\.Data\.([A-Za-z_][A-Za-z0-9_]*)$`)
+
+// templatePattern turns a template into a pattern that its renderings
+// match: text as it is, each {{ .Data.x }} a group named x.
+func templatePattern(tmpl string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString(`(?s)^`)
+	last := 0
+	seen := map[string]bool{}
+	for _, m := range templateAction.FindAllStringSubmatchIndex(tmpl, -1) {
+		b.WriteString(regexp.QuoteMeta(tmpl[last:m[0]]))
+		action := tmpl[m[2]:m[3]]
+		if f := dataField.FindStringSubmatch(action); f != nil && !seen[f[1]] {
+			seen[f[1]] = true
+			fmt.Fprintf(&b, `(?P<%s>.+?)`, f[1])
+		} else {
+			b.WriteString(`(.*?)`)
+		}
+		last = m[1]
+	}
+	b.WriteString(regexp.QuoteMeta(tmpl[last:]))
+	b.WriteString(`$`)
+	return regexp.Compile(b.String())
+}
+
+// checkRendered checks a rendered template: its text matches the template,
+// a credential of the database engine logs in, a certificate of the PKI
+// engine is for the name in the parameters and signed by the PKI's CA.
+func checkRendered(ctx context.Context, s *State, bao *openbao.Client, got []byte, label string, secret nixeval.Secret) error {
+	pattern, err := templatePattern(*secret.Template)
+	if err != nil {
+		return Permanent(err)
+	}
+	m := pattern.FindSubmatch(got)
+	if m == nil || strings.Contains(string(got), "{{") {
+		return Saw("%d bytes that do not render the template", len(got))
+	}
+	values := map[string]string{}
+	for i, name := range pattern.SubexpNames() {
+		if name != "" {
+			values[name] = string(m[i])
+		}
+	}
+	if values["username"] != "" && values["password"] != "" && s.Inv.Postgres != nil {
+		if err := credentialLogsIn(ctx, s, values["username"], values["password"]); err != nil {
+			return err
+		}
+		s.Note("%s: a credential of %s that logs in to Postgres as %s", label, secret.Path, values["username"])
+	}
+	if cn, ok := secret.Parameters["common_name"].(string); ok {
+		block, _ := pem.Decode(got)
+		if block == nil {
+			return Saw("no PEM certificate")
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return Saw("a certificate that does not parse: %v", err)
+		}
+		if cert.Subject.CommonName != cn {
+			return Saw("a certificate for %s, not %s: the parameters were not sent", cert.Subject.CommonName, cn)
+		}
+		ca, err := pkiCA(ctx, bao, secret.Path)
+		if err != nil {
+			return err
+		}
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: ca, DNSName: cn}); err != nil {
+			return Saw("a certificate for %s that the PKI's CA does not verify: %v", cn, err)
+		}
+		s.Note("%s: a certificate of %s for %s, as the parameters ask, signed by the PKI's CA", label, secret.Path, cn)
+	}
+	return nil
+}
+
+// credentialLogsIn logs in to the role's Postgres with a credential.
+func credentialLogsIn(ctx context.Context, s *State, user, password string) error {
+	raw, err := inventory.ReadSecret(s.Inv.Postgres.DSNFile)
+	if err != nil {
+		return Permanent(err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Permanent(err)
+	}
+	u.User = url.UserPassword(user, password)
+	db, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return Saw("a credential that does not log in to Postgres (%v)", err)
+	}
+	return db.Close(ctx)
+}
+
+// pkiCA returns the CA of the PKI engine mounted at path's first element.
+func pkiCA(ctx context.Context, bao *openbao.Client, path string) (*x509.CertPool, error) {
+	mount, _, _ := strings.Cut(path, "/")
+	var ca struct {
+		Data struct {
+			Certificate string `json:"certificate"`
+		} `json:"data"`
+	}
+	if err := bao.Do(ctx, "GET", mount+"/cert/ca", nil, &ca); err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(ca.Data.Certificate)) {
+		return nil, Permanent(fmt.Errorf("%s/cert/ca holds no certificate", mount))
+	}
+	return pool, nil
+}

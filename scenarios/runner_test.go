@@ -174,7 +174,7 @@ func TestReports(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	if _, err := Select([]string{"ldap", "nope"}); err == nil || !strings.Contains(err.Error(), `no suite "nope": the suites are ldap`) {
+	if _, err := Select([]string{"ldap", "nope"}); err == nil || !strings.Contains(err.Error(), `no suite "nope": the suites are `) {
 		t.Errorf("err = %v", err)
 	}
 	all, _ := Select(nil)

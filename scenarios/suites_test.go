@@ -51,14 +51,14 @@ func requireOpenBao(t *testing.T, env *vmtests.Env) {
 
 func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	env := vmtests.Start(t, vmtests.Options{})
-	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets")
+	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets", "authelia")
 	for id, r := range results {
 		switch {
 		case strings.HasPrefix(id, "lldap-http/"):
 			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, `runs "slapd", not lldap`) {
 				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
 			}
-		case strings.HasPrefix(id, "secrets/") && env.OpenBaoURL() == "":
+		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/")) && env.OpenBaoURL() == "":
 			if r.Status != scenarios.Skipped {
 				t.Errorf("%s without OpenBao: %s %s", id, r.Status, r.Reason)
 			}
@@ -66,8 +66,8 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
 		}
 	}
-	if len(results) != 11 {
-		t.Errorf("ran %d scenarios, want 11", len(results))
+	if len(results) != 14 {
+		t.Errorf("ran %d scenarios, want 14", len(results))
 	}
 	notes := strings.Join(results["ldap/wrong-ca-refused"].Steps[0].Notes, " ")
 	if !strings.Contains(notes, "refused as it must be") || !strings.Contains(notes, "unknown authority") {
@@ -161,7 +161,7 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 		name, file, content, reason string
 	}{
 		{"stale base64 field", "jwt", "an old value", "pod directory-lldap-1, secret jwt: at "},
-		{"variable with its line end", "bind-password", "", "bytes that are not field env of secret/data/lldap/env, variable LLDAP_LDAP_USER_PASS with no line end"},
+		{"variable with its line end", "admin-password", "", "bytes that are not field env of secret/data/lldap/env, variable LLDAP_LDAP_USER_PASS with no line end"},
 		{"template over the wrong credential", "db.env", "", "a credential that does not log in to Postgres"},
 		{"certificate of another CA", "tls.pem", string(otherCert) + string(otherKey), "that the PKI's CA does not verify"},
 	}
@@ -179,7 +179,7 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 			if content == "" {
 				old, _ := os.ReadFile(path)
 				switch c.file {
-				case "bind-password":
+				case "admin-password":
 					content = string(old) + "\n"
 				case "db.env":
 					content = strings.Replace(string(old), "@", "x@", 1)
@@ -191,5 +191,14 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 				t.Fatalf("want a failure naming pod directory-lldap-1 and %q; got %s: %s", c.reason, r.Status, r.Reason)
 			}
 		})
+	}
+}
+
+func TestPortalFailsWhenNginxTrustsAnotherCA(t *testing.T) {
+	env := vmtests.Start(t, vmtests.Options{PortalTrustsOtherCA: true})
+	requireOpenBao(t, env)
+	r := run(t, env, 2*time.Second, "authelia")["authelia/portal-login"]
+	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "saw HTTP 502") || !strings.Contains(r.Reason, "could not reach authelia") {
+		t.Fatalf("got %s: %s", r.Status, r.Reason)
 	}
 }

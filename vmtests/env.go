@@ -44,11 +44,15 @@ type Options struct {
 	// Detached servers outlive the process that started them.
 	Detached bool
 	// CertNames overrides the names the server certificate is for (a
-	// test breaks verification on purpose with another name).
+	// test breaks verification on purpose with another name); the
+	// portal, whose authelia would refuse the directory, is not started.
 	CertNames []string
 	// PlainPortOnService puts the plain LDAP port on the Service too (a
 	// test breaks the environment on purpose).
 	PlainPortOnService bool
+	// PortalTrustsOtherCA points nginx's proxy_ssl_trusted_certificate at
+	// a CA that did not sign authelia's certificate (a test, on purpose).
+	PortalTrustsOtherCA bool
 }
 
 // Ports of the lldap role, as lldap uses them.
@@ -129,6 +133,18 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		{"slapd", e.startDirectory},
 		{"haproxy", e.startService},
 		{"sidecars", e.startSidecars},
+		{"authelia", e.startAuthelia},
+		{"nginx", e.startPortal},
+	}
+	if len(e.CertNames) > 0 {
+		// authelia refuses a directory whose certificate is for another
+		// name: the portal cannot start.
+		steps = slices.DeleteFunc(steps, func(s struct {
+			what string
+			do   func(context.Context) error
+		}) bool {
+			return s.what == "authelia" || s.what == "nginx"
+		})
 	}
 	if e.tools.vault == "" {
 		// Without the OpenBao API, certificates come from a CA made in Go
@@ -137,7 +153,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 			what string
 			do   func(context.Context) error
 		}) bool {
-			return s.what == "openbao" || s.what == "sidecars"
+			return s.what == "openbao" || s.what == "sidecars" || s.what == "authelia" || s.what == "nginx"
 		})
 	}
 	for _, s := range steps {
@@ -196,9 +212,10 @@ func anyRunning(procs []*proc) bool {
 // and modules are.
 type tools struct {
 	slapd, slapadd, haproxy, initdb, postgres string
-	// vault serves the OpenBao API; "" when it is not built (make
-	// servers), and the environment then runs without it.
-	vault string
+	// vault serves the OpenBao API, authelia the authelia role and nginx
+	// the portal; "" when not built (make servers) or installed, and the
+	// environment then runs without OpenBao and the portal.
+	vault, authelia, nginx string
 	// ldapSchema holds core.schema and its friends; ldapModules holds
 	// back_mdb as a module, or is "" where slapd has it built in.
 	ldapSchema, ldapModules string
@@ -237,7 +254,15 @@ func findTools() (tools, error) {
 	if len(missing) > 0 {
 		return t, fmt.Errorf("env: missing programs: %v", missing)
 	}
-	t.vault = findServer("vault")
+	t.vault, t.authelia = findServer("vault"), findServer("authelia")
+	if p, err := exec.LookPath("nginx"); err == nil {
+		t.nginx = p
+	} else if isExecutable("/usr/sbin/nginx") {
+		t.nginx = "/usr/sbin/nginx"
+	}
+	if t.vault != "" && (t.authelia == "" || t.nginx == "") {
+		return t, fmt.Errorf("env: with vault, the portal needs authelia (make servers) and nginx (Debian: apt-get install nginx)")
+	}
 	// Debian keeps the schema in /etc/ldap and back_mdb in /usr/lib/ldap;
 	// nixpkgs' openldap keeps both beside slapd.
 	prefix := filepath.Dir(filepath.Dir(t.slapd))
@@ -300,7 +325,10 @@ func (e *Env) checkAddresses() error {
 		net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)), net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAP)),
 	}
 	if e.tools.vault != "" {
-		need = append(need, net.JoinHostPort(e.openbaoAddress(), fmt.Sprint(PortOpenBao)))
+		need = append(need, net.JoinHostPort(e.openbaoAddress(), fmt.Sprint(PortOpenBao)),
+			net.JoinHostPort(e.autheliaPodAddress(), fmt.Sprint(PortAuthelia)),
+			net.JoinHostPort(e.autheliaServiceAddress(), fmt.Sprint(PortAuthelia)),
+			net.JoinHostPort(e.portalAddress(), fmt.Sprint(PortPortal)))
 	}
 	for _, addr := range need {
 		l, err := net.Listen("tcp", addr)
@@ -357,7 +385,7 @@ func (e *Env) makeCertificates(ctx context.Context) error {
 	var cert, key []byte
 	if e.openbao != nil && len(e.CertNames) == 0 {
 		var err error
-		if cert, key, err = e.issue(ctx, names); err != nil {
+		if cert, key, err = e.issue(ctx, "internal", names); err != nil {
 			return err
 		}
 	} else {
@@ -435,10 +463,29 @@ func (e *Env) writeInventory() error {
 	if e.openbao != nil {
 		inv.Roles["lldap"].Secrets = e.lldapSecrets()
 		inv.OpenBao = &inventory.OpenBao{Address: e.OpenBaoURL(), TokenFile: "secrets/openbao-token"}
+		if len(e.CertNames) == 0 {
+			e.addPortal(inv)
+		}
 	}
 	if e.PlainPortOnService {
 		inv.Roles["lldap"].Service.Ports["ldap"] = PortLDAP
 	}
 	e.Inventory = filepath.Join(e.Dir, "inventory.yaml")
 	return inv.Write(e.Inventory)
+}
+
+// addPortal adds the authelia role and the main pod's portal.
+func (e *Env) addPortal(inv *inventory.Inventory) {
+	inv.LDAP.AdminUser, inv.LDAP.AdminPasswordFile = "admin", "secrets/admin-password"
+	inv.Roles["authelia"] = &inventory.Role{
+		Server:  "authelia",
+		Service: &inventory.Endpoint{Name: e.autheliaServiceName(), Address: e.autheliaServiceAddress(), Ports: map[string]int{"https": PortAuthelia}},
+		Pods: []inventory.Endpoint{{Name: e.autheliaPodName(), Address: e.autheliaPodAddress(),
+			Ports: map[string]int{"https": PortAuthelia}, SecretsDir: e.autheliaSecretsDir()}},
+		Secrets: e.autheliaSecrets(),
+	}
+	inv.Portal = &inventory.Portal{
+		URL: "https://" + portalHost, Address: net.JoinHostPort(e.portalAddress(), fmt.Sprint(PortPortal)),
+		CAFile: "tls/ca.pem", StorageDSNFile: "secrets/authelia-storage-dsn",
+	}
 }

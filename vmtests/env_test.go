@@ -111,10 +111,15 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 	defer os.RemoveAll(dir)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledTestLeavesNothing$")
 	cmd.Env = append(os.Environ(), "PODROLES_ENV_HELPER="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
 	var procs []*proc
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {

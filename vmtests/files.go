@@ -2,6 +2,7 @@ package vmtests
 
 import (
 	"fmt"
+	"github.com/fediversity/podroles/internal/pki"
 	"os"
 )
 
@@ -11,4 +12,13 @@ func writeFile(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Chmod(path, perm)
+}
+
+// newOtherCAPEM is the PEM of a CA that signed nothing of the environment.
+func newOtherCAPEM() ([]byte, error) {
+	ca, err := pki.NewCA("a CA of nothing in the environment")
+	if err != nil {
+		return nil, err
+	}
+	return ca.PEM, nil
 }

@@ -80,6 +80,12 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 		"secret/data/lldap/env": {"env": fmt.Sprintf("LLDAP_LDAP_BASE_DN=%s\nLLDAP_LDAP_USER_PASS=%s\nLLDAP_KEY_SEED=%s\n", baseDN, e.secrets.admin, randomPassword())},
 		// a secret whose new value restarts the service
 		"secret/data/lldap/key-seed": {"value": randomPassword()},
+		// the reader's bind password, which the contract's file holds too
+		"secret/data/lldap/authelia-bind": {"password": e.secrets.bind},
+		// authelia's own secrets
+		"secret/data/authelia/jwt":         {"value": randomPassword() + randomPassword()},
+		"secret/data/authelia/session":     {"value": randomPassword() + randomPassword()},
+		"secret/data/authelia/storage-key": {"value": randomPassword() + randomPassword()},
 	}
 	keys := make([]string, 0, len(e.kv))
 	for k := range e.kv {
@@ -131,6 +137,11 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 		"allow_subdomains": true, "allow_bare_domains": false, "allow_localhost": false,
 		"key_type": "ec", "key_bits": 256, "max_ttl": "72h", "ttl": "24h",
 	})
+	// The portal's public name, for the certificate of the main pod's nginx.
+	add("pki/roles/portal", map[string]any{
+		"allowed_domains": []string{portalDomain}, "allow_subdomains": true,
+		"key_type": "ec", "key_bits": 256, "max_ttl": "72h", "ttl": "24h",
+	})
 	for _, s := range steps {
 		if err := e.openbao.Write(ctx, s.path, s.data); err != nil {
 			return err
@@ -148,9 +159,10 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 	return nil
 }
 
-// issue returns a certificate and key from the PKI engine for names.
-func (e *Env) issue(ctx context.Context, names []string) (cert, key []byte, err error) {
-	s, err := e.openbao.Read(ctx, "pki/issue/internal", map[string]any{
+// issue returns a certificate and key from the PKI engine's role for
+// names.
+func (e *Env) issue(ctx context.Context, role string, names []string) (cert, key []byte, err error) {
+	s, err := e.openbao.Read(ctx, "pki/issue/"+role, map[string]any{
 		"common_name": names[0], "alt_names": strings.Join(names[1:], ","), "ttl": "24h",
 	})
 	if err != nil {
@@ -167,9 +179,9 @@ func (e *Env) issue(ctx context.Context, names []string) (cert, key []byte, err 
 func (e *Env) lldapSecrets() map[string]nixeval.Secret {
 	str := func(s string) *string { return &s }
 	return map[string]nixeval.Secret{
-		"jwt":           {Path: "secret/data/lldap/jwt", Field: str("value"), Encoding: str("base64")},
-		"bind-password": {Path: "secret/data/lldap/env", Field: str("env"), Variable: str("LLDAP_LDAP_USER_PASS")},
-		"key-seed":      {Path: "secret/data/lldap/key-seed", Field: str("value"), Restart: true},
+		"jwt":            {Path: "secret/data/lldap/jwt", Field: str("value"), Encoding: str("base64")},
+		"admin-password": {Path: "secret/data/lldap/env", Field: str("env"), Variable: str("LLDAP_LDAP_USER_PASS")},
+		"key-seed":       {Path: "secret/data/lldap/key-seed", Field: str("value"), Restart: true},
 		"db.env": {Path: "database/creds/lldap", Restart: true,
 			Template: str(fmt.Sprintf("LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@%s/lldap", net.JoinHostPort(e.postgresAddress(), fmt.Sprint(e.pgPort))))},
 		"tls.pem": {Path: "pki/issue/internal", Restart: true,
@@ -211,64 +223,65 @@ func agentTemplate(s nixeval.Secret) (string, error) {
 	return "{{ with secret " + args + " }}" + body + "{{ end }}", nil
 }
 
-// startSidecars starts an OpenBao agent for each pod of the lldap role,
-// writing the role's secrets into the pod's secrets folder: its
-// /run/secrets.
+// startSidecars starts an OpenBao agent for each pod of the lldap role.
 func (e *Env) startSidecars(ctx context.Context) error {
-	secrets := e.lldapSecrets()
 	for i := range replicas {
-		pod := e.podName(i)
-		dir := e.podSecretsDir(i)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		var templates []map[string]any
-		files := make([]string, 0, len(secrets))
-		for file := range secrets {
-			files = append(files, file)
-		}
-		sort.Strings(files)
-		for _, file := range files {
-			tmpl, err := agentTemplate(secrets[file])
-			if err != nil {
-				return err
-			}
-			templates = append(templates, map[string]any{"contents": tmpl, "destination": filepath.Join(dir, file), "perms": "0600", "error_on_missing_key": true})
-		}
-		cfg := map[string]any{
-			"pid_file": filepath.Join(e.Dir, pod+"-agent.pid"),
-			"vault":    map[string]any{"address": e.OpenBaoURL()},
-			"auto_auth": map[string]any{"method": []any{map[string]any{
-				"type": "token_file", "config": map[string]any{"token_file_path": e.secretPath("openbao-token")},
-			}}},
-			"template_config": map[string]any{"static_secret_render_interval": "2s"},
-			"template":        templates,
-		}
-		data, _ := json.MarshalIndent(cfg, "", "  ")
-		conf := filepath.Join(e.Dir, pod+"-agent.json")
-		if err := writeFile(conf, data, 0o600); err != nil {
-			return err
-		}
-		p, err := e.start(ctx, "sidecar-"+pod, []string{e.tools.vault, "agent", "-config=" + conf}, startOptions{dir: e.Dir, detached: e.Detached, env: []string{"HOME=" + filepath.Join(e.Dir, "openbao")}})
-		if err != nil {
-			return err
-		}
-		probe := scenarios.Probe{Endpoint: dir, Expect: fmt.Sprintf("the sidecar of %s to write %d secrets", pod, len(files)), Within: 30 * time.Second}
-		if err := scenarios.Eventually(ctx, probe, func(context.Context) error {
-			if !p.running() {
-				return scenarios.Permanent(fmt.Errorf("the sidecar exited: %s", p.lastLines(5)))
-			}
-			for _, f := range files {
-				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-					return scenarios.Saw("no %s yet", f)
-				}
-			}
-			return nil
-		}); err != nil {
+		if err := e.startSidecar(ctx, e.podName(i), e.podSecretsDir(i), e.lldapSecrets()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// startSidecar starts the OpenBao agent of one pod, writing its role's
+// secrets into dir, the pod's /run/secrets, and waits for every file.
+func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[string]nixeval.Secret) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	var templates []map[string]any
+	files := make([]string, 0, len(secrets))
+	for file := range secrets {
+		files = append(files, file)
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		tmpl, err := agentTemplate(secrets[file])
+		if err != nil {
+			return err
+		}
+		templates = append(templates, map[string]any{"contents": tmpl, "destination": filepath.Join(dir, file), "perms": "0600", "error_on_missing_key": true})
+	}
+	cfg := map[string]any{
+		"pid_file": filepath.Join(e.Dir, pod+"-agent.pid"),
+		"vault":    map[string]any{"address": e.OpenBaoURL()},
+		"auto_auth": map[string]any{"method": []any{map[string]any{
+			"type": "token_file", "config": map[string]any{"token_file_path": e.secretPath("openbao-token")},
+		}}},
+		"template_config": map[string]any{"static_secret_render_interval": "2s"},
+		"template":        templates,
+	}
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	conf := filepath.Join(e.Dir, pod+"-agent.json")
+	if err := writeFile(conf, data, 0o600); err != nil {
+		return err
+	}
+	p, err := e.start(ctx, "sidecar-"+pod, []string{e.tools.vault, "agent", "-config=" + conf}, startOptions{dir: e.Dir, detached: e.Detached, env: []string{"HOME=" + filepath.Join(e.Dir, "openbao")}})
+	if err != nil {
+		return err
+	}
+	probe := scenarios.Probe{Endpoint: dir, Expect: fmt.Sprintf("the sidecar of %s to write %d secrets", pod, len(files)), Within: 30 * time.Second}
+	return scenarios.Eventually(ctx, probe, func(context.Context) error {
+		if !p.running() {
+			return scenarios.Permanent(fmt.Errorf("the sidecar exited: %s", p.lastLines(5)))
+		}
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				return scenarios.Saw("no %s yet", f)
+			}
+		}
+		return nil
+	})
 }
 
 func (e *Env) podName(i int) string { return fmt.Sprintf("%s-lldap-%d", e.Node, i) }

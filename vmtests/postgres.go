@@ -123,6 +123,12 @@ func (e *Env) startPostgres(ctx context.Context) error {
 	if err := writeFile(e.secretPath("postgres-dsn"), []byte(e.PostgresDSN()+"\n"), 0o600); err != nil {
 		return err
 	}
+	// What the authelia suite reads authelia's storage with.
+	storage := *super
+	storage.Path = "/authelia"
+	if err := writeFile(e.secretPath("authelia-storage-dsn"), []byte(storage.String()+"\n"), 0o600); err != nil {
+		return err
+	}
 	db, err := pgx.Connect(ctx, e.PostgresDSN())
 	if err != nil {
 		return fmt.Errorf("connect as lldap: %w", err)

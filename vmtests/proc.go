@@ -117,10 +117,15 @@ func (p *proc) running() bool {
 }
 
 // stop asks p to stop, waits, and kills its process group if it will not.
+// Whatever of the group outlives p (a child it left behind) is killed too:
+// the group is the one made when p started, and while a member lives its
+// ID cannot go to another process. A p found gone is left alone: its
+// group may be gone and its ID reused.
 func (p *proc) stop(grace time.Duration) error {
 	if !p.running() {
 		return nil
 	}
+	defer syscall.Kill(-p.PID, syscall.SIGKILL)
 	if err := syscall.Kill(p.PID, p.StopSignal); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop %s (pid %d): %w", p.Name, p.PID, err)
 	}

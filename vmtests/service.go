@@ -33,6 +33,10 @@ defaults
 			fmt.Fprintf(&b, "  server pod%d %s:%d check inter 500ms fall 2 rise 1\n", i, e.podAddress(i), port)
 		}
 	}
+	if e.tools.vault != "" {
+		fmt.Fprintf(&b, "\nfrontend authelia-%d\n  bind %s:%d\n  default_backend authelia-pods\n", PortAuthelia, e.autheliaServiceAddress(), PortAuthelia)
+		fmt.Fprintf(&b, "\nbackend authelia-pods\n  server pod0 %s:%d\n", e.autheliaPodAddress(), PortAuthelia)
+	}
 	return b.String()
 }
 

@@ -133,8 +133,17 @@ type OpenBao struct {
 
 // Portal is the authelia portal.
 type Portal struct {
-	URL    string `json:"url"`
+	// URL is the portal's public URL, e.g. https://auth.example.com.
+	URL string `json:"url"`
+	// Address, when set, is where to connect for the URL's host (a
+	// local environment has no DNS for it).
+	Address string `json:"address,omitempty"`
+	// CAFile verifies the portal's certificate; the system's CAs when
+	// empty.
 	CAFile string `json:"caFile,omitempty"`
+	// StorageDSNFile holds a connection string to authelia's database,
+	// to read what a login stored there.
+	StorageDSNFile string `json:"storageDSNFile,omitempty"`
 }
 
 // Load reads and checks an inventory. Relative file paths in it are taken
@@ -201,6 +210,7 @@ func (inv *Inventory) resolve(dir string) {
 	}
 	if p := inv.Portal; p != nil {
 		abs(&p.CAFile)
+		abs(&p.StorageDSNFile)
 	}
 	for _, r := range inv.Roles {
 		if r == nil {

@@ -1,0 +1,226 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// The authelia suite: a user logs in through the main pod's portal, which
+// reaches the authelia role over HTTPS; authelia binds to the lldap role
+// over LDAPS and stores the login in Postgres with a credential of the
+// database engine (SC-005).
+var autheliaSuite = register(&Suite{
+	Name: "authelia",
+	Doc:  "the admin logs in through the portal; authelia binds over LDAPS and stores the login in Postgres with a dynamic credential",
+	Scenarios: []*Scenario{
+		{
+			Name: "portal-login",
+			Spec: []string{"SC-005"},
+			Doc:  "the admin logs in through the portal (first factor) and gets a session cookie",
+			Skip: needsPortal,
+			Steps: []Step{{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
+				_, err := portalLogin(ctx, s, true)
+				return err
+			}}},
+		},
+		{
+			Name: "wrong-password-refused",
+			Spec: []string{"SC-005"},
+			Doc:  "a wrong password is refused at the portal",
+			Skip: needsPortal,
+			Steps: []Step{{Name: "log in with a wrong password", Do: func(ctx context.Context, s *State) error {
+				_, err := portalLogin(ctx, s, false)
+				return err
+			}}},
+		},
+		{
+			Name: "login-stored-in-postgres",
+			Spec: []string{"SC-005"},
+			Doc:  "the login is in authelia's Postgres, which authelia reaches with a credential that expires: the database engine's",
+			Skip: func(inv *inventory.Inventory) string {
+				if why := needsPortal(inv); why != "" {
+					return why
+				}
+				if inv.Portal.StorageDSNFile == "" {
+					return "the inventory's portal has no storageDSNFile"
+				}
+				return ""
+			},
+			Steps: []Step{
+				{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
+					at, err := portalLogin(ctx, s, true)
+					s.Values["loginAt"] = at
+					return err
+				}},
+				{Name: "the login and the dynamic credential are in Postgres", Do: loginStored},
+			},
+		},
+	},
+})
+
+func needsPortal(inv *inventory.Inventory) string {
+	if inv.Portal == nil {
+		return "the inventory has no portal"
+	}
+	if inv.LDAP == nil || inv.LDAP.AdminUser == "" || inv.LDAP.AdminPasswordFile == "" {
+		return "the inventory's ldap has no adminUser and adminPasswordFile to log in with"
+	}
+	return ""
+}
+
+// portalClient connects to the portal's URL, at its address if given,
+// verifying its certificate for the URL's host.
+func portalClient(p *inventory.Portal) (*http.Client, *url.URL, error) {
+	u, err := url.Parse(p.URL)
+	if err != nil || u.Host == "" {
+		return nil, nil, Permanent(fmt.Errorf("portal url %q is no URL", p.URL))
+	}
+	cfg := &tls.Config{ServerName: u.Hostname()}
+	if p.CAFile != "" {
+		pool, err := caPool(p.CAFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	transport := &http.Transport{TLSClientConfig: cfg, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if p.Address != "" {
+			addr = p.Address
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}}
+	return &http.Client{Timeout: 15 * time.Second, Transport: transport}, u, nil
+}
+
+// portalLogin posts the admin's first factor to the portal, with the right
+// password or a wrong one, and checks the answer; it returns when the
+// login was sent.
+func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, error) {
+	client, u, err := portalClient(s.Inv.Portal)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer client.CloseIdleConnections()
+	password, err := inventory.ReadSecret(s.Inv.LDAP.AdminPasswordFile)
+	if err != nil {
+		return time.Time{}, Permanent(err)
+	}
+	expect := "a login of " + s.Inv.LDAP.AdminUser + " with a session cookie"
+	if !rightPassword {
+		password += "-wrong"
+		expect = "the wrong password to be refused with HTTP 401"
+	}
+	body, _ := json.Marshal(map[string]any{"username": s.Inv.LDAP.AdminUser, "password": password, "keepMeLoggedIn": false})
+	endpoint := u.JoinPath("/api/firstfactor").String()
+	var sent time.Time
+	err = Eventually(ctx, Probe{Endpoint: endpoint, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		sent = time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		json.Unmarshal(data, &out)
+		if !rightPassword {
+			if resp.StatusCode == http.StatusUnauthorized && out.Status == "KO" {
+				s.Note("refused as it must be: HTTP 401, %s", out.Message)
+				return nil
+			}
+			return Saw("HTTP %d %s", resp.StatusCode, out.Status)
+		}
+		if resp.StatusCode != http.StatusOK || out.Status != "OK" {
+			return Saw("HTTP %d %s %s%s", resp.StatusCode, out.Status, out.Message, hintBadGateway(resp.StatusCode))
+		}
+		for _, c := range resp.Cookies() {
+			if c.Name == "authelia_session" && c.Value != "" {
+				s.Note("%s logged in through %s; session cookie for %s", s.Inv.LDAP.AdminUser, u.Host, c.Domain)
+				return nil
+			}
+		}
+		return Saw("HTTP 200 without a session cookie")
+	})
+	return sent, err
+}
+
+func hintBadGateway(status int) string {
+	if status == http.StatusBadGateway {
+		return ": the portal could not reach authelia (is its certificate verified against the right CA?)"
+	}
+	return ""
+}
+
+// loginStored finds the login in authelia's authentication log, and checks
+// that authelia's connections use a credential that expires.
+func loginStored(ctx context.Context, s *State) error {
+	raw, err := inventory.ReadSecret(s.Inv.Portal.StorageDSNFile)
+	if err != nil {
+		return Permanent(err)
+	}
+	u, _ := url.Parse(raw)
+	loginAt, _ := s.Values["loginAt"].(time.Time)
+	expect := "a successful login of " + s.Inv.LDAP.AdminUser + " in authentication_logs, and authelia connected with an expiring credential"
+	return Eventually(ctx, Probe{Endpoint: u.Redacted(), Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+		db, err := pgx.Connect(ctx, raw)
+		if err != nil {
+			return err
+		}
+		defer db.Close(context.WithoutCancel(ctx))
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM authentication_logs WHERE username = $1 AND successful AND time >= $2`,
+			s.Inv.LDAP.AdminUser, loginAt.Add(-2*time.Second)).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return Saw("no successful login of %s since %s", s.Inv.LDAP.AdminUser, loginAt.Format(time.TimeOnly))
+		}
+		rows, err := db.Query(ctx, `SELECT a.usename, r.rolvaliduntil IS NOT NULL FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
+			WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()`)
+		if err != nil {
+			return err
+		}
+		users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
+			name    string
+			expires bool
+		}, error) {
+			var u struct {
+				name    string
+				expires bool
+			}
+			err := r.Scan(&u.name, &u.expires)
+			return u, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, user := range users {
+			if !user.expires {
+				return Saw("authelia connected as %s, a credential that does not expire: not one of the database engine", user.name)
+			}
+		}
+		if len(users) == 0 {
+			return Saw("no connection of authelia to its database")
+		}
+		s.Note("%d logins of %s stored; authelia connects as %s, a credential that expires", n, s.Inv.LDAP.AdminUser, users[0].name)
+		return nil
+	})
+}

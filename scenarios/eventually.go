@@ -101,3 +101,27 @@ func (p *permanent) Unwrap() error { return p.err }
 // Permanent marks an error that waiting cannot mend (a file that is not
 // there, say): Eventually returns it at once.
 func Permanent(err error) error { return &permanent{err} }
+
+// Consistently calls check until p.Within has passed, and fails at the
+// first call that fails: it shows that something does not happen over a
+// window, polling, where a test would otherwise sleep.
+func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, p.Within)
+	defer cancel()
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for tries := 1; ; tries++ {
+		if err := check(ctx); err != nil {
+			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err}
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

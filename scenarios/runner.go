@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +52,16 @@ func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Op
 			jobs = append(jobs, job{su, sc, r})
 		}
 	}
+	// The exclusive ones last, in their order.
+	slices.SortStableFunc(jobs, func(a, b job) int {
+		switch {
+		case a.sc.Exclusive == b.sc.Exclusive:
+			return 0
+		case b.sc.Exclusive:
+			return -1
+		}
+		return 1
+	})
 	parallel := max(opts.Parallel, 1)
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -68,6 +79,9 @@ func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Op
 		opts.Progress(Event{Suite: j.suite.Name, Scenario: j.sc.Name, Result: res, Done: done, Total: len(jobs)})
 	}
 	for _, j := range jobs {
+		if j.sc.Exclusive {
+			wg.Wait() // alone: after every scenario before it
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -85,6 +99,9 @@ func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Op
 			runScenario(ctx, inv, j.sc, opts, j.res)
 			report(j, j.res)
 		}(j)
+		if j.sc.Exclusive {
+			wg.Wait()
+		}
 	}
 	wg.Wait()
 	results := make([]*Result, len(jobs))

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,10 +19,6 @@ import (
 )
 
 var testInv = &inventory.Inventory{Node: "n"}
-
-func step(name string, do func(ctx context.Context, s *State) error) Step {
-	return Step{Name: name, Do: do}
-}
 
 func TestRunStatusesAndReasons(t *testing.T) {
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{
@@ -180,5 +178,39 @@ func TestSelect(t *testing.T) {
 	all, _ := Select(nil)
 	if len(all) != len(Suites()) {
 		t.Error("no names select every suite")
+	}
+}
+
+func TestExclusiveScenariosRunAlone(t *testing.T) {
+	var running atomic.Int32
+	var order []string
+	var mu sync.Mutex
+	mk := func(name string, exclusive bool) *Scenario {
+		return &Scenario{Name: name, Exclusive: exclusive, Steps: []Step{step("s", func(ctx context.Context, s *State) error {
+			n := running.Add(1)
+			defer running.Add(-1)
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			held := time.Now()
+			return Eventually(ctx, Probe{Endpoint: "clock", Expect: "20ms"}, func(context.Context) error {
+				if exclusive && n != 1 {
+					return Permanent(fmt.Errorf("%s ran beside %d others", name, n-1))
+				}
+				if time.Since(held) < 20*time.Millisecond {
+					return Saw("%s", time.Since(held))
+				}
+				return nil
+			})
+		})}}
+	}
+	suite := &Suite{Name: "s", Scenarios: []*Scenario{mk("x1", true), mk("p1", false), mk("x2", true), mk("p2", false), mk("p3", false)}}
+	for _, r := range Run(context.Background(), testInv, []*Suite{suite}, Options{Parallel: 4}) {
+		if r.Status != Passed {
+			t.Errorf("%s: %s", r.Scenario, r.Reason)
+		}
+	}
+	if last := order[len(order)-2:]; last[0] != "x1" || last[1] != "x2" {
+		t.Errorf("the exclusive scenarios ran in the order %v, want them last, in their order", order)
 	}
 }

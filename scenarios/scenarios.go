@@ -34,8 +34,11 @@ type Scenario struct {
 	Doc  string
 	// Skip, when set, says why the scenario cannot run on an inventory
 	// ("" when it can).
-	Skip  func(inv *inventory.Inventory) string
-	Steps []Step
+	Skip func(inv *inventory.Inventory) string
+	// Exclusive scenarios change the world others observe (they restart
+	// services, write secrets): they run after the others, one at a time.
+	Exclusive bool
+	Steps     []Step
 }
 
 // Step is one action or check of a scenario.

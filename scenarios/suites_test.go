@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,12 @@ import (
 // "suite/scenario".
 func run(t *testing.T, env *vmtests.Env, patience time.Duration, suites ...string) map[string]*scenarios.Result {
 	t.Helper()
+	return runMatching(t, env, patience, nil, suites...)
+}
+
+// runMatching runs the scenarios of suites that match re (all when nil).
+func runMatching(t *testing.T, env *vmtests.Env, patience time.Duration, re *regexp.Regexp, suites ...string) map[string]*scenarios.Result {
+	t.Helper()
 	inv, err := inventory.Load(env.Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +37,7 @@ func run(t *testing.T, env *vmtests.Env, patience time.Duration, suites ...strin
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := map[string]*scenarios.Result{}
-	for _, r := range scenarios.Run(ctx, inv, selected, scenarios.Options{Parallel: 4, Timeout: time.Minute, Patience: patience}) {
+	for _, r := range scenarios.Run(ctx, inv, selected, scenarios.Options{Parallel: 4, Timeout: time.Minute, Patience: patience, Run: re}) {
 		out[r.ID()] = r
 	}
 	return out
@@ -50,15 +57,16 @@ func requireOpenBao(t *testing.T, env *vmtests.Env) {
 }
 
 func TestSuitesPassOnLocalEnvironment(t *testing.T) {
+	t.Parallel()
 	env := vmtests.Start(t, vmtests.Options{})
-	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets", "authelia")
+	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets", "authelia", "rotation")
 	for id, r := range results {
 		switch {
 		case strings.HasPrefix(id, "lldap-http/"):
 			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, `runs "slapd", not lldap`) {
 				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
 			}
-		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/")) && env.OpenBaoURL() == "":
+		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/") || strings.HasPrefix(id, "rotation/")) && env.OpenBaoURL() == "":
 			if r.Status != scenarios.Skipped {
 				t.Errorf("%s without OpenBao: %s %s", id, r.Status, r.Reason)
 			}
@@ -66,8 +74,13 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
 		}
 	}
-	if len(results) != 14 {
-		t.Errorf("ran %d scenarios, want 14", len(results))
+	if len(results) != 18 {
+		t.Errorf("ran %d scenarios, want 18", len(results))
+	}
+	for _, id := range []string{"rotation/new-credential-restarts-authelia", "rotation/new-credential-restarts-lldap-replicas"} {
+		if r := results[id]; r != nil && r.Status == scenarios.Passed {
+			t.Logf("%s: %s", id, strings.Join(r.Steps[2].Notes, "; "))
+		}
 	}
 	notes := strings.Join(results["ldap/wrong-ca-refused"].Steps[0].Notes, " ")
 	if !strings.Contains(notes, "refused as it must be") || !strings.Contains(notes, "unknown authority") {
@@ -195,10 +208,29 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 }
 
 func TestPortalFailsWhenNginxTrustsAnotherCA(t *testing.T) {
+	t.Parallel()
 	env := vmtests.Start(t, vmtests.Options{PortalTrustsOtherCA: true})
 	requireOpenBao(t, env)
 	r := run(t, env, 2*time.Second, "authelia")["authelia/portal-login"]
 	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "saw HTTP 502") || !strings.Contains(r.Reason, "could not reach authelia") {
 		t.Fatalf("got %s: %s", r.Status, r.Reason)
+	}
+}
+
+// TestRotationFailsWithoutRestart runs the pods without watching their
+// secrets with restart: a new value, and a revoked credential, then
+// restart nothing, and the rotation suite says so.
+func TestRotationFailsWithoutRestart(t *testing.T) {
+	t.Parallel()
+	env := vmtests.Start(t, vmtests.Options{NoRestart: true})
+	requireOpenBao(t, env)
+	results := runMatching(t, env, 3*time.Second, regexp.MustCompile(`restart-secret-restarts|lldap-replicas`), "rotation")
+	for id, want := range map[string]string{
+		"rotation/restart-secret-restarts":                "expected pod directory-lldap-0 to restart its service in the same pod; saw restart count 0 still",
+		"rotation/new-credential-restarts-lldap-replicas": "to restart its service with a new credential within the TTL 20s; saw restart count 0",
+	} {
+		if r := results[id]; r.Status != scenarios.Failed || !strings.Contains(r.Reason, want) {
+			t.Errorf("%s: want a failure with %q; got %s: %s", id, want, r.Status, r.Reason)
+		}
 	}
 }

@@ -144,7 +144,11 @@ func (e *Env) startAuthelia(ctx context.Context) error {
 	if err := writeFile(conf, []byte(e.autheliaConfig()), 0o600); err != nil {
 		return err
 	}
-	p, err := e.start(ctx, "authelia", []string{e.tools.authelia, "--config", conf}, startOptions{
+	argv, err := e.podCommand(e.autheliaPodName(), e.autheliaSecretsDir(), e.autheliaSecrets(), []string{e.tools.authelia, "--config", conf})
+	if err != nil {
+		return err
+	}
+	p, err := e.start(ctx, "authelia", argv, startOptions{
 		dir: dir, detached: e.Detached, env: []string{"X_AUTHELIA_CONFIG_FILTERS=template"},
 	})
 	if err != nil {

@@ -134,7 +134,11 @@ func (e *Env) startDirectory(ctx context.Context) error {
 			return fmt.Errorf("slapadd into %s: %v: %s", name, err, out)
 		}
 		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", e.podAddress(i), PortLDAP, e.podAddress(i), PortLDAPS)
-		p, err := e.start(ctx, name, []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls}, startOptions{dir: dir, detached: e.Detached})
+		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
+		if err != nil {
+			return err
+		}
+		p, err := e.start(ctx, name, argv, startOptions{dir: dir, detached: e.Detached})
 		if err != nil {
 			return err
 		}

@@ -53,6 +53,13 @@ type Options struct {
 	// PortalTrustsOtherCA points nginx's proxy_ssl_trusted_certificate at
 	// a CA that did not sign authelia's certificate (a test, on purpose).
 	PortalTrustsOtherCA bool
+	// NoRestart runs the pods without watching their secrets with
+	// restart (a test breaks US1-13 on purpose).
+	NoRestart bool
+	// Podroles is the podroles binary, whose hidden pod command
+	// supervises the pods of roles with secrets; found or built when
+	// empty.
+	Podroles string
 }
 
 // Ports of the lldap role, as lldap uses them.
@@ -130,9 +137,9 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		{"postgresql", e.startPostgres},
 		{"openbao", e.startOpenBao},
 		{"certificates", e.makeCertificates},
+		{"sidecars", e.startSidecars},
 		{"slapd", e.startDirectory},
 		{"haproxy", e.startService},
-		{"sidecars", e.startSidecars},
 		{"authelia", e.startAuthelia},
 		{"nginx", e.startPortal},
 	}
@@ -456,13 +463,18 @@ func (e *Env) writeInventory() error {
 			Ports: map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS},
 		}
 		if e.openbao != nil {
-			pod.SecretsDir = e.podSecretsDir(i)
+			pod.SecretsDir, pod.StatusFile = e.podSecretsDir(i), e.podStatusFile(e.podName(i))
 		}
 		inv.Roles["lldap"].Pods = append(inv.Roles["lldap"].Pods, pod)
 	}
 	if e.openbao != nil {
 		inv.Roles["lldap"].Secrets = e.lldapSecrets()
 		inv.OpenBao = &inventory.OpenBao{Address: e.OpenBaoURL(), TokenFile: "secrets/openbao-token"}
+		// The suite may write these: test values of the environment's own.
+		inv.Rotation = &inventory.Rotation{
+			Restart:   &inventory.SecretRef{Role: "lldap", File: "key-seed"},
+			NoRestart: &inventory.SecretRef{Role: "lldap", File: "jwt"},
+		}
 		if len(e.CertNames) == 0 {
 			e.addPortal(inv)
 		}
@@ -481,7 +493,7 @@ func (e *Env) addPortal(inv *inventory.Inventory) {
 		Server:  "authelia",
 		Service: &inventory.Endpoint{Name: e.autheliaServiceName(), Address: e.autheliaServiceAddress(), Ports: map[string]int{"https": PortAuthelia}},
 		Pods: []inventory.Endpoint{{Name: e.autheliaPodName(), Address: e.autheliaPodAddress(),
-			Ports: map[string]int{"https": PortAuthelia}, SecretsDir: e.autheliaSecretsDir()}},
+			Ports: map[string]int{"https": PortAuthelia}, SecretsDir: e.autheliaSecretsDir(), StatusFile: e.podStatusFile(e.autheliaPodName())}},
 		Secrets: e.autheliaSecrets(),
 	}
 	inv.Portal = &inventory.Portal{

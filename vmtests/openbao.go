@@ -23,9 +23,10 @@ import (
 const PortOpenBao = 8200
 
 // The database engine's credentials are short-lived, so that rotation is
-// quick to see.
+// quick to see: the agent renews a lease at about two thirds of its TTL,
+// and finds a revoked one then.
 const (
-	credentialTTL    = "2m"
+	CredentialTTL    = 20 * time.Second
 	credentialMaxTTL = "10m"
 )
 
@@ -125,7 +126,7 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 				fmt.Sprintf(`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}' IN ROLE %s`, role),
 				fmt.Sprintf(`ALTER ROLE "{{name}}" SET role = '%s'`, role),
 			},
-			"default_ttl": credentialTTL, "max_ttl": credentialMaxTTL,
+			"default_ttl": CredentialTTL.String(), "max_ttl": credentialMaxTTL,
 		})
 	}
 	add("sys/mounts/pki", map[string]any{"type": "pki", "config": map[string]any{"max_lease_ttl": "87600h"}})

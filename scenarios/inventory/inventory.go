@@ -10,6 +10,7 @@
 package inventory
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -40,6 +42,23 @@ type Inventory struct {
 	OpenBao *OpenBao `json:"openbao,omitempty"`
 	// Portal is the authelia portal that the main pod's nginx serves.
 	Portal *Portal `json:"portal,omitempty"`
+	// Rotation names the KV secrets that the rotation suite may give new
+	// values: writing a secret is not something to do unasked.
+	Rotation *Rotation `json:"rotation,omitempty"`
+}
+
+// Rotation names secrets by role and file.
+type Rotation struct {
+	// Restart is a KV field secret with restart.
+	Restart *SecretRef `json:"restart,omitempty"`
+	// NoRestart is a KV field secret without restart.
+	NoRestart *SecretRef `json:"noRestart,omitempty"`
+}
+
+// SecretRef is one secret of a role.
+type SecretRef struct {
+	Role string `json:"role"`
+	File string `json:"file"`
 }
 
 // Servers a role's pods may run; some suites run only on one.
@@ -71,6 +90,9 @@ type Endpoint struct {
 	// SecretsDir is where the pod's /run/secrets can be read, for a pod
 	// of a role with secrets.
 	SecretsDir string `json:"secretsDir,omitempty"`
+	// StatusFile is where a pod of the local environment reports its UID
+	// and its service's restart count (in a cluster, the pod's status).
+	StatusFile string `json:"statusFile,omitempty"`
 }
 
 // HostPort returns the address and the named port, ready to dial.
@@ -218,6 +240,7 @@ func (inv *Inventory) resolve(dir string) {
 		}
 		for i := range r.Pods {
 			abs(&r.Pods[i].SecretsDir)
+			abs(&r.Pods[i].StatusFile)
 		}
 	}
 }
@@ -289,6 +312,20 @@ func (inv *Inventory) Validate() error {
 	if p := inv.Portal; p != nil && p.URL == "" {
 		return fmt.Errorf("portal.url: missing")
 	}
+	if r := inv.Rotation; r != nil {
+		for field, ref := range map[string]*SecretRef{"rotation.restart": r.Restart, "rotation.noRestart": r.NoRestart} {
+			if ref == nil {
+				continue
+			}
+			role, ok := inv.Roles[ref.Role]
+			if !ok {
+				return fmt.Errorf("%s.role: %q is no role of the inventory", field, ref.Role)
+			}
+			if _, ok := role.Secrets[ref.File]; !ok {
+				return fmt.Errorf("%s.file: role %s has no secret %q", field, ref.Role, ref.File)
+			}
+		}
+	}
 	return nil
 }
 
@@ -324,4 +361,28 @@ func ReadSecret(path string) (string, error) {
 		return "", fmt.Errorf("read secret: %w", err)
 	}
 	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// PodStatus is what a pod of the local environment reports about its
+// service, as a kubelet reports a container: the pod's UID, which stays
+// while the pod lives, and the service's restart count.
+type PodStatus struct {
+	Pod          string    `json:"pod"`
+	UID          string    `json:"uid"`
+	RestartCount int       `json:"restartCount"`
+	ServicePID   int       `json:"servicePID"`
+	StartedAt    time.Time `json:"startedAt"`
+}
+
+// ReadPodStatus reads a pod's status file.
+func ReadPodStatus(path string) (*PodStatus, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s PodStatus
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
 }

@@ -1,0 +1,410 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fediversity/podroles/internal/openbao"
+	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// The rotation suite: a new value of a secret with restart restarts the
+// service in the same pod, and a new value of one without restart changes
+// its file and restarts nothing (US1-13); a new credential of the database
+// engine restarts authelia, the old one no longer logs in to Postgres, and
+// the portal works again (SC-005), and likewise for the replicas of lldap
+// (SC-003).
+var rotationSuite = register(&Suite{
+	Name: "rotation",
+	Doc:  "new secret values restart exactly the services whose secrets ask for it, in the same pod; logins work again",
+	Scenarios: []*Scenario{
+		{
+			Name:      "new-credential-restarts-authelia",
+			Spec:      []string{"SC-005", "US1-13"},
+			Doc:       "revoking authelia's database credential restarts it in the same pod with a new one; the old one no longer logs in; the portal works again",
+			Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "authelia", true) },
+			Exclusive: true,
+			Steps: []Step{
+				step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "authelia") }),
+				step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "authelia") }),
+				step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "authelia") }),
+				step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
+				step("a login through the portal works again", func(ctx context.Context, s *State) error {
+					_, err := portalLogin(ctx, s, true)
+					return err
+				}),
+			},
+		},
+		{
+			Name:      "new-credential-restarts-lldap-replicas",
+			Spec:      []string{"SC-003", "US1-13"},
+			Doc:       "revoking lldap's database credential restarts each replica in its pod with a new one; each pod answers a bind again",
+			Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "lldap", true) },
+			Exclusive: true,
+			Steps: []Step{
+				step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "lldap") }),
+				step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "lldap") }),
+				step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "lldap") }),
+				step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
+				step("each pod answers a bind again", func(ctx context.Context, s *State) error {
+					if s.Inv.LDAP == nil || s.Inv.LDAP.Role != "lldap" {
+						return nil
+					}
+					for _, pod := range s.Inv.Roles["lldap"].Pods {
+						if err := readerFinds(ctx, s, pod); err != nil {
+							return fmt.Errorf("pod %s: %w", pod.Name, err)
+						}
+					}
+					return nil
+				}),
+			},
+		},
+		{
+			Name:      "restart-secret-restarts",
+			Spec:      []string{"US1-13"},
+			Doc:       "a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod",
+			Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, true) },
+			Exclusive: true,
+			Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
+				return newKVValue(ctx, s, true)
+			})},
+		},
+		{
+			Name:      "secret-without-restart-restarts-nothing",
+			Spec:      []string{"US1-13"},
+			Doc:       "a new value of a KV secret without restart reaches each pod's file and restarts nothing",
+			Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, false) },
+			Exclusive: true,
+			Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
+				return newKVValue(ctx, s, false)
+			})},
+		},
+	},
+})
+
+func step(name string, do func(ctx context.Context, s *State) error) Step {
+	return Step{Name: name, Do: do}
+}
+
+// needsRotation says why a role's credential cannot be rotated here.
+func needsRotation(inv *inventory.Inventory, role string, credential bool) string {
+	if inv.OpenBao == nil {
+		return "the inventory has no openbao"
+	}
+	r, ok := inv.Roles[role]
+	if !ok {
+		return "the inventory has no role " + role
+	}
+	for _, p := range r.Pods {
+		if p.StatusFile == "" || p.SecretsDir == "" {
+			return fmt.Sprintf("pod %s has no statusFile and secretsDir in the inventory", p.Name)
+		}
+	}
+	if credential && len(databaseSecrets(r)) == 0 {
+		return "role " + role + " has no secret of the database engine"
+	}
+	if role == "authelia" && inv.Portal == nil {
+		return "the inventory has no portal"
+	}
+	return ""
+}
+
+// databaseSecrets are the role's secrets of OpenBao's database engine
+// whose template holds the username or the password.
+func databaseSecrets(r *inventory.Role) map[string]nixeval.Secret {
+	out := map[string]nixeval.Secret{}
+	for file, sec := range r.Secrets {
+		if strings.HasPrefix(sec.Path, "database/creds/") && sec.Template != nil &&
+			(strings.Contains(*sec.Template, ".Data.username") || strings.Contains(*sec.Template, ".Data.password")) {
+			out[file] = sec
+		}
+	}
+	return out
+}
+
+// credentialOf reads the username and password a pod's files hold.
+func credentialOf(r *inventory.Role, pod inventory.Endpoint) (user, password string, err error) {
+	values := map[string]string{}
+	for file, sec := range databaseSecrets(r) {
+		data, err := os.ReadFile(filepath.Join(pod.SecretsDir, file))
+		if err != nil {
+			return "", "", err
+		}
+		pattern, err := templatePattern(*sec.Template)
+		if err != nil {
+			return "", "", err
+		}
+		m := pattern.FindSubmatch(data)
+		if m == nil {
+			return "", "", fmt.Errorf("%s does not render its template", file)
+		}
+		for i, name := range pattern.SubexpNames() {
+			if name != "" {
+				values[name] = string(m[i])
+			}
+		}
+	}
+	if values["username"] == "" || values["password"] == "" {
+		return "", "", fmt.Errorf("no username and password in the files of the database engine")
+	}
+	return values["username"], values["password"], nil
+}
+
+type podBefore struct {
+	status         *inventory.PodStatus
+	user, password string
+}
+
+func noteCredential(ctx context.Context, s *State, role string) error {
+	r := s.Inv.Roles[role]
+	before := map[string]podBefore{}
+	for _, pod := range r.Pods {
+		st, err := inventory.ReadPodStatus(pod.StatusFile)
+		if err != nil {
+			return Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+		}
+		user, password, err := credentialOf(r, pod)
+		if err != nil {
+			return Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+		}
+		before[pod.Name] = podBefore{st, user, password}
+		s.Note("pod %s (uid %s) runs its service for the %d. time, as %s", pod.Name, st.UID, st.RestartCount+1, user)
+	}
+	s.Values["before"] = before
+	return nil
+}
+
+func baoClient(s *State) (*openbao.Client, error) {
+	token, err := inventory.ReadSecret(s.Inv.OpenBao.TokenFile)
+	if err != nil {
+		return nil, Permanent(err)
+	}
+	return openbao.New(s.Inv.OpenBao.Address, token), nil
+}
+
+// revokeCredential revokes every lease of the role's database secrets, as
+// an operator does to rotate a credential, and notes the TTL that bounds
+// how long the sidecars take to notice.
+func revokeCredential(ctx context.Context, s *State, role string) error {
+	bao, err := baoClient(s)
+	if err != nil {
+		return err
+	}
+	paths := map[string]bool{}
+	for _, sec := range databaseSecrets(s.Inv.Roles[role]) {
+		paths[sec.Path] = true
+	}
+	var ttl time.Duration
+	for _, path := range slices.Sorted(maps.Keys(paths)) {
+		if err := bao.Do(ctx, http.MethodPut, "sys/leases/revoke-prefix/"+path, nil, nil); err != nil {
+			return err
+		}
+		// database/creds/ROLE's TTL is database/roles/ROLE's default_ttl.
+		var r struct {
+			Data struct {
+				DefaultTTL int `json:"default_ttl"`
+			} `json:"data"`
+		}
+		if err := bao.Do(ctx, http.MethodGet, strings.Replace(path, "/creds/", "/roles/", 1), nil, &r); err == nil && r.Data.DefaultTTL > 0 {
+			ttl = max(ttl, time.Duration(r.Data.DefaultTTL)*time.Second)
+		}
+		s.Note("revoked the leases of %s", path)
+	}
+	if ttl == 0 {
+		ttl = 30 * time.Second // the role's TTL was not readable
+	}
+	s.Values["ttl"] = ttl
+	s.Values["revokedAt"] = time.Now()
+	return nil
+}
+
+// restartedWithNewCredential waits, at most the credential's TTL and a
+// margin, until each pod restarted its service in the same pod with a new
+// credential.
+func restartedWithNewCredential(ctx context.Context, s *State, role string) error {
+	r := s.Inv.Roles[role]
+	before := s.Values["before"].(map[string]podBefore)
+	ttl := s.Values["ttl"].(time.Duration)
+	revokedAt := s.Values["revokedAt"].(time.Time)
+	var errs []error
+	for _, pod := range r.Pods {
+		b := before[pod.Name]
+		probe := Probe{Endpoint: pod.StatusFile, Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + 15*time.Second}
+		err := Eventually(ctx, probe, func(ctx context.Context) error {
+			st, err := inventory.ReadPodStatus(pod.StatusFile)
+			if err != nil {
+				return err
+			}
+			if st.UID != b.status.UID {
+				return Permanent(fmt.Errorf("pod %s is a new pod (uid %s, was %s): the service must restart in the same pod", pod.Name, st.UID, b.status.UID))
+			}
+			user, _, err := credentialOf(r, pod)
+			if err != nil {
+				return err
+			}
+			if st.RestartCount <= b.status.RestartCount || user == b.user {
+				return Saw("restart count %d and user %s", st.RestartCount, user)
+			}
+			s.Note("pod %s restarted its service in the same pod (restart %d, now as %s), %s after the revocation", pod.Name, st.RestartCount, user, time.Since(revokedAt).Round(100*time.Millisecond))
+			return nil
+		})
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// oldCredentialRefused proves the noted credentials no longer log in.
+func oldCredentialRefused(ctx context.Context, s *State) error {
+	if s.Inv.Postgres == nil {
+		return Permanent(fmt.Errorf("the inventory has no postgres to try the old credential at"))
+	}
+	raw, err := inventory.ReadSecret(s.Inv.Postgres.DSNFile)
+	if err != nil {
+		return Permanent(err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Permanent(err)
+	}
+	for _, b := range s.Values["before"].(map[string]podBefore) {
+		u.User = url.UserPassword(b.user, b.password)
+		db, err := pgx.Connect(ctx, u.String())
+		if err == nil {
+			db.Close(ctx)
+			return fmt.Errorf("the old credential %s still logs in to Postgres after its revocation", b.user)
+		}
+		s.Note("the old credential %s is refused: %v", b.user, err)
+	}
+	return nil
+}
+
+// needsKVSecret says why no KV field secret with (or without) restart may
+// be given a new value here.
+func needsKVSecret(inv *inventory.Inventory, restart bool) string {
+	ref := kvSecret(inv, restart)
+	if ref == nil {
+		return fmt.Sprintf("the inventory's rotation names no secret to write (rotation.%s)", map[bool]string{true: "restart", false: "noRestart"}[restart])
+	}
+	if why := needsRotation(inv, ref.Role, false); why != "" {
+		return why
+	}
+	sec := inv.Roles[ref.Role].Secrets[ref.File]
+	if sec.Restart != restart || sec.Field == nil || sec.Variable != nil || sec.Template != nil || !strings.Contains(sec.Path, "/data/") {
+		return fmt.Sprintf("secret %s of role %s is no KV field secret with restart %v", ref.File, ref.Role, restart)
+	}
+	return ""
+}
+
+// kvSecret is the secret the inventory lets the suite write.
+func kvSecret(inv *inventory.Inventory, restart bool) *inventory.SecretRef {
+	switch {
+	case inv.Rotation == nil:
+		return nil
+	case restart:
+		return inv.Rotation.Restart
+	}
+	return inv.Rotation.NoRestart
+}
+
+// newKVValue writes a new value of a KV secret and watches each pod: the
+// file gets it, and the service restarts in the same pod exactly when the
+// secret has restart.
+func newKVValue(ctx context.Context, s *State, restart bool) error {
+	ref := kvSecret(s.Inv, restart)
+	role, file := ref.Role, ref.File
+	r := s.Inv.Roles[role]
+	sec := r.Secrets[file]
+	bao, err := baoClient(s)
+	if err != nil {
+		return err
+	}
+	data, err := bao.KV(ctx, sec.Path)
+	if err != nil {
+		return err
+	}
+	raw := make([]byte, 24)
+	rand.Read(raw)
+	want := base64.RawURLEncoding.EncodeToString(raw)
+	data[*sec.Field] = want
+	if sec.Encoding != nil && *sec.Encoding == "base64" {
+		data[*sec.Field] = base64.StdEncoding.EncodeToString([]byte(want))
+	}
+	before := map[string]*inventory.PodStatus{}
+	for _, pod := range r.Pods {
+		st, err := inventory.ReadPodStatus(pod.StatusFile)
+		if err != nil {
+			return Permanent(err)
+		}
+		before[pod.Name] = st
+	}
+	if err := bao.Write(ctx, sec.Path, map[string]any{"data": data}); err != nil {
+		return err
+	}
+	s.Note("wrote a new value of %s (file %s of role %s, restart %v)", sec.Path, file, role, restart)
+	var errs []error
+	for _, pod := range r.Pods {
+		b := before[pod.Name]
+		path := filepath.Join(pod.SecretsDir, file)
+		err := Eventually(ctx, Probe{Endpoint: path, Expect: "the new value in pod " + pod.Name, Within: s.Patience}, func(ctx context.Context) error {
+			got, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if string(got) != want {
+				return Saw("the old value")
+			}
+			return nil
+		})
+		if err == nil && restart {
+			err = Eventually(ctx, Probe{Endpoint: pod.StatusFile, Expect: fmt.Sprintf("pod %s to restart its service in the same pod", pod.Name), Within: s.Patience}, func(ctx context.Context) error {
+				st, err := inventory.ReadPodStatus(pod.StatusFile)
+				if err != nil {
+					return err
+				}
+				if st.UID != b.UID {
+					return Permanent(fmt.Errorf("a new pod (uid %s, was %s)", st.UID, b.UID))
+				}
+				if st.RestartCount <= b.RestartCount {
+					return Saw("restart count %d still", st.RestartCount)
+				}
+				s.Note("pod %s restarted its service in the same pod (restart %d)", pod.Name, st.RestartCount)
+				return nil
+			})
+		}
+		if err == nil && !restart {
+			// The pod polls its secrets a few times a second: a window of
+			// two seconds shows it leaves the service alone.
+			err = Consistently(ctx, Probe{Endpoint: pod.StatusFile, Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: 2 * time.Second}, func(ctx context.Context) error {
+				st, err := inventory.ReadPodStatus(pod.StatusFile)
+				if err != nil {
+					return err
+				}
+				if st.UID != b.UID || st.RestartCount != b.RestartCount {
+					return Saw("restart count %d (was %d), uid %s (was %s)", st.RestartCount, b.RestartCount, st.UID, b.UID)
+				}
+				return nil
+			})
+			if err == nil {
+				s.Note("pod %s has the new value and did not restart", pod.Name)
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,204 @@
+package vmtests
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// PodOptions run one pod of a role: its service, restarted in the same
+// pod when a secret with restart changes, as the spec's US1-13 asks.
+type PodOptions struct {
+	Name string
+	// Status is the file the pod writes its PodStatus to.
+	Status string
+	// RestartOn are the files of the secrets with restart.
+	RestartOn []string
+	// Command is the service.
+	Command []string
+	Log     io.Writer
+}
+
+// RunPod runs the service until ctx ends, and restarts it when a file of
+// RestartOn changes or when it exits (a container's restart policy
+// Always). It is the small supervisor of our own that the OpenBao agent
+// lacks: the agent writes the files, this restarts the service for the
+// secrets that ask for it, and for no other.
+func RunPod(ctx context.Context, o PodOptions) error {
+	uid := make([]byte, 8)
+	rand.Read(uid)
+	status := inventory.PodStatus{Pod: o.Name, UID: hex.EncodeToString(uid), RestartCount: -1}
+	seen := hashFiles(o.RestartOn)
+	for {
+		cmd := exec.Command(o.Command[0], o.Command[1:]...)
+		cmd.Stdout, cmd.Stderr = o.Log, o.Log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("pod %s: start %s: %w", o.Name, o.Command[0], err)
+		}
+		status.RestartCount++
+		status.ServicePID, status.StartedAt = cmd.Process.Pid, time.Now()
+		if err := writeStatus(o.Status, status); err != nil {
+			cmd.Process.Kill()
+			return err
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		why := waitForRestart(ctx, o.RestartOn, seen, exited)
+		fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
+		stopService(cmd, exited)
+		if ctx.Err() != nil {
+			return nil
+		}
+		seen = hashFiles(o.RestartOn)
+	}
+}
+
+// waitForRestart returns why the service must restart: a file of a secret
+// with restart changed, the service exited, or ctx ended.
+func waitForRestart(ctx context.Context, files []string, seen map[string]string, exited <-chan struct{}) string {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return "stopping"
+		case <-exited:
+			return "the service exited: restarting it"
+		case <-tick.C:
+			now := hashFiles(files)
+			for _, f := range files {
+				if now[f] == seen[f] {
+					continue
+				}
+				// The agent writes a credential's files one after the
+				// other: restart once, when they have all settled.
+				for {
+					select {
+					case <-ctx.Done():
+						return "stopping"
+					case <-tick.C:
+					}
+					next := hashFiles(files)
+					if maps.Equal(next, now) {
+						break
+					}
+					now = next
+				}
+				return fmt.Sprintf("a new value of %s: restarting the service", filepath.Base(f))
+			}
+		}
+	}
+}
+
+func stopService(cmd *exec.Cmd, exited <-chan struct{}) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+	}
+}
+
+func hashFiles(files []string) map[string]string {
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			out[f] = "missing"
+			continue
+		}
+		sum := sha256.Sum256(data)
+		out[f] = hex.EncodeToString(sum[:])
+	}
+	return out
+}
+
+func writeStatus(path string, s inventory.PodStatus) error {
+	data, _ := json.MarshalIndent(s, "", "  ")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func (e *Env) podStatusFile(pod string) string {
+	return filepath.Join(e.Dir, "pods", pod, "status.json")
+}
+
+// podCommand runs argv as the service of pod: through podroles' pod
+// supervisor, restarting it when a secret with restart changes, where the
+// role has secrets; as it is where it has none.
+func (e *Env) podCommand(pod, secretsDir string, secrets map[string]nixeval.Secret, argv []string) ([]string, error) {
+	if e.openbao == nil {
+		return argv, nil
+	}
+	bin, err := e.podroles()
+	if err != nil {
+		return nil, err
+	}
+	cmd := []string{bin, "pod", "--name", pod, "--status", e.podStatusFile(pod)}
+	if !e.NoRestart {
+		for _, file := range slices.Sorted(maps.Keys(secrets)) {
+			if secrets[file].Restart {
+				cmd = append(cmd, "--restart-on", filepath.Join(secretsDir, file))
+			}
+		}
+	}
+	return append(append(cmd, "--"), argv...), nil
+}
+
+// PodrolesEnv names a podroles binary for the pods, when the process that
+// starts the environment is not podroles itself (a test).
+const PodrolesEnv = "PODROLES_BIN"
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// podroles returns the podroles binary: the option, $PODROLES_BIN, this
+// process if it is podroles, or one built once for this process.
+func (e *Env) podroles() (string, error) {
+	if e.Podroles != "" {
+		return e.Podroles, nil
+	}
+	if p := os.Getenv(PodrolesEnv); p != "" {
+		return filepath.Abs(p)
+	}
+	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "podroles" {
+		return exe, nil
+	}
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "podroles-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		os.Chmod(dir, 0o755)
+		built.path = filepath.Join(dir, "podroles")
+		out, err := exec.Command("go", "build", "-o", built.path, "github.com/fediversity/podroles/cmd/podroles").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("build podroles for the pods: %v: %s", err, out)
+		}
+	})
+	return built.path, built.err
+}

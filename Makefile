@@ -15,15 +15,15 @@ export CGO_ENABLED := 0
 
 all: build
 
-# What the tests run, from Debian: nix for podroles check; slapd, haproxy
-# and PostgreSQL for the local environment of the scenario suites.
-DEBIAN_PACKAGES := nix-bin slapd ldap-utils haproxy postgresql
+# What the tests run, from Debian: nix for podroles check; slapd, haproxy,
+# PostgreSQL and nginx for the local environment of the scenario suites.
 deps:
 	@missing=""; \
 	  command -v nix >/dev/null || missing="$$missing nix-bin"; \
 	  { command -v slapd || test -x /usr/sbin/slapd; } >/dev/null || missing="$$missing slapd ldap-utils"; \
 	  { command -v haproxy || test -x /usr/sbin/haproxy; } >/dev/null || missing="$$missing haproxy"; \
 	  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	  { command -v nginx || test -x /usr/sbin/nginx; } >/dev/null || missing="$$missing nginx"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing from Debian:$$missing"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -45,7 +45,7 @@ demo: deps build
 # The scenario runner's walk-through: a local environment, the suites on
 # its inventory, and the environment stopped again.
 ENV_DIR ?= /tmp/podroles-env
-env-demo: deps build
+env-demo: deps servers build
 	$(BIN) env up --dir $(ENV_DIR)
 	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
@@ -54,6 +54,8 @@ env-demo: deps build
 # an ignored folder that later runs reuse: only the first build pays.
 SERVERS_BIN := $(CURDIR)/.cache/servers/bin
 export PODROLES_SERVERS := $(SERVERS_BIN)
+# The pods of the local environment run under bin/podroles' pod supervisor.
+export PODROLES_BIN := $(CURDIR)/$(BIN)
 AUTHELIA_NOSUMDB := github.com/authelia/authelia,github.com/weppos/publicsuffix-go,github.com/authelia/oauth2-provider
 
 servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
@@ -71,7 +73,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }
 	$(GO) vet ./...
 
-test: deps servers vet
+test: deps servers build vet
 	$(GO) test -count=1 ./...
 
 bench: deps

@@ -52,8 +52,54 @@ var secretsSuite = register(&Suite{
 			}
 			return errors.Join(errs...)
 		}}},
+	}, {
+		Name: "identity-not-readable",
+		Spec: []string{"US1-7"},
+		Doc:  "the service of a pod with secrets cannot read the pod's identity: its service-account token is absent or unreadable to others",
+		Skip: func(inv *inventory.Inventory) string {
+			if why := needsSecrets(inv); why != "" {
+				return why
+			}
+			for _, r := range inv.Roles {
+				for _, p := range r.Pods {
+					if len(r.Secrets) > 0 && p.RootDir == "" {
+						return fmt.Sprintf("pod %s has no rootDir in the inventory", p.Name)
+					}
+				}
+			}
+			return ""
+		},
+		Steps: []Step{{Name: "look for each pod's service-account token", Do: identityNotReadable}},
 	}},
 })
+
+// serviceAccountToken is where Kubernetes mounts a pod's identity.
+const serviceAccountToken = "var/run/secrets/kubernetes.io/serviceaccount/token"
+
+func identityNotReadable(ctx context.Context, s *State) error {
+	var errs []error
+	for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
+		role := s.Inv.Roles[roleName]
+		if len(role.Secrets) == 0 {
+			continue
+		}
+		for _, pod := range role.Pods {
+			path := filepath.Join(pod.RootDir, serviceAccountToken)
+			info, err := os.Stat(path)
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				s.Note("pod %s has no service-account token", pod.Name)
+			case err != nil:
+				errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+			case info.Mode().Perm()&0o044 != 0:
+				errs = append(errs, fmt.Errorf("pod %s: %s is readable by others (mode %s): the service could act as the pod", pod.Name, path, info.Mode().Perm()))
+			default:
+				s.Note("pod %s has a service-account token that only its owner reads", pod.Name)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
 
 func needsSecrets(inv *inventory.Inventory) string {
 	if inv.OpenBao == nil {

@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -74,8 +75,8 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
 		}
 	}
-	if len(results) != 18 {
-		t.Errorf("ran %d scenarios, want 18", len(results))
+	if len(results) != 19 {
+		t.Errorf("ran %d scenarios, want 19", len(results))
 	}
 	for _, id := range []string{"rotation/new-credential-restarts-authelia", "rotation/new-credential-restarts-lldap-replicas"} {
 		if r := results[id]; r != nil && r.Status == scenarios.Passed {
@@ -232,5 +233,19 @@ func TestRotationFailsWithoutRestart(t *testing.T) {
 		if r := results[id]; r.Status != scenarios.Failed || !strings.Contains(r.Reason, want) {
 			t.Errorf("%s: want a failure with %q; got %s: %s", id, want, r.Status, r.Reason)
 		}
+	}
+}
+
+func TestIdentityReadableFails(t *testing.T) {
+	t.Parallel()
+	env := vmtests.Start(t, vmtests.Options{})
+	requireOpenBao(t, env)
+	inv, _ := inventory.Load(env.Inventory)
+	token := inv.Roles["authelia"].Pods[0].RootDir + "/var/run/secrets/kubernetes.io/serviceaccount/token"
+	os.MkdirAll(filepath.Dir(token), 0o755)
+	os.WriteFile(token, []byte("eyJ..."), 0o644)
+	r := run(t, env, time.Second, "secrets")["secrets/identity-not-readable"]
+	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "pod directory-authelia-0: "+token+" is readable by others") {
+		t.Fatalf("got %s: %s", r.Status, r.Reason)
 	}
 }

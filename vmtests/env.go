@@ -463,7 +463,7 @@ func (e *Env) writeInventory() error {
 			Ports: map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS},
 		}
 		if e.openbao != nil {
-			pod.SecretsDir, pod.StatusFile = e.podSecretsDir(i), e.podStatusFile(e.podName(i))
+			pod.SecretsDir, pod.StatusFile, pod.RootDir = e.podSecretsDir(i), e.podStatusFile(e.podName(i)), e.podRoot(e.podName(i))
 		}
 		inv.Roles["lldap"].Pods = append(inv.Roles["lldap"].Pods, pod)
 	}
@@ -493,7 +493,8 @@ func (e *Env) addPortal(inv *inventory.Inventory) {
 		Server:  "authelia",
 		Service: &inventory.Endpoint{Name: e.autheliaServiceName(), Address: e.autheliaServiceAddress(), Ports: map[string]int{"https": PortAuthelia}},
 		Pods: []inventory.Endpoint{{Name: e.autheliaPodName(), Address: e.autheliaPodAddress(),
-			Ports: map[string]int{"https": PortAuthelia}, SecretsDir: e.autheliaSecretsDir(), StatusFile: e.podStatusFile(e.autheliaPodName())}},
+			Ports: map[string]int{"https": PortAuthelia}, SecretsDir: e.autheliaSecretsDir(), StatusFile: e.podStatusFile(e.autheliaPodName()),
+			RootDir: e.podRoot(e.autheliaPodName())}},
 		Secrets: e.autheliaSecrets(),
 	}
 	inv.Portal = &inventory.Portal{

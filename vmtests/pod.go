@@ -139,9 +139,12 @@ func writeStatus(path string, s inventory.PodStatus) error {
 	return os.Rename(tmp, path)
 }
 
-func (e *Env) podStatusFile(pod string) string {
-	return filepath.Join(e.Dir, "pods", pod, "status.json")
-}
+func (e *Env) podStatusFile(pod string) string { return filepath.Join(e.podRoot(pod), "status.json") }
+
+// podRoot is the folder that stands for a pod's file system: its
+// /run/secrets is run/secrets in it. No service account token is mounted
+// there, as the spec asks for pods of a service's image (US1-7).
+func (e *Env) podRoot(pod string) string { return filepath.Join(e.Dir, "pods", pod) }
 
 // podCommand runs argv as the service of pod: through podroles' pod
 // supervisor, restarting it when a secret with restart changes, where the

@@ -93,6 +93,9 @@ type Endpoint struct {
 	// StatusFile is where a pod of the local environment reports its UID
 	// and its service's restart count (in a cluster, the pod's status).
 	StatusFile string `json:"statusFile,omitempty"`
+	// RootDir is where a pod of the local environment has its file system
+	// (in a cluster, the pod itself, through exec).
+	RootDir string `json:"rootDir,omitempty"`
 }
 
 // HostPort returns the address and the named port, ready to dial.
@@ -241,6 +244,7 @@ func (inv *Inventory) resolve(dir string) {
 		for i := range r.Pods {
 			abs(&r.Pods[i].SecretsDir)
 			abs(&r.Pods[i].StatusFile)
+			abs(&r.Pods[i].RootDir)
 		}
 	}
 }

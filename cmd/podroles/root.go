@@ -76,7 +76,7 @@ facts it reads from them (podroles facts).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCheckCmd(io), newFactsCmd(io), newRulesCmd(io), newScenariosCmd(io), newEnvCmd(io), newPodCmd(io))
+	root.AddCommand(newCheckCmd(io), newFactsCmd(io), newRulesCmd(io), newScenariosCmd(io), newEnvCmd(io), newPodCmd(io), newPlanCmd(io))
 	return root
 }
 

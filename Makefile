@@ -58,7 +58,7 @@ export PODROLES_SERVERS := $(SERVERS_BIN)
 export PODROLES_BIN := $(CURDIR)/$(BIN)
 AUTHELIA_NOSUMDB := github.com/authelia/authelia,github.com/weppos/publicsuffix-go,github.com/authelia/oauth2-provider
 
-servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
+servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia $(SERVERS_BIN)/etcd $(SERVERS_BIN)/kube-apiserver
 
 $(SERVERS_BIN)/vault: servers/vault/go.mod servers/vault/go.sum
 	@mkdir -p $(SERVERS_BIN)
@@ -68,6 +68,17 @@ $(SERVERS_BIN)/vault: servers/vault/go.mod servers/vault/go.sum
 $(SERVERS_BIN)/authelia: servers/authelia/go.mod servers/authelia/go.sum
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/authelia && GONOSUMDB=$(AUTHELIA_NOSUMDB) $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp github.com/authelia/authelia/v4/cmd/authelia && mv $@.tmp $@
+
+# The test control plane: etcd (Debian's 3.4 does not work with kwok) and
+# kube-apiserver from k8s.io/kubernetes, each a wrapper module of its own.
+$(SERVERS_BIN)/etcd: servers/etcd/go.mod servers/etcd/go.sum
+	@mkdir -p $(SERVERS_BIN)
+	cd servers/etcd && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp go.etcd.io/etcd/server/v3 && mv $@.tmp $@
+
+$(SERVERS_BIN)/kube-apiserver: servers/kubernetes/go.mod servers/kubernetes/go.sum
+	@mkdir -p $(SERVERS_BIN)
+	@echo "building kube-apiserver v1.37.2: minutes the first time"
+	cd servers/kubernetes && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver && mv $@.tmp $@
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }

@@ -4,7 +4,7 @@ buildGoModule {
   pname = "podroles";
   inherit version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-rrly9hgxrVmEBBQdr87Ui4sQI7eGUpJzeJEBQusAQa4=";
+  vendorHash = "sha256-luELPAbDGCl6rTrGTxsvA26zDfQUEMgjLVWxbdirFc0=";
   subPackages = [ "cmd/podroles" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

@@ -131,9 +131,9 @@ func Make(n *nixeval.Node, o Options) (*Plan, error) {
 				containers[0].Env = append(containers[0].Env, corev1.EnvVar{Name: v})
 			}
 		}
-		for i := range containers {
-			containers[i].Ports = containerPorts(role)
-		}
+		// The service's container serves the role's ports; the companion
+		// and the sidecar share its network but declare none.
+		containers[0].Ports = containerPorts(role)
 		d := deployment(name, n.Name, r, o.Namespace, int32(*role.Replicas), units, containers)
 		if len(role.Secrets) > 0 {
 			addSecretsVolume(d)

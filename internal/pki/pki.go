@@ -12,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"time"
 )
 
@@ -48,21 +49,38 @@ func NewCA(name string) (*CA, error) {
 	return &CA{Cert: cert, Key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
 }
 
-// Issue makes a server certificate for the DNS names, and returns it and
-// its key as PEM.
+// Issue makes a server certificate for the names (DNS names, or IP
+// addresses), and returns it and its key as PEM.
 func (ca *CA) Issue(names ...string) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(pkix.Name{CommonName: names[0]}, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, names)
+}
+
+// IssueClient makes a client certificate for a user in groups (Kubernetes
+// reads the user from the common name and the groups from the
+// organizations).
+func (ca *CA) IssueClient(user string, groups ...string) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(pkix.Name{CommonName: user, Organization: groups}, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil)
+}
+
+func (ca *CA) issue(subject pkix.Name, usage []x509.ExtKeyUsage, names []string) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
+		Subject:      subject,
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  usage,
+	}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
@@ -79,4 +97,23 @@ func (ca *CA) Issue(names ...string) (certPEM, keyPEM []byte, err error) {
 func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64))
 	return n
+}
+
+// KeyPEM returns the CA's key as PEM (PKCS #8), for a server that signs
+// with it (a service-account issuer).
+func (ca *CA) KeyPEM() ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(ca.Key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// PublicKeyPEM returns the CA's public key as PEM.
+func (ca *CA) PublicKeyPEM() ([]byte, error) {
+	der, err := x509.MarshalPKIXPublicKey(&ca.Key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
 }

@@ -1,0 +1,205 @@
+package vmtests
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/scenarios"
+)
+
+// ControlPlane is a Kubernetes API server of real components (etcd and
+// kube-apiserver, built by make servers) on a loopback address, for the
+// cluster code and the plan's server-side dry-run.
+type ControlPlane struct {
+	env *Env
+	// Kubeconfig is a kubeconfig of an admin (system:masters).
+	Kubeconfig string
+	// Server is the API server's URL.
+	Server string
+}
+
+// controlPlaneAddress is where etcd and kube-apiserver listen.
+func (e *Env) controlPlaneAddress() string { return e.Loopback + ".60" }
+
+// StartControlPlane starts etcd and kube-apiserver in dir on loopback
+// addresses under prefix loopback ("127.0.1" when empty), and writes an
+// admin kubeconfig. Stop it with Down.
+func StartControlPlane(ctx context.Context, dir, loopback string) (cp *ControlPlane, err error) {
+	if loopback == "" {
+		loopback = "127.0.1"
+	}
+	e := &Env{Options: Options{Dir: dir, Loopback: loopback}}
+	etcd, apiserver := findServer("etcd"), findServer("kube-apiserver")
+	if etcd == "" || apiserver == "" {
+		return nil, fmt.Errorf("control plane: etcd and kube-apiserver are not built: run make servers")
+	}
+	for _, d := range []string{"logs", "control-plane"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		if err != nil {
+			e.Down()
+		}
+	}()
+	addr := e.controlPlaneAddress()
+	ports, err := freePorts(addr, 3)
+	if err != nil {
+		return nil, err
+	}
+	clientURL := "http://" + net.JoinHostPort(addr, strconv.Itoa(ports[0]))
+	peerURL := "http://" + net.JoinHostPort(addr, strconv.Itoa(ports[1]))
+	cpDir := filepath.Join(dir, "control-plane")
+	p, err := e.start(ctx, "etcd", []string{etcd, "--name", "podroles", "--data-dir", filepath.Join(cpDir, "etcd"),
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "podroles=" + peerURL, "--unsafe-no-fsync", "--log-level", "warn",
+	}, startOptions{dir: cpDir})
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, p, clientURL+"/health", nil); err != nil {
+		return nil, err
+	}
+
+	// The API server's CA signs its serving certificate and the admin's
+	// client certificate; a key of its own signs service-account tokens.
+	ca, err := pki.NewCA("podroles test Kubernetes CA")
+	if err != nil {
+		return nil, err
+	}
+	serving, servingKey, err := ca.Issue(addr, "kubernetes", "kubernetes.default.svc")
+	if err != nil {
+		return nil, err
+	}
+	admin, adminKey, err := ca.IssueClient("podroles-admin", "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	sa, err := pki.NewCA("service accounts")
+	if err != nil {
+		return nil, err
+	}
+	saKey, err := sa.KeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	saPub, err := sa.PublicKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{"ca.pem": ca.PEM, "serving.pem": serving, "serving.key": servingKey, "admin.pem": admin, "admin.key": adminKey, "sa.key": saKey, "sa.pub": saPub}
+	for name, data := range files {
+		if err := writeFile(filepath.Join(cpDir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	server := "https://" + net.JoinHostPort(addr, strconv.Itoa(ports[2]))
+	p, err = e.start(ctx, "kube-apiserver", []string{apiserver,
+		"--etcd-servers", clientURL,
+		"--bind-address", addr, "--advertise-address", addr, "--secure-port", strconv.Itoa(ports[2]),
+		"--tls-cert-file", filepath.Join(cpDir, "serving.pem"), "--tls-private-key-file", filepath.Join(cpDir, "serving.key"),
+		"--client-ca-file", filepath.Join(cpDir, "ca.pem"),
+		"--service-account-issuer", "https://kubernetes.default.svc",
+		"--service-account-key-file", filepath.Join(cpDir, "sa.pub"),
+		"--service-account-signing-key-file", filepath.Join(cpDir, "sa.key"),
+		// Never dialled: traffic goes to loopback only.
+		"--service-cluster-ip-range", "10.96.0.0/16",
+		"--authorization-mode", "Node,RBAC",
+		"--endpoint-reconciler-type", "none",
+		"--kubelet-preferred-address-types", "InternalIP",
+		"--disable-admission-plugins", "ServiceAccount",
+	}, startOptions{dir: cpDir})
+	if err != nil {
+		return nil, err
+	}
+	cp = &ControlPlane{env: e, Server: server, Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	if err := writeFile(cp.Kubeconfig, []byte(kubeconfig(server, cpDir)), 0o600); err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(cpDir, "admin.pem"), filepath.Join(cpDir, "admin.key"))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.PEM)
+	if err := waitHTTP(ctx, p, server+"/readyz", &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// Down stops the control plane.
+func (cp *ControlPlane) Down() error { return cp.env.Down() }
+
+func kubeconfig(server, dir string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: podroles
+  cluster:
+    server: %[1]s
+    certificate-authority: %[2]s/ca.pem
+users:
+- name: podroles-admin
+  user:
+    client-certificate: %[2]s/admin.pem
+    client-key: %[2]s/admin.key
+contexts:
+- name: podroles
+  context: {cluster: podroles, user: podroles-admin}
+current-context: podroles
+`, server, dir)
+}
+
+// waitHTTP waits until url answers 200, or p dies.
+func waitHTTP(ctx context.Context, p *proc, url string, cfg *tls.Config) error {
+	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+	defer client.CloseIdleConnections()
+	probe := scenarios.Probe{Endpoint: url, Expect: p.Name + " to be ready", Within: 60 * time.Second}
+	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		if !p.running() {
+			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.Name, p.lastLines(5)))
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return scenarios.Saw("HTTP %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// freePorts returns n ports free on addr now.
+func freePorts(addr string, n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("no free port on %s: %w", addr, err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -70,9 +71,19 @@ func Eventually(ctx context.Context, p Probe, try func(ctx context.Context) erro
 	delay := minDelay
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	deadline, hasDeadline := ctx.Deadline()
 	var last error
 	for tries := 1; ; tries++ {
-		last = try(ctx)
+		// The last try comes just before the deadline, so that the wait
+		// watches the whole window.
+		tryCtx := ctx
+		final := hasDeadline && time.Until(deadline) <= 0
+		if final {
+			var cancel context.CancelFunc
+			tryCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+		}
+		last = try(tryCtx)
 		if last == nil {
 			return nil
 		}
@@ -80,13 +91,22 @@ func Eventually(ctx context.Context, p Probe, try func(ctx context.Context) erro
 		if errors.As(last, &perm) {
 			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: perm.err}
 		}
-		timer.Reset(delay)
+		if final || ctx.Err() == context.Canceled {
+			if ctx.Err() == context.Canceled {
+				return context.Canceled
+			}
+			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: last}
+		}
+		wait := delay
+		if hasDeadline {
+			wait = min(wait, max(time.Until(deadline), 0))
+		}
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			if ctx.Err() == context.Canceled {
 				return context.Canceled
 			}
-			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: last}
 		case <-timer.C:
 		}
 		delay = min(delay*2, maxDelay)
@@ -117,11 +137,28 @@ func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) 
 		}
 		select {
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil
+			if time.Since(start) >= p.Within {
+				return nil // watched the whole window
 			}
-			return ctx.Err()
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return ctx.Err()
+			}
+			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: fmt.Errorf("the scenario's deadline came before the window of %s ended", p.Within)}
 		case <-tick.C:
 		}
 	}
+}
+
+// joinErrors joins errors on one line, as a report line wants them.
+func joinErrors(errs []error) error {
+	var msgs []string
+	for _, err := range errs {
+		if err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }

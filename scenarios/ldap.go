@@ -54,7 +54,7 @@ var ldapSuite = register(&Suite{
 						errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
 					}
 				}
-				return errors.Join(errs...)
+				return joinErrors(errs)
 			}}},
 		},
 		{
@@ -102,10 +102,6 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 	if err != nil {
 		return err
 	}
-	password, err := inventory.ReadSecret(l.BindPasswordFile)
-	if err != nil {
-		return err
-	}
 	addr := hostPort(at.Address, l.Port)
 	probe := Probe{
 		Endpoint: fmt.Sprintf("ldaps://%s (%s, TLS name %s)", addr, at.Name, l.Host),
@@ -113,6 +109,11 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 		Within:   s.Patience,
 	}
 	return Eventually(ctx, probe, func(ctx context.Context) error {
+		// Read at each try: a rotation may rewrite the file meanwhile.
+		password, err := inventory.ReadSecret(l.BindPasswordFile)
+		if err != nil {
+			return Permanent(err)
+		}
 		conn, err := dialLDAPS(ctx, addr, &tls.Config{RootCAs: pool, ServerName: l.Host})
 		if err != nil {
 			return err
@@ -120,7 +121,7 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 		defer conn.Close()
 		if err := conn.Bind(l.BindDN, password); err != nil {
 			if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
-				return Permanent(fmt.Errorf("the bind with the password of %s was refused: %w", l.BindPasswordFile, err))
+				return fmt.Errorf("the bind with the password of %s was refused: %w", l.BindPasswordFile, err)
 			}
 			return err
 		}
@@ -132,8 +133,8 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 		if len(found.Entries) != 1 {
 			return Saw("%d entries with uid=%s under %s", len(found.Entries), l.User, l.BaseDN)
 		}
-		s.Note("%s: bound as %s and found %s", at.Name, l.BindDN, found.Entries[0].DN)
 		if l.Group == "" {
+			s.Note("%s: bound as %s and found %s", at.Name, l.BindDN, found.Entries[0].DN)
 			return nil
 		}
 		groups, err := conn.Search(ldap.NewSearchRequest(l.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
@@ -148,7 +149,7 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 		if len(members) == 0 {
 			return Saw("group %s with no members", l.Group)
 		}
-		s.Note("%s: group %s has %d members", at.Name, l.Group, len(members))
+		s.Note("%s: bound as %s, found %s and group %s with %d members", at.Name, l.BindDN, found.Entries[0].DN, l.Group, len(members))
 		return nil
 	})
 }
@@ -213,6 +214,18 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 		if port == plain {
 			return fmt.Errorf("the Service %s has the plain LDAP port %d (as %q): only LDAPS may be on it", svc.Name, plain, name)
 		}
+	}
+	// A Service that answers nothing would refuse the plain port too:
+	// first the LDAPS port must answer.
+	ldaps := hostPort(svc.Address, s.Inv.LDAP.Port)
+	if err := Eventually(ctx, Probe{Endpoint: ldaps, Expect: "the Service to answer on its LDAPS port", Within: s.Patience}, func(ctx context.Context) error {
+		c, err := (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, "tcp", ldaps)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}); err != nil {
+		return err
 	}
 	addr := hostPort(svc.Address, plain)
 	d := net.Dialer{Timeout: 3 * time.Second}

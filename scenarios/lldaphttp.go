@@ -87,7 +87,8 @@ func needsLLDAP(inv *inventory.Inventory) string {
 	return ""
 }
 
-var httpClient = &http.Client{Timeout: 10 * time.Second}
+// httpClient never goes through a proxy: the admin's password is sent.
+var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
 
 // lldapLogin logs the inventory's admin in at endpoint and returns the
 // token.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/nixeval"
@@ -62,6 +63,7 @@ var rotationSuite = register(&Suite{
 				step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
 				step("each pod answers a bind again", func(ctx context.Context, s *State) error {
 					if s.Inv.LDAP == nil || s.Inv.LDAP.Role != "lldap" {
+						s.Note("the inventory's ldap contract is not served by role lldap: no bind to try")
 						return nil
 					}
 					for _, pod := range s.Inv.Roles["lldap"].Pods {
@@ -264,7 +266,7 @@ func restartedWithNewCredential(ctx context.Context, s *State, role string) erro
 		})
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return joinErrors(errs)
 }
 
 // oldCredentialRefused proves the noted credentials no longer log in.
@@ -277,17 +279,23 @@ func oldCredentialRefused(ctx context.Context, s *State) error {
 		return Permanent(err)
 	}
 	u, err := url.Parse(raw)
-	if err != nil {
-		return Permanent(err)
+	if err != nil || u.Host == "" {
+		return Permanent(fmt.Errorf("%s holds no postgres:// URL", s.Inv.Postgres.DSNFile))
 	}
-	for _, b := range s.Values["before"].(map[string]podBefore) {
+	for pod, b := range s.Values["before"].(map[string]podBefore) {
 		u.User = url.UserPassword(b.user, b.password)
 		db, err := pgx.Connect(ctx, u.String())
 		if err == nil {
 			db.Close(ctx)
 			return fmt.Errorf("the old credential %s still logs in to Postgres after its revocation", b.user)
 		}
-		s.Note("the old credential %s is refused: %v", b.user, err)
+		// Only Postgres refusing the credential counts: a server that
+		// is down refuses everyone.
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || (pgErr.Code != "28P01" && pgErr.Code != "28000") {
+			return fmt.Errorf("trying the old credential %s: %v; want Postgres to refuse it", b.user, err)
+		}
+		s.Note("the old credential %s of pod %s is refused (%s)", b.user, pod, pgErr.Code)
 	}
 	return nil
 }
@@ -406,5 +414,5 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
 	}
-	return errors.Join(errs...)
+	return joinErrors(errs)
 }

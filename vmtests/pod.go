@@ -42,8 +42,9 @@ type PodOptions struct {
 func RunPod(ctx context.Context, o PodOptions) error {
 	uid := make([]byte, 8)
 	rand.Read(uid)
-	status := inventory.PodStatus{Pod: o.Name, UID: hex.EncodeToString(uid), RestartCount: -1}
+	status := inventory.PodStatus{Pod: o.Name, UID: hex.EncodeToString(uid)}
 	seen := hashFiles(o.RestartOn)
+	backoff := time.Duration(0)
 	for {
 		cmd := exec.Command(o.Command[0], o.Command[1:]...)
 		cmd.Stdout, cmd.Stderr = o.Log, o.Log
@@ -51,7 +52,6 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("pod %s: start %s: %w", o.Name, o.Command[0], err)
 		}
-		status.RestartCount++
 		status.ServicePID, status.StartedAt = cmd.Process.Pid, time.Now()
 		if err := writeStatus(o.Status, status); err != nil {
 			cmd.Process.Kill()
@@ -59,27 +59,49 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		}
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
-		why := waitForRestart(ctx, o.RestartOn, seen, exited)
+		why, crashed := waitForRestart(ctx, o.RestartOn, seen, exited)
 		fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
-		stopService(cmd, exited)
 		if ctx.Err() != nil {
+			stopService(cmd, exited)
 			return nil
 		}
+		// The restart counts from the moment it begins, before the
+		// service is stopped, so that a slow stop hides nothing.
+		status.RestartCount++
+		status.ServicePID = 0
+		if err := writeStatus(o.Status, status); err != nil {
+			stopService(cmd, exited)
+			return err
+		}
+		stopService(cmd, exited)
 		seen = hashFiles(o.RestartOn)
+		// A service that keeps crashing is restarted ever more slowly, as
+		// a kubelet backs off.
+		if crashed && time.Since(status.StartedAt) < 10*time.Second {
+			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
+		} else {
+			backoff = 0
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
 	}
 }
 
-// waitForRestart returns why the service must restart: a file of a secret
-// with restart changed, the service exited, or ctx ended.
-func waitForRestart(ctx context.Context, files []string, seen map[string]string, exited <-chan struct{}) string {
+// waitForRestart returns why the service must restart (a file of a secret
+// with restart changed, the service exited, or ctx ended), and whether it
+// crashed.
+func waitForRestart(ctx context.Context, files []string, seen map[string]string, exited <-chan struct{}) (string, bool) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return "stopping"
+			return "stopping", false
 		case <-exited:
-			return "the service exited: restarting it"
+			return "the service exited: restarting it", true
 		case <-tick.C:
 			now := hashFiles(files)
 			for _, f := range files {
@@ -91,7 +113,7 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 				for {
 					select {
 					case <-ctx.Done():
-						return "stopping"
+						return "stopping", false
 					case <-tick.C:
 					}
 					next := hashFiles(files)
@@ -100,7 +122,7 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 					}
 					now = next
 				}
-				return fmt.Sprintf("a new value of %s: restarting the service", filepath.Base(f))
+				return fmt.Sprintf("a new value of %s: restarting the service", filepath.Base(f)), false
 			}
 		}
 	}
@@ -191,17 +213,23 @@ func (e *Env) podroles() (string, error) {
 		return exe, nil
 	}
 	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "podroles-bin-")
-		if err != nil {
+		// One place for every test process, each building (from Go's
+		// cache) into its own file and renaming it into place.
+		dir := filepath.Join(os.TempDir(), "podroles-pod-bin")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			built.err = err
 			return
 		}
-		os.Chmod(dir, 0o755)
 		built.path = filepath.Join(dir, "podroles")
-		out, err := exec.Command("go", "build", "-o", built.path, "github.com/fediversity/podroles/cmd/podroles").CombinedOutput()
-		if err != nil {
+		tmp := fmt.Sprintf("%s.%d", built.path, os.Getpid())
+		cmd := exec.Command("go", "build", "-o", tmp, "github.com/fediversity/podroles/cmd/podroles")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.Remove(tmp)
 			built.err = fmt.Errorf("build podroles for the pods: %v: %s", err, out)
+			return
 		}
+		built.err = os.Rename(tmp, built.path)
 	})
 	return built.path, built.err
 }

@@ -86,6 +86,8 @@ func (e *Env) startPostgres(ctx context.Context) error {
 	p, err := e.start(ctx, "postgres", []string{e.tools.postgres, "-D", data,
 		"-c", "listen_addresses=" + addr, "-p", strconv.Itoa(e.pgPort),
 		"-c", "unix_socket_directories=" + run, "-c", "fsync=off", "-c", "full_page_writes=off",
+		// A failing statement may hold a password: never into the log.
+		"-c", "log_min_error_statement=panic",
 	}, startOptions{dir: dir, credential: cred, stopSignal: syscall.SIGINT, detached: e.Detached})
 	if err != nil {
 		return err
@@ -106,18 +108,19 @@ func (e *Env) startPostgres(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	for _, sql := range []string{
-		fmt.Sprintf("CREATE ROLE lldap LOGIN PASSWORD '%s'", e.secrets.pgRole),
-		"CREATE DATABASE lldap OWNER lldap",
+	for _, s := range []struct{ what, sql string }{
+		{"create role lldap", fmt.Sprintf("CREATE ROLE lldap LOGIN PASSWORD '%s'", e.secrets.pgRole)},
+		{"create database lldap", "CREATE DATABASE lldap OWNER lldap"},
 		// The owner of authelia's storage, whose credentials come from
 		// OpenBao's database engine alone.
-		"CREATE ROLE authelia NOLOGIN",
-		"CREATE DATABASE authelia OWNER authelia",
+		{"create role authelia", "CREATE ROLE authelia NOLOGIN"},
+		{"create database authelia", "CREATE DATABASE authelia OWNER authelia"},
 		// OpenBao's database engine makes and drops the credentials.
-		fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", e.secrets.pgOpenBao),
+		{"create role openbao", fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", e.secrets.pgOpenBao)},
 	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("%s: %w", firstWords(sql), err)
+		// The statement holds a password: the error names what it does.
+		if _, err := conn.Exec(ctx, s.sql); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
 		}
 	}
 	if err := writeFile(e.secretPath("postgres-dsn"), []byte(e.PostgresDSN()+"\n"), 0o600); err != nil {

@@ -47,7 +47,10 @@ func (e *Env) start(ctx context.Context, name string, argv []string, opts startO
 		return nil, err
 	}
 	logPath := filepath.Join(e.Dir, "logs", name+".log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// Logs may hold what servers print of secrets (Vault's dev mode
+	// prints its root token): the owner's alone. Servers of other users
+	// (PostgreSQL) get the open file.
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +171,9 @@ func lastLines(text string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
+// errNoState is a folder where no environment was started.
+var errNoState = errors.New("nothing to stop")
+
 // state is what state.json holds.
 type state struct {
 	Procs []*proc `json:"procs"`
@@ -189,7 +195,7 @@ func loadState(dir string) ([]*proc, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s has no state.json: no environment was started there", dir)
+			return nil, fmt.Errorf("%s has no state.json: no environment was started there: %w", dir, errNoState)
 		}
 		return nil, err
 	}

@@ -25,7 +25,8 @@ type Client struct {
 
 // New returns a client of addr with token.
 func New(addr, token string) *Client {
-	return &Client{Addr: strings.TrimSuffix(addr, "/"), Token: token, HTTP: &http.Client{Timeout: 15 * time.Second}}
+	// Never through a proxy: the token is sent with each call.
+	return &Client{Addr: strings.TrimSuffix(addr, "/"), Token: token, HTTP: &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{Proxy: nil}}}
 }
 
 // Error is a call the server refused.

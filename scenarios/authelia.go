@@ -180,13 +180,9 @@ func hintBadGateway(status int) string {
 // loginStored finds the login in authelia's authentication log, and checks
 // that authelia's connections use a credential that expires.
 func loginStored(ctx context.Context, s *State) error {
-	raw, err := inventory.ReadSecret(s.Inv.Portal.StorageDSNFile)
+	u, raw, err := readDSN(s.Inv.Portal.StorageDSNFile)
 	if err != nil {
-		return Permanent(err)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return Permanent(fmt.Errorf("%s holds no postgres:// URL", s.Inv.Portal.StorageDSNFile))
+		return err
 	}
 	loginAt, _ := s.Values["loginAt"].(time.Time)
 	expect := "a successful login of " + s.Inv.LDAP.AdminUser + " in authentication_logs, and authelia connected with an expiring credential"

@@ -66,14 +66,18 @@ func needsPostgres(inv *inventory.Inventory) string {
 }
 
 // dsn reads the connection string from its file.
-func dsn(s *State) (*url.URL, string, error) {
-	raw, err := inventory.ReadSecret(s.Inv.Postgres.DSNFile)
+func dsn(s *State) (*url.URL, string, error) { return readDSN(s.Inv.Postgres.DSNFile) }
+
+// readDSN reads a connection string from its file. Its errors never quote
+// it: it holds a password.
+func readDSN(file string) (*url.URL, string, error) {
+	raw, err := inventory.ReadSecret(file)
 	if err != nil {
 		return nil, "", Permanent(err)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, "", Permanent(fmt.Errorf("%s holds no postgres:// URL", s.Inv.Postgres.DSNFile))
+		return nil, "", Permanent(fmt.Errorf("%s holds no postgres:// URL", file))
 	}
 	return u, raw, nil
 }

@@ -274,13 +274,9 @@ func oldCredentialRefused(ctx context.Context, s *State) error {
 	if s.Inv.Postgres == nil {
 		return Permanent(fmt.Errorf("the inventory has no postgres to try the old credential at"))
 	}
-	raw, err := inventory.ReadSecret(s.Inv.Postgres.DSNFile)
+	u, _, err := dsn(s)
 	if err != nil {
-		return Permanent(err)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return Permanent(fmt.Errorf("%s holds no postgres:// URL", s.Inv.Postgres.DSNFile))
+		return err
 	}
 	for pod, b := range s.Values["before"].(map[string]podBefore) {
 		u.User = url.UserPassword(b.user, b.password)

@@ -285,13 +285,9 @@ func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inv
 
 // credentialLogsIn logs in to the role's Postgres with a credential.
 func credentialLogsIn(ctx context.Context, s *State, user, password string) error {
-	raw, err := inventory.ReadSecret(s.Inv.Postgres.DSNFile)
+	u, _, err := dsn(s)
 	if err != nil {
-		return Permanent(err)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return Permanent(fmt.Errorf("%s holds no postgres:// URL", s.Inv.Postgres.DSNFile))
+		return err
 	}
 	u.User = url.UserPassword(user, password)
 	db, err := pgx.Connect(ctx, u.String())

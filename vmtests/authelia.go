@@ -6,15 +6,12 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/fediversity/podroles/nixeval"
-	"github.com/fediversity/podroles/scenarios"
 )
 
 // Ports and names of the authelia role and the main pod's portal.
@@ -154,35 +151,15 @@ func (e *Env) startAuthelia(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.waitHTTPS(ctx, p, "https://"+net.JoinHostPort(e.autheliaPodAddress(), fmt.Sprint(PortAuthelia))+"/api/health", e.autheliaServiceName(), "")
+	return e.waitHTTPS(ctx, p, "https://"+net.JoinHostPort(e.autheliaPodAddress(), fmt.Sprint(PortAuthelia))+"/api/health", e.autheliaServiceName())
 }
 
 // waitHTTPS waits until url answers 200 over HTTPS verified against the
-// environment's CA for serverName, with host as the Host header if set.
-func (e *Env) waitHTTPS(ctx context.Context, p *proc, rawURL, serverName, host string) error {
+// environment's CA for serverName.
+func (e *Env) waitHTTPS(ctx context.Context, p *proc, rawURL, serverName string) error {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(e.caPEM)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName}}}
-	defer client.CloseIdleConnections()
-	probe := scenarios.Probe{Endpoint: rawURL, Expect: p.Name + " to answer 200", Within: 60 * time.Second}
-	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
-		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.Name, p.lastLines(8)))
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-		if host != "" {
-			req.Host = host
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return scenarios.Saw("HTTP %d", resp.StatusCode)
-		}
-		return nil
-	})
+	return waitHTTP(ctx, p, rawURL, &tls.Config{RootCAs: pool, ServerName: serverName})
 }
 
 // nginxConfig is the main pod's portal: HTTPS for the portal's name, and a

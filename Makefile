@@ -58,7 +58,9 @@ export PODROLES_SERVERS := $(SERVERS_BIN)
 export PODROLES_BIN := $(CURDIR)/$(BIN)
 AUTHELIA_NOSUMDB := github.com/authelia/authelia,github.com/weppos/publicsuffix-go,github.com/authelia/oauth2-provider
 
-servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia $(SERVERS_BIN)/etcd $(SERVERS_BIN)/kube-apiserver
+K8S_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler
+servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia $(SERVERS_BIN)/etcd $(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)) \
+	$(SERVERS_BIN)/kwok $(SERVERS_BIN)/kwok-stages
 
 $(SERVERS_BIN)/vault: servers/vault/go.mod servers/vault/go.sum
 	@mkdir -p $(SERVERS_BIN)
@@ -75,10 +77,20 @@ $(SERVERS_BIN)/etcd: servers/etcd/go.mod servers/etcd/go.sum
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/etcd && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp go.etcd.io/etcd/server/v3 && mv $@.tmp $@
 
-$(SERVERS_BIN)/kube-apiserver: servers/kubernetes/go.mod servers/kubernetes/go.sum
+$(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)): $(SERVERS_BIN)/%: servers/kubernetes/go.mod servers/kubernetes/go.sum
 	@mkdir -p $(SERVERS_BIN)
-	@echo "building kube-apiserver v1.37.2: minutes the first time"
-	cd servers/kubernetes && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver && mv $@.tmp $@
+	@echo "building $* v1.37.2: minutes the first time"
+	cd servers/kubernetes && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp k8s.io/kubernetes/cmd/$* && mv $@.tmp $@
+
+# KWOK, the kubelet of the fake node, and kwok-stages, which prints kwok's
+# own stages for its configuration.
+$(SERVERS_BIN)/kwok: servers/kwok/go.mod servers/kwok/go.sum
+	@mkdir -p $(SERVERS_BIN)
+	cd servers/kwok && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp sigs.k8s.io/kwok/cmd/kwok && mv $@.tmp $@
+
+$(SERVERS_BIN)/kwok-stages: servers/kwok/go.mod servers/kwok/go.sum servers/kwok/stages/main.go
+	@mkdir -p $(SERVERS_BIN)
+	cd servers/kwok && $(GO) build -o $@.tmp ./stages && mv $@.tmp $@
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }

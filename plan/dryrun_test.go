@@ -28,7 +28,7 @@ func TestPlanPassesServerSideDryRun(t *testing.T) {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := vmtests.StartControlPlane(ctx, dir, vmtests.RandomLoopback())
+	cp, err := vmtests.StartControlPlane(ctx, dir, vmtests.RandomLoopback(), false)
 	if err != nil {
 		if os.Getenv(vmtests.ServersEnv) == "" {
 			t.Skipf("%v (make test builds them)", err)

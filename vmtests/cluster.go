@@ -8,17 +8,24 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/scenarios"
 )
 
-// ControlPlane is a Kubernetes API server of real components (etcd and
-// kube-apiserver, built by make servers) on a loopback address, for the
-// cluster code and the plan's server-side dry-run.
+// ControlPlane is a Kubernetes control plane of real components built by
+// make servers, on a loopback address: etcd and kube-apiserver, and with
+// Nodes, kube-controller-manager, kube-scheduler and KWOK as the kubelet of
+// a fake node, so that Deployments get Running pods.
 type ControlPlane struct {
 	env *Env
 	// Kubeconfig is a kubeconfig of an admin (system:masters).
@@ -30,10 +37,14 @@ type ControlPlane struct {
 // controlPlaneAddress is where etcd and kube-apiserver listen.
 func (e *Env) controlPlaneAddress() string { return e.Loopback + ".60" }
 
+// NodeName is the fake node of a control plane with Nodes.
+const NodeName = "kwok-node-0"
+
 // StartControlPlane starts etcd and kube-apiserver in dir on loopback
 // addresses under prefix loopback ("127.0.1" when empty), and writes an
-// admin kubeconfig. Stop it with Down.
-func StartControlPlane(ctx context.Context, dir, loopback string) (cp *ControlPlane, err error) {
+// admin kubeconfig; with nodes, also the controllers, the scheduler and a
+// fake node. Stop it with Down.
+func StartControlPlane(ctx context.Context, dir, loopback string, nodes bool) (cp *ControlPlane, err error) {
 	if loopback == "" {
 		loopback = "127.0.1"
 	}
@@ -136,7 +147,92 @@ func StartControlPlane(ctx context.Context, dir, loopback string) (cp *ControlPl
 	if err := waitHTTP(ctx, p, server+"/readyz", &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}); err != nil {
 		return nil, err
 	}
+	if nodes {
+		if err := e.startNodes(ctx, cp); err != nil {
+			return nil, err
+		}
+	}
 	return cp, nil
+}
+
+// kubeletAddress is the fake node's address: what kwok serves exec and
+// port-forward on, and the InternalIP of the node.
+func (e *Env) kubeletAddress() string { return e.Loopback + ".70" }
+
+// startNodes starts the controllers that turn Deployments into pods, the
+// scheduler, and kwok with a node of its own.
+func (e *Env) startNodes(ctx context.Context, cp *ControlPlane) error {
+	tools := map[string]string{}
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages"} {
+		if tools[name] = findServer(name); tools[name] == "" {
+			return fmt.Errorf("control plane: %s is not built: run make servers", name)
+		}
+	}
+	addr, cpDir := e.controlPlaneAddress(), filepath.Join(e.Dir, "control-plane")
+	ports, err := freePorts(addr, 2)
+	if err != nil {
+		return err
+	}
+	kubeletPorts, err := freePorts(e.kubeletAddress(), 1)
+	if err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		// node-lifecycle-controller clears the not-ready taint of the
+		// fake node; without it no pod is scheduled.
+		{"kube-controller-manager", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
+			"--bind-address", addr, "--secure-port", strconv.Itoa(ports[0]),
+			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller"}},
+		{"kube-scheduler", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--bind-address", addr, "--secure-port", strconv.Itoa(ports[1])}},
+	} {
+		if _, err := e.start(ctx, c.name, append([]string{tools[c.name]}, c.args...), startOptions{dir: cpDir}); err != nil {
+			return err
+		}
+	}
+	// kwok refuses to start without stages; its own fast ones come from
+	// its module, through kwok-stages.
+	stages, err := exec.CommandContext(ctx, tools["kwok-stages"]).Output()
+	if err != nil {
+		return fmt.Errorf("kwok-stages: %w", err)
+	}
+	config := append([]byte(`apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  nodeLeaseParallelism: 4
+  podPlayStageParallelism: 4
+  nodePlayStageParallelism: 4
+  # else exec and port-forward are refused
+  enableDebuggingHandlers: true
+---
+`), stages...)
+	if err := writeFile(filepath.Join(cpDir, "kwok.yaml"), config, 0o644); err != nil {
+		return err
+	}
+	kubelet := net.JoinHostPort(e.kubeletAddress(), strconv.Itoa(kubeletPorts[0]))
+	if _, err := e.start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
+		"--manage-all-nodes", "--node-ip", e.kubeletAddress(), "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
+	}, startOptions{dir: cpDir}); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: NodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: e.kubeletAddress()}}},
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create node %s: %w", NodeName, err)
+	}
+	return nil
 }
 
 // Down stops the control plane.

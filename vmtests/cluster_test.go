@@ -1,0 +1,78 @@
+package vmtests_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/vmtests"
+)
+
+// TestControlPlaneRunsThePlan applies the plan of the mastodon example to
+// the control plane with its fake node: the Deployment mastodon-sidekiq
+// gets its two replicas Running.
+func TestControlPlaneRunsThePlan(t *testing.T) {
+	dir, err := os.MkdirTemp("", "podroles-cp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := vmtests.StartControlPlane(ctx, dir, vmtests.RandomLoopback(), true)
+	if err != nil {
+		if os.Getenv(vmtests.ServersEnv) == "" {
+			t.Skipf("%v (make test builds them)", err)
+		}
+		t.Fatal(err)
+	}
+	defer cp.Down()
+	cfg, _ := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
+	client := kubernetes.NewForConfigOrDie(cfg)
+
+	s, _ := nixeval.FileSource("../examples/mastodon.nix")
+	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, []nixeval.Source{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Make(nodes[0], plan.Options{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range p.Deployments {
+		if _, err := client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sidekiq := p.Deployment("mastodon-sidekiq")
+	selector := metav1.FormatLabelSelector(sidekiq.Spec.Selector)
+	probe := scenarios.Probe{Endpoint: cp.Server, Expect: "2 Running pods of mastodon-sidekiq on " + vmtests.NodeName, Within: time.Minute}
+	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, pod := range pods.Items {
+			if pod.Status.Phase == corev1.PodRunning && pod.Spec.NodeName == vmtests.NodeName {
+				running++
+			}
+		}
+		if running != 2 {
+			return scenarios.Saw("%d pods, %d Running", len(pods.Items), running)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

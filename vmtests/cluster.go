@@ -217,11 +217,7 @@ options:
 	}, startOptions{dir: cpDir}); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := cp.Client()
 	if err != nil {
 		return err
 	}
@@ -237,6 +233,15 @@ options:
 
 // Down stops the control plane.
 func (cp *ControlPlane) Down() error { return cp.env.Down() }
+
+// Client returns a client of the control plane as its admin.
+func (cp *ControlPlane) Client() (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
 
 func kubeconfig(server, dir string) string {
 	return fmt.Sprintf(`apiVersion: v1

@@ -2,14 +2,11 @@ package vmtests_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
@@ -21,23 +18,13 @@ import (
 // the control plane with its fake node: the Deployment mastodon-sidekiq
 // gets its two replicas Running.
 func TestControlPlaneRunsThePlan(t *testing.T) {
-	dir, err := os.MkdirTemp("", "podroles-cp-")
+	cp := vmtests.StartControlPlaneT(t, true)
+	client, err := cp.Client()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := vmtests.StartControlPlane(ctx, dir, vmtests.RandomLoopback(), true)
-	if err != nil {
-		if os.Getenv(vmtests.ServersEnv) == "" {
-			t.Skipf("%v (make test builds them)", err)
-		}
-		t.Fatal(err)
-	}
-	defer cp.Down()
-	cfg, _ := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
-	client := kubernetes.NewForConfigOrDie(cfg)
 
 	s, _ := nixeval.FileSource("../examples/mastodon.nix")
 	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, []nixeval.Source{s})

@@ -39,3 +39,30 @@ func Start(t testing.TB, opts Options) *Env {
 	})
 	return env
 }
+
+// StartControlPlaneT starts a control plane for a test, on loopback
+// addresses of its own, and stops it when the test ends. Where make
+// servers did not build it (no PODROLES_SERVERS), the test is skipped.
+func StartControlPlaneT(t testing.TB, nodes bool) *ControlPlane {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "podroles-cp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := StartControlPlane(ctx, dir, RandomLoopback(), nodes)
+	if err != nil {
+		if os.Getenv(ServersEnv) == "" {
+			t.Skipf("%v (make test builds them)", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Down(); err != nil {
+			t.Errorf("control plane down: %v", err)
+		}
+	})
+	return cp
+}

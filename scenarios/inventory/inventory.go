@@ -45,6 +45,18 @@ type Inventory struct {
 	// Rotation names the KV secrets that the rotation suite may give new
 	// values: writing a secret is not something to do unasked.
 	Rotation *Rotation `json:"rotation,omitempty"`
+	// Cluster is the Kubernetes cluster the node is deployed to, for the
+	// suites that compare it with the node's plan.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster says where the node's objects are and what they must be.
+type Cluster struct {
+	Kubeconfig string `json:"kubeconfig"`
+	Namespace  string `json:"namespace"`
+	// FactsFile holds the node's facts (podroles facts), from which the
+	// expected objects are planned.
+	FactsFile string `json:"factsFile"`
 }
 
 // Rotation names secrets by role and file.
@@ -237,6 +249,10 @@ func (inv *Inventory) resolve(dir string) {
 		abs(&p.CAFile)
 		abs(&p.StorageDSNFile)
 	}
+	if c := inv.Cluster; c != nil {
+		abs(&c.Kubeconfig)
+		abs(&c.FactsFile)
+	}
 	for _, r := range inv.Roles {
 		if r == nil {
 			continue
@@ -254,8 +270,18 @@ func (inv *Inventory) Validate() error {
 	if inv.Node == "" {
 		return fmt.Errorf("node: the node's name is missing")
 	}
-	if len(inv.Roles) == 0 {
+	if len(inv.Roles) == 0 && inv.Cluster == nil {
 		return fmt.Errorf("roles: no roles")
+	}
+	if c := inv.Cluster; c != nil {
+		if c.Namespace == "" {
+			return fmt.Errorf("cluster.namespace: missing")
+		}
+		for field, f := range map[string]string{"cluster.kubeconfig": c.Kubeconfig, "cluster.factsFile": c.FactsFile} {
+			if err := fileExists(field, f); err != nil {
+				return err
+			}
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
 		r := inv.Roles[name]

@@ -1,0 +1,170 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// The deployments suite compares the cluster with the node's plan: every
+// planned Deployment exists with its replicas all ready and its image and
+// containers, and the Service of each role has exactly the planned ports
+// (US1-1, US1-6, US1-8, US1-14).
+var deploymentsSuite = register(&Suite{
+	Name: "deployments",
+	Doc:  "the cluster holds the node's plan: Deployments with their replicas ready, images and containers; Services with exactly their ports",
+	Scenarios: []*Scenario{
+		{
+			Name:  "deployments-as-planned",
+			Spec:  []string{"US1-1", "US1-6", "US1-14"},
+			Doc:   "each planned Deployment exists with the planned replicas all ready, the planned image and containers",
+			Skip:  needsCluster,
+			Steps: []Step{{Name: "compare each Deployment with the plan", Do: deploymentsAsPlanned}},
+		},
+		{
+			Name:  "services-as-planned",
+			Spec:  []string{"US1-8", "SC-004"},
+			Doc:   "the Service of each role has exactly the planned ports: the plain LDAP port absent",
+			Skip:  needsCluster,
+			Steps: []Step{{Name: "compare each Service with the plan", Do: servicesAsPlanned}},
+		},
+	},
+})
+
+func needsCluster(inv *inventory.Inventory) string {
+	if inv.Cluster == nil {
+		return "the inventory has no cluster"
+	}
+	return ""
+}
+
+// clusterPlan connects to the inventory's cluster and plans the node.
+func clusterPlan(s *State) (kubernetes.Interface, *plan.Plan, error) {
+	c := s.Inv.Cluster
+	doc, err := nixeval.ReadFacts(c.FactsFile)
+	if err != nil {
+		return nil, nil, Permanent(fmt.Errorf("facts %s: %w", c.FactsFile, err))
+	}
+	i := slices.IndexFunc(doc.Nodes, func(n *nixeval.Node) bool { return n.Name == s.Inv.Node })
+	if i < 0 {
+		return nil, nil, Permanent(fmt.Errorf("facts %s have no node %s", c.FactsFile, s.Inv.Node))
+	}
+	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: c.Namespace})
+	if err != nil {
+		return nil, nil, Permanent(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, nil, Permanent(fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err))
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, Permanent(err)
+	}
+	return client, p, nil
+}
+
+// apiError says in one line what the API refused and why.
+func apiError(kind, name string, err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s %s does not exist", kind, name)
+	case apierrors.IsForbidden(err):
+		return Permanent(fmt.Errorf("reading %s %s is forbidden: the kubeconfig's user needs get on %ss", kind, name, strings.ToLower(kind)))
+	}
+	return fmt.Errorf("%s %s: %w", kind, name, err)
+}
+
+func deploymentsAsPlanned(ctx context.Context, s *State) error {
+	client, p, err := clusterPlan(s)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, want := range p.Deployments {
+		probe := Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of %s", *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers)), Within: s.Patience}
+		err := Eventually(ctx, probe, func(ctx context.Context) error {
+			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+			if err != nil {
+				return apiError("Deployment", want.Name, err)
+			}
+			return compareDeployment(want, got)
+		})
+		if err == nil {
+			s.Note("Deployment %s: %d ready replicas of %s", want.Name, *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers))
+		}
+		errs = append(errs, err)
+	}
+	return joinErrors(errs)
+}
+
+func containersOf(cs []corev1.Container) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name+"="+c.Image)
+	}
+	return strings.Join(out, ",")
+}
+
+func compareDeployment(want, got *appsv1.Deployment) error {
+	if got.Spec.Replicas == nil || *got.Spec.Replicas != *want.Spec.Replicas {
+		return Saw("spec.replicas %v, planned %d", ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
+	}
+	if w, g := containersOf(want.Spec.Template.Spec.Containers), containersOf(got.Spec.Template.Spec.Containers); w != g {
+		return Saw("containers %s, planned %s", g, w)
+	}
+	if got.Status.ReadyReplicas != *want.Spec.Replicas {
+		return Saw("%d of %d replicas ready", got.Status.ReadyReplicas, *want.Spec.Replicas)
+	}
+	return nil
+}
+
+func ptrValue(p *int32) any {
+	if p == nil {
+		return "unset"
+	}
+	return *p
+}
+
+func servicesAsPlanned(ctx context.Context, s *State) error {
+	client, p, err := clusterPlan(s)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, want := range p.Services {
+		got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			errs = append(errs, apiError("Service", want.Name, err))
+			continue
+		}
+		w, g := servicePorts(want), servicePorts(got)
+		if !slices.Equal(w, g) {
+			errs = append(errs, fmt.Errorf("Service %s has ports %s, planned exactly %s", want.Name, strings.Join(g, ","), strings.Join(w, ",")))
+			continue
+		}
+		s.Note("Service %s has exactly %s", want.Name, strings.Join(w, ","))
+	}
+	return joinErrors(errs)
+}
+
+func servicePorts(svc *corev1.Service) []string {
+	var out []string
+	for _, p := range svc.Spec.Ports {
+		out = append(out, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
+	}
+	slices.Sort(out)
+	return out
+}

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -76,17 +75,6 @@ func clusterPlan(s *State) (kubernetes.Interface, *plan.Plan, error) {
 	return client, p, nil
 }
 
-// apiError says in one line what the API refused and why.
-func apiError(kind, name string, err error) error {
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%s %s does not exist", kind, name)
-	case apierrors.IsForbidden(err):
-		return Permanent(fmt.Errorf("reading %s %s is forbidden: the kubeconfig's user needs get on %ss", kind, name, strings.ToLower(kind)))
-	}
-	return fmt.Errorf("%s %s: %w", kind, name, err)
-}
-
 func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	client, p, err := clusterPlan(s)
 	if err != nil {
@@ -98,7 +86,7 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 		err := Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
-				return apiError("Deployment", want.Name, err)
+				return discoverError("Deployment", want.Namespace, want.Name, "get", err)
 			}
 			return compareDeployment(want, got)
 		})
@@ -147,7 +135,7 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 	for _, want := range p.Services {
 		got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
-			errs = append(errs, apiError("Service", want.Name, err))
+			errs = append(errs, discoverError("Service", want.Namespace, want.Name, "get", err))
 			continue
 		}
 		w, g := servicePorts(want), servicePorts(got)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -44,21 +47,25 @@ func newScenariosListCmd(io *streams) *cobra.Command {
 }
 
 type scenariosRunOptions struct {
-	io        *streams
-	inventory string
-	suites    []string
-	run       string
-	format    string
-	output    string
-	parallel  int
-	timeout   time.Duration
-	patience  time.Duration
+	io         *streams
+	inventory  string
+	kubeconfig string
+	namespace  string
+	node       string
+	sources    sourceOptions
+	suites     []string
+	run        string
+	format     string
+	output     string
+	parallel   int
+	timeout    time.Duration
+	patience   time.Duration
 }
 
 func newScenariosRunCmd(ios *streams) *cobra.Command {
 	o := &scenariosRunOptions{io: ios}
 	cmd := &cobra.Command{
-		Use:   "run --inventory FILE",
+		Use:   "run (--inventory FILE | --kubeconfig FILE --namespace NS --node NODE SOURCES)",
 		Short: "Run the suites against the world an inventory describes",
 		Long: `Runs the scenarios of the suites (all, or those of --suite) against the
 node's world that the inventory describes, in parallel.
@@ -67,10 +74,9 @@ Exit status: 0 when every scenario passed or was skipped, 1 when one
 failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 		Example: `  podroles env up --dir /tmp/env && podroles scenarios run --inventory /tmp/env/inventory.yaml
   podroles scenarios run --inventory node.yaml --suite ldap --run 'wrong-.*' --format junit -o scenarios.xml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.inventory == "" {
-				return fmt.Errorf("--inventory FILE is required: write one for a deployment, or let podroles env up write one")
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (o.inventory == "") == (o.kubeconfig == "") {
+				return fmt.Errorf("give --inventory FILE (written for a deployment, or by podroles env up), or --kubeconfig FILE with --namespace and --node and the node's sources")
 			}
 			if err := report.CheckFormat(o.format); err != nil {
 				return err
@@ -86,10 +92,11 @@ failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 			if err != nil {
 				return fmt.Errorf("--suite: %w", err)
 			}
-			inv, err := inventory.Load(o.inventory)
+			inv, cleanup, err := o.loadInventory(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
+			defer cleanup()
 			opts := scenarios.Options{Parallel: o.parallel, Timeout: o.timeout, Patience: o.patience, Run: re}
 			if isTerminal(ios.ErrOut) {
 				opts.Progress = progressLine(ios.ErrOut)
@@ -116,6 +123,9 @@ failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.inventory, "inventory", "", "the inventory of the node's world (YAML)")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "find the node's world in this cluster instead of an inventory")
+	f.StringVar(&o.namespace, "namespace", "", "with --kubeconfig: the namespace of the node's objects")
+	f.StringVar(&o.node, "node", "", "with --kubeconfig: the node, among the sources")
 	f.StringSliceVar(&o.suites, "suite", nil, "run only these suites (comma-separated)")
 	f.StringVar(&o.run, "run", "", "run only the scenarios whose suite/scenario matches this regular expression")
 	f.StringVar(&o.format, "format", "text", "report format: text, json or junit")
@@ -123,6 +133,7 @@ failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 	f.IntVar(&o.parallel, "parallel", 4, "how many scenarios run at once")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "the time each scenario may take")
 	f.DurationVar(&o.patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
+	o.sources.addFlags(cmd)
 	return cmd
 }
 
@@ -150,4 +161,37 @@ func progressLine(w io.Writer) func(scenarios.Event) {
 			fmt.Fprintf(w, "[%d/%d] %s", ev.Done, ev.Total, strings.Join(names, ", "))
 		}
 	}
+}
+
+// loadInventory reads the inventory file, or discovers the node's world in
+// the cluster of --kubeconfig from the node's facts.
+// It returns what removes the files the discovery wrote, after the run.
+func (o *scenariosRunOptions) loadInventory(ctx context.Context, args []string) (*inventory.Inventory, func(), error) {
+	nothing := func() {}
+	if o.inventory != "" {
+		inv, err := inventory.Load(o.inventory)
+		return inv, nothing, err
+	}
+	if o.namespace == "" || o.node == "" {
+		return nil, nothing, fmt.Errorf("--kubeconfig needs --namespace and --node")
+	}
+	nodes, err := o.sources.load(ctx, args, o.io.ErrOut)
+	if err != nil {
+		return nil, nothing, err
+	}
+	i := slices.IndexFunc(nodes, func(n *nixeval.Node) bool { return n.Name == o.node })
+	if i < 0 {
+		return nil, nothing, fmt.Errorf("--node %s: the sources give no node %s", o.node, o.node)
+	}
+	dir, err := os.MkdirTemp("", "podroles-discovered-")
+	if err != nil {
+		return nil, nothing, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	inv, err := scenarios.Discover(ctx, o.kubeconfig, o.namespace, nodes[i], dir)
+	if err != nil {
+		cleanup()
+		return nil, nothing, err
+	}
+	return inv, cleanup, nil
 }

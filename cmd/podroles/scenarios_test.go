@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
@@ -50,7 +56,8 @@ func TestScenariosCannotRun(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"scenarios", "run"}, "podroles scenarios run: --inventory FILE is required"},
+		{[]string{"scenarios", "run"}, "podroles scenarios run: give --inventory FILE"},
+		{[]string{"scenarios", "run", "--kubeconfig", bad}, "podroles scenarios run: --kubeconfig needs --namespace and --node"},
 		{[]string{"scenarios", "run", "--inventory", bad}, "podroles scenarios run: inventory " + bad + ": roles: no roles"},
 		{[]string{"scenarios", "run", "--inventory", "nope.yaml"}, "podroles scenarios run: inventory nope.yaml: no such file"},
 		{[]string{"scenarios", "run", "--inventory", good, "--suite", "ldapp"}, `podroles scenarios run: --suite: no suite "ldapp"`},
@@ -81,5 +88,58 @@ func TestScenariosList(t *testing.T) {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("list lacks %q:\n%s", want, r.out)
 		}
+	}
+}
+
+// TestScenariosRunOnACluster discovers the directory example's world in a
+// control plane of real components and runs the deployments suite on it.
+func TestScenariosRunOnACluster(t *testing.T) {
+	cp := vmtests.StartControlPlaneT(t, true)
+	example := repo("examples/directory.nix")
+	r := run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments")
+	if r.code != exitCantRun || !strings.Contains(r.errOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
+		t.Fatalf("before the deploy: exit %d\n%s", r.code, r.errOut)
+	}
+	client, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	if r := run(t, "plan", example, "--namespace", "default", "--format", "json", "-o", planFile); r.code != exitOK {
+		t.Fatal(r.errOut)
+	}
+	data, _ := os.ReadFile(planFile)
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	json.Unmarshal(data, &list)
+	ctx := context.Background()
+	for _, item := range list.Items {
+		var kind struct{ Kind string }
+		json.Unmarshal(item, &kind)
+		switch kind.Kind {
+		case "Deployment":
+			var d appsv1.Deployment
+			json.Unmarshal(item, &d)
+			if _, err := client.AppsV1().Deployments("default").Create(ctx, &d, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		case "Service":
+			var s corev1.Service
+			json.Unmarshal(item, &s)
+			if _, err := client.CoreV1().Services("default").Create(ctx, &s, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r = run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments", "--patience", "30s")
+	if r.code != exitOK || !strings.Contains(r.out, "node directory: 2 passed, 0 failed, 0 skipped") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	dead := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(dead, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o600)
+	r = run(t, "scenarios", "run", "--kubeconfig", dead, "--namespace", "default", "--node", "directory", example)
+	if r.code != exitCantRun || !strings.HasPrefix(r.errOut, "podroles scenarios run: the API server https://127.0.0.1:1 does not answer") || strings.Count(r.errOut, "\n") != 1 {
+		t.Errorf("an unreachable API server: exit %d\n%s", r.code, r.errOut)
 	}
 }

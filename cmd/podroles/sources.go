@@ -32,7 +32,13 @@ func (o *sourceOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.facts, "facts", nil, "a facts document written by 'podroles facts' or the flake; needs no nix (repeatable)")
 	f.StringVar(&o.k8sPodModule, "k8s-pod-module", "", "evaluate each NixOS system extended with this module (k8s-pod.nix)")
 	f.StringVar(&o.nix, "nix", "nix", "the nix command")
-	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop nix after this long (0: never)")
+	// A command with a --timeout of its own (scenarios run) calls nix's
+	// --nix-timeout.
+	timeout := "timeout"
+	if f.Lookup(timeout) != nil {
+		timeout = "nix-timeout"
+	}
+	f.DurationVar(&o.timeout, timeout, 10*time.Minute, "stop nix after this long (0: never)")
 	f.BoolVar(&o.showTrace, "show-trace", false, "pass --show-trace to nix and print its trace on failure")
 }
 

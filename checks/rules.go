@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fediversity/podroles/nixeval"
@@ -563,7 +564,42 @@ func isLoopback(host string) bool {
 		return true
 	}
 	addr, err := netip.ParseAddr(h)
+	if err != nil {
+		// The resolver also reads the short IPv4 forms: 127.1, 127.0.1,
+		// 2130706433.
+		addr, err = shortIPv4(h)
+	}
 	return err == nil && (addr.IsLoopback() || addr.IsUnspecified())
+}
+
+// shortIPv4 reads the forms inet_aton accepts with fewer than four decimal
+// parts, the last part filling the remaining bytes.
+func shortIPv4(s string) (netip.Addr, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, fmt.Errorf("not an IPv4 address")
+	}
+	var b [4]byte
+	for i, p := range parts {
+		last := i == len(parts)-1
+		bits := 8
+		if last {
+			bits = 8 * (4 - i)
+		}
+		n, err := strconv.ParseUint(p, 10, bits)
+		if err != nil || p == "" {
+			return netip.Addr{}, fmt.Errorf("not an IPv4 address")
+		}
+		if !last {
+			b[i] = byte(n)
+			continue
+		}
+		for j := 3; j >= i; j-- {
+			b[j] = byte(n)
+			n >>= 8
+		}
+	}
+	return netip.AddrFrom4(b), nil
 }
 
 func replicasBelowOne(n *node, report reportFunc) {

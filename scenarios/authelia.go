@@ -21,62 +21,64 @@ import (
 // reaches the authelia role over HTTPS; authelia binds to the lldap role
 // over LDAPS and stores the login in Postgres with a credential of the
 // database engine (SC-005).
-var autheliaSuite = register(&Suite{
-	Name: "authelia",
-	Doc:  "the admin logs in through the portal; authelia binds over LDAPS and stores the login in Postgres with a dynamic credential",
-	Scenarios: []*Scenario{
-		{
-			Name: "portal-login",
-			Spec: []string{"SC-005"},
-			Doc:  "the admin logs in through the portal (first factor) and gets a session cookie",
-			Skip: needsPortal,
-			Steps: []Step{{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
-				_, err := portalLogin(ctx, s, true)
-				return err
-			}}},
-		},
-		{
-			Name: "wrong-password-refused",
-			Spec: []string{"SC-005"},
-			Doc:  "a wrong password is refused at the portal, which logs the right one in",
-			Skip: needsPortal,
-			Steps: []Step{
-				// Without this, a portal that refuses everyone (its
-				// directory down) would pass.
-				{Name: "log in with the right password", Do: func(ctx context.Context, s *State) error {
+func init() {
+	register(&Suite{
+		Name: "authelia",
+		Doc:  "the admin logs in through the portal; authelia binds over LDAPS and stores the login in Postgres with a dynamic credential",
+		Scenarios: []*Scenario{
+			{
+				Name: "portal-login",
+				Spec: []string{"SC-005"},
+				Doc:  "the admin logs in through the portal (first factor) and gets a session cookie",
+				Skip: needsPortal,
+				Steps: []Step{{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
 					_, err := portalLogin(ctx, s, true)
 					return err
-				}},
-				{Name: "log in with a wrong password", Do: func(ctx context.Context, s *State) error {
-					_, err := portalLogin(ctx, s, false)
-					return err
-				}},
+				}}},
+			},
+			{
+				Name: "wrong-password-refused",
+				Spec: []string{"SC-005"},
+				Doc:  "a wrong password is refused at the portal, which logs the right one in",
+				Skip: needsPortal,
+				Steps: []Step{
+					// Without this, a portal that refuses everyone (its
+					// directory down) would pass.
+					{Name: "log in with the right password", Do: func(ctx context.Context, s *State) error {
+						_, err := portalLogin(ctx, s, true)
+						return err
+					}},
+					{Name: "log in with a wrong password", Do: func(ctx context.Context, s *State) error {
+						_, err := portalLogin(ctx, s, false)
+						return err
+					}},
+				},
+			},
+			{
+				Name: "login-stored-in-postgres",
+				Spec: []string{"SC-005"},
+				Doc:  "the login is in authelia's Postgres, which authelia reaches with a credential that expires: the database engine's",
+				Skip: func(inv *inventory.Inventory) string {
+					if why := needsPortal(inv); why != "" {
+						return why
+					}
+					if inv.Portal.StorageDSNFile == "" {
+						return "the inventory's portal has no storageDSNFile"
+					}
+					return ""
+				},
+				Steps: []Step{
+					{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
+						at, err := portalLogin(ctx, s, true)
+						s.Values["loginAt"] = at
+						return err
+					}},
+					{Name: "the login and the dynamic credential are in Postgres", Do: loginStored},
+				},
 			},
 		},
-		{
-			Name: "login-stored-in-postgres",
-			Spec: []string{"SC-005"},
-			Doc:  "the login is in authelia's Postgres, which authelia reaches with a credential that expires: the database engine's",
-			Skip: func(inv *inventory.Inventory) string {
-				if why := needsPortal(inv); why != "" {
-					return why
-				}
-				if inv.Portal.StorageDSNFile == "" {
-					return "the inventory's portal has no storageDSNFile"
-				}
-				return ""
-			},
-			Steps: []Step{
-				{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
-					at, err := portalLogin(ctx, s, true)
-					s.Values["loginAt"] = at
-					return err
-				}},
-				{Name: "the login and the dynamic credential are in Postgres", Do: loginStored},
-			},
-		},
-	},
-})
+	})
+}
 
 func needsPortal(inv *inventory.Inventory) string {
 	if inv.Portal == nil {

@@ -21,26 +21,28 @@ import (
 // planned Deployment exists with its replicas all ready and its image and
 // containers, and the Service of each role has exactly the planned ports
 // (US1-1, US1-6, US1-8, US1-14).
-var deploymentsSuite = register(&Suite{
-	Name: "deployments",
-	Doc:  "the cluster holds the node's plan: Deployments with their replicas ready, images and containers; Services with exactly their ports",
-	Scenarios: []*Scenario{
-		{
-			Name:  "deployments-as-planned",
-			Spec:  []string{"US1-1", "US1-6", "US1-14"},
-			Doc:   "each planned Deployment exists with the planned replicas all ready, the planned image and containers",
-			Skip:  needsCluster,
-			Steps: []Step{{Name: "compare each Deployment with the plan", Do: deploymentsAsPlanned}},
+func init() {
+	register(&Suite{
+		Name: "deployments",
+		Doc:  "the cluster holds the node's plan: Deployments with their replicas ready, images and containers; Services with exactly their ports",
+		Scenarios: []*Scenario{
+			{
+				Name:  "deployments-as-planned",
+				Spec:  []string{"US1-1", "US1-6", "US1-14"},
+				Doc:   "each planned Deployment exists with the planned replicas all ready, the planned image and containers",
+				Skip:  needsCluster,
+				Steps: []Step{{Name: "compare each Deployment with the plan", Do: deploymentsAsPlanned}},
+			},
+			{
+				Name:  "services-as-planned",
+				Spec:  []string{"US1-8", "SC-004"},
+				Doc:   "the Service of each role has exactly the planned ports: the plain LDAP port absent",
+				Skip:  needsCluster,
+				Steps: []Step{{Name: "compare each Service with the plan", Do: servicesAsPlanned}},
+			},
 		},
-		{
-			Name:  "services-as-planned",
-			Spec:  []string{"US1-8", "SC-004"},
-			Doc:   "the Service of each role has exactly the planned ports: the plain LDAP port absent",
-			Skip:  needsCluster,
-			Steps: []Step{{Name: "compare each Service with the plan", Do: servicesAsPlanned}},
-		},
-	},
-})
+	})
+}
 
 func needsCluster(inv *inventory.Inventory) string {
 	if inv.Cluster == nil {
@@ -140,7 +142,7 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 		}
 		w, g := servicePorts(want), servicePorts(got)
 		if !slices.Equal(w, g) {
-			errs = append(errs, fmt.Errorf("Service %s has ports %s, planned exactly %s", want.Name, strings.Join(g, ","), strings.Join(w, ",")))
+			errs = append(errs, fmt.Errorf("the Service %s has ports %s, planned exactly %s", want.Name, strings.Join(g, ","), strings.Join(w, ",")))
 			continue
 		}
 		s.Note("Service %s has exactly %s", want.Name, strings.Join(w, ","))

@@ -60,7 +60,7 @@ func Discover(ctx context.Context, kubeconfig, namespace string, node *nixeval.N
 		}
 		selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 		if err != nil {
-			return nil, fmt.Errorf("Deployment %s/%s: its selector: %w", namespace, want.Name, err)
+			return nil, fmt.Errorf("the selector of Deployment %s/%s: %w", namespace, want.Name, err)
 		}
 		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 		if err != nil {

@@ -21,70 +21,72 @@ import (
 // role's Service by its name over LDAPS, verifies the role's certificate
 // with the contract's CA file and binds with the contract's password file
 // (US1-15, SC-004).
-var ldapSuite = register(&Suite{
-	Name: "ldap",
-	Doc:  "a reader of the ldap contract binds to the role's Service and pods over LDAPS, verifying the CA",
-	Scenarios: []*Scenario{
-		{
-			Name: "service-ldaps-bind",
-			Spec: []string{"SC-004", "US1-15"},
-			Doc:  "the reader reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
-			Skip: needsLDAP,
-			Steps: []Step{{Name: "bind at the Service and find the user", Do: func(ctx context.Context, s *State) error {
-				svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
-				return readerFinds(ctx, s, *svc)
-			}}},
-		},
-		{
-			Name:  "plain-port-not-on-service",
-			Spec:  []string{"SC-004"},
-			Doc:   "the plain LDAP port of the pods is not on the Service",
-			Skip:  needsLDAP,
-			Steps: []Step{{Name: "the Service refuses the plain LDAP port", Do: plainPortNotOnService}},
-		},
-		{
-			Name: "each-pod-binds",
-			Spec: []string{"SC-004", "US1-15"},
-			Doc:  "each pod of the role answers the same bind, with a certificate for the Service's name",
-			Skip: needsLDAP,
-			Steps: []Step{{Name: "bind at each pod and find the user", Do: func(ctx context.Context, s *State) error {
-				var errs []error
-				for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
-					if err := readerFinds(ctx, s, pod); err != nil {
-						errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+func init() {
+	register(&Suite{
+		Name: "ldap",
+		Doc:  "a reader of the ldap contract binds to the role's Service and pods over LDAPS, verifying the CA",
+		Scenarios: []*Scenario{
+			{
+				Name: "service-ldaps-bind",
+				Spec: []string{"SC-004", "US1-15"},
+				Doc:  "the reader reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
+				Skip: needsLDAP,
+				Steps: []Step{{Name: "bind at the Service and find the user", Do: func(ctx context.Context, s *State) error {
+					svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
+					return readerFinds(ctx, s, *svc)
+				}}},
+			},
+			{
+				Name:  "plain-port-not-on-service",
+				Spec:  []string{"SC-004"},
+				Doc:   "the plain LDAP port of the pods is not on the Service",
+				Skip:  needsLDAP,
+				Steps: []Step{{Name: "the Service refuses the plain LDAP port", Do: plainPortNotOnService}},
+			},
+			{
+				Name: "each-pod-binds",
+				Spec: []string{"SC-004", "US1-15"},
+				Doc:  "each pod of the role answers the same bind, with a certificate for the Service's name",
+				Skip: needsLDAP,
+				Steps: []Step{{Name: "bind at each pod and find the user", Do: func(ctx context.Context, s *State) error {
+					var errs []error
+					for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
+						if err := readerFinds(ctx, s, pod); err != nil {
+							errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+						}
 					}
-				}
-				return joinErrors(errs)
-			}}},
+					return joinErrors(errs)
+				}}},
+			},
+			{
+				Name: "wrong-ca-refused",
+				Spec: []string{"US1-15"},
+				Doc:  "verification is on: a CA that did not sign the role's certificate is refused",
+				Skip: needsLDAP,
+				Steps: []Step{{Name: "a handshake with another CA fails", Do: func(ctx context.Context, s *State) error {
+					other, err := otherCA()
+					if err != nil {
+						return err
+					}
+					return refusedHandshake(ctx, s, &tls.Config{RootCAs: other, ServerName: s.Inv.LDAP.Host}, "certificate signed by unknown authority")
+				}}},
+			},
+			{
+				Name: "wrong-name-refused",
+				Spec: []string{"US1-15"},
+				Doc:  "verification is on: the role's certificate is refused for a name that is not the Service's",
+				Skip: needsLDAP,
+				Steps: []Step{{Name: "a handshake for another name fails", Do: func(ctx context.Context, s *State) error {
+					pool, err := caPool(s.Inv.LDAP.CAFile)
+					if err != nil {
+						return err
+					}
+					return refusedHandshake(ctx, s, &tls.Config{RootCAs: pool, ServerName: "not-the-service.invalid"}, "not not-the-service.invalid")
+				}}},
+			},
 		},
-		{
-			Name: "wrong-ca-refused",
-			Spec: []string{"US1-15"},
-			Doc:  "verification is on: a CA that did not sign the role's certificate is refused",
-			Skip: needsLDAP,
-			Steps: []Step{{Name: "a handshake with another CA fails", Do: func(ctx context.Context, s *State) error {
-				other, err := otherCA()
-				if err != nil {
-					return err
-				}
-				return refusedHandshake(ctx, s, &tls.Config{RootCAs: other, ServerName: s.Inv.LDAP.Host}, "certificate signed by unknown authority")
-			}}},
-		},
-		{
-			Name: "wrong-name-refused",
-			Spec: []string{"US1-15"},
-			Doc:  "verification is on: the role's certificate is refused for a name that is not the Service's",
-			Skip: needsLDAP,
-			Steps: []Step{{Name: "a handshake for another name fails", Do: func(ctx context.Context, s *State) error {
-				pool, err := caPool(s.Inv.LDAP.CAFile)
-				if err != nil {
-					return err
-				}
-				return refusedHandshake(ctx, s, &tls.Config{RootCAs: pool, ServerName: "not-the-service.invalid"}, "not not-the-service.invalid")
-			}}},
-		},
-	},
-})
+	})
+}
 
 func needsLDAP(inv *inventory.Inventory) string {
 	if inv.LDAP == nil {

@@ -29,74 +29,76 @@ import (
 // engine restarts authelia, the old one no longer logs in to Postgres, and
 // the portal works again (SC-005), and likewise for the replicas of lldap
 // (SC-003).
-var rotationSuite = register(&Suite{
-	Name: "rotation",
-	Doc:  "new secret values restart exactly the services whose secrets ask for it, in the same pod; logins work again",
-	Scenarios: []*Scenario{
-		{
-			Name:      "new-credential-restarts-authelia",
-			Spec:      []string{"SC-005", "US1-13"},
-			Doc:       "revoking authelia's database credential restarts it in the same pod with a new one; the old one no longer logs in; the portal works again",
-			Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "authelia", true) },
-			Exclusive: true,
-			Steps: []Step{
-				step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "authelia") }),
-				step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "authelia") }),
-				step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "authelia") }),
-				step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
-				step("a login through the portal works again", func(ctx context.Context, s *State) error {
-					_, err := portalLogin(ctx, s, true)
-					return err
-				}),
+func init() {
+	register(&Suite{
+		Name: "rotation",
+		Doc:  "new secret values restart exactly the services whose secrets ask for it, in the same pod; logins work again",
+		Scenarios: []*Scenario{
+			{
+				Name:      "new-credential-restarts-authelia",
+				Spec:      []string{"SC-005", "US1-13"},
+				Doc:       "revoking authelia's database credential restarts it in the same pod with a new one; the old one no longer logs in; the portal works again",
+				Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "authelia", true) },
+				Exclusive: true,
+				Steps: []Step{
+					step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "authelia") }),
+					step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "authelia") }),
+					step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "authelia") }),
+					step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
+					step("a login through the portal works again", func(ctx context.Context, s *State) error {
+						_, err := portalLogin(ctx, s, true)
+						return err
+					}),
+				},
 			},
-		},
-		{
-			Name:      "new-credential-restarts-lldap-replicas",
-			Spec:      []string{"SC-003", "US1-13"},
-			Doc:       "revoking lldap's database credential restarts each replica in its pod with a new one; each pod answers a bind again",
-			Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "lldap", true) },
-			Exclusive: true,
-			Steps: []Step{
-				step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "lldap") }),
-				step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "lldap") }),
-				step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "lldap") }),
-				step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
-				step("each pod answers a bind again", func(ctx context.Context, s *State) error {
-					if s.Inv.LDAP == nil || s.Inv.LDAP.Role != "lldap" {
-						s.Note("the inventory's ldap contract is not served by role lldap: no bind to try")
-						return nil
-					}
-					for _, pod := range s.Inv.Roles["lldap"].Pods {
-						if err := readerFinds(ctx, s, pod); err != nil {
-							return fmt.Errorf("pod %s: %w", pod.Name, err)
+			{
+				Name:      "new-credential-restarts-lldap-replicas",
+				Spec:      []string{"SC-003", "US1-13"},
+				Doc:       "revoking lldap's database credential restarts each replica in its pod with a new one; each pod answers a bind again",
+				Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "lldap", true) },
+				Exclusive: true,
+				Steps: []Step{
+					step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "lldap") }),
+					step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "lldap") }),
+					step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "lldap") }),
+					step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
+					step("each pod answers a bind again", func(ctx context.Context, s *State) error {
+						if s.Inv.LDAP == nil || s.Inv.LDAP.Role != "lldap" {
+							s.Note("the inventory's ldap contract is not served by role lldap: no bind to try")
+							return nil
 						}
-					}
-					return nil
-				}),
+						for _, pod := range s.Inv.Roles["lldap"].Pods {
+							if err := readerFinds(ctx, s, pod); err != nil {
+								return fmt.Errorf("pod %s: %w", pod.Name, err)
+							}
+						}
+						return nil
+					}),
+				},
+			},
+			{
+				Name:      "restart-secret-restarts",
+				Spec:      []string{"US1-13"},
+				Doc:       "a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod",
+				Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, true) },
+				Exclusive: true,
+				Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
+					return newKVValue(ctx, s, true)
+				})},
+			},
+			{
+				Name:      "secret-without-restart-restarts-nothing",
+				Spec:      []string{"US1-13"},
+				Doc:       "a new value of a KV secret without restart reaches each pod's file and restarts nothing",
+				Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, false) },
+				Exclusive: true,
+				Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
+					return newKVValue(ctx, s, false)
+				})},
 			},
 		},
-		{
-			Name:      "restart-secret-restarts",
-			Spec:      []string{"US1-13"},
-			Doc:       "a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod",
-			Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, true) },
-			Exclusive: true,
-			Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
-				return newKVValue(ctx, s, true)
-			})},
-		},
-		{
-			Name:      "secret-without-restart-restarts-nothing",
-			Spec:      []string{"US1-13"},
-			Doc:       "a new value of a KV secret without restart reaches each pod's file and restarts nothing",
-			Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, false) },
-			Exclusive: true,
-			Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
-				return newKVValue(ctx, s, false)
-			})},
-		},
-	},
-})
+	})
+}
 
 func step(name string, do func(ctx context.Context, s *State) error) Step {
 	return Step{Name: name, Do: do}

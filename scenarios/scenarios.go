@@ -65,10 +65,8 @@ func (s *State) Note(format string, args ...any) {
 // registry holds every suite, in the order `scenarios list` shows them.
 var registry []*Suite
 
-func register(s *Suite) *Suite {
-	registry = append(registry, s)
-	return s
-}
+// register adds a suite; each suite's file registers it in init.
+func register(s *Suite) { registry = append(registry, s) }
 
 // Suites returns every suite.
 func Suites() []*Suite { return slices.Clone(registry) }

@@ -26,53 +26,55 @@ import (
 // The secrets suite: each file that a role's sidecar writes in its pod's
 // /run/secrets holds exactly what the spec says for its kind (US1-9, 11,
 // 12, 16).
-var secretsSuite = register(&Suite{
-	Name: "secrets",
-	Doc:  "each file of a pod's /run/secrets holds what its secret's kind says, from OpenBao",
-	Scenarios: []*Scenario{{
-		Name: "files-hold-their-values",
-		Spec: []string{"US1-9", "US1-11", "US1-12", "US1-16"},
-		Doc:  "a field is its KV value, base64 decoded, one variable of an environment file with no line end, a template rendered over the response (with its parameters sent)",
-		Skip: needsSecrets,
-		Steps: []Step{{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
-			token, err := inventory.ReadSecret(s.Inv.OpenBao.TokenFile)
-			if err != nil {
-				return Permanent(err)
-			}
-			bao := openbao.New(s.Inv.OpenBao.Address, token)
-			var errs []error
-			for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-				role := s.Inv.Roles[roleName]
-				for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
-					for _, pod := range role.Pods {
-						if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
-							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
+func init() {
+	register(&Suite{
+		Name: "secrets",
+		Doc:  "each file of a pod's /run/secrets holds what its secret's kind says, from OpenBao",
+		Scenarios: []*Scenario{{
+			Name: "files-hold-their-values",
+			Spec: []string{"US1-9", "US1-11", "US1-12", "US1-16"},
+			Doc:  "a field is its KV value, base64 decoded, one variable of an environment file with no line end, a template rendered over the response (with its parameters sent)",
+			Skip: needsSecrets,
+			Steps: []Step{{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
+				token, err := inventory.ReadSecret(s.Inv.OpenBao.TokenFile)
+				if err != nil {
+					return Permanent(err)
+				}
+				bao := openbao.New(s.Inv.OpenBao.Address, token)
+				var errs []error
+				for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
+					role := s.Inv.Roles[roleName]
+					for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
+						for _, pod := range role.Pods {
+							if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
+								errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
+							}
 						}
 					}
 				}
-			}
-			return joinErrors(errs)
-		}}},
-	}, {
-		Name: "identity-not-readable",
-		Spec: []string{"US1-7"},
-		Doc:  "the service of a pod with secrets cannot read the pod's identity: its service-account token is absent or unreadable to others",
-		Skip: func(inv *inventory.Inventory) string {
-			if why := needsSecrets(inv); why != "" {
-				return why
-			}
-			for _, r := range inv.Roles {
-				for _, p := range r.Pods {
-					if len(r.Secrets) > 0 && p.RootDir == "" {
-						return fmt.Sprintf("pod %s has no rootDir in the inventory", p.Name)
+				return joinErrors(errs)
+			}}},
+		}, {
+			Name: "identity-not-readable",
+			Spec: []string{"US1-7"},
+			Doc:  "the service of a pod with secrets cannot read the pod's identity: its service-account token is absent or unreadable to others",
+			Skip: func(inv *inventory.Inventory) string {
+				if why := needsSecrets(inv); why != "" {
+					return why
+				}
+				for _, r := range inv.Roles {
+					for _, p := range r.Pods {
+						if len(r.Secrets) > 0 && p.RootDir == "" {
+							return fmt.Sprintf("pod %s has no rootDir in the inventory", p.Name)
+						}
 					}
 				}
-			}
-			return ""
-		},
-		Steps: []Step{{Name: "look for each pod's service-account token", Do: identityNotReadable}},
-	}},
-})
+				return ""
+			},
+			Steps: []Step{{Name: "look for each pod's service-account token", Do: identityNotReadable}},
+		}},
+	})
+}
 
 // serviceAccountToken is where Kubernetes mounts a pod's identity.
 const serviceAccountToken = "var/run/secrets/kubernetes.io/serviceaccount/token"

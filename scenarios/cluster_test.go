@@ -44,15 +44,8 @@ func TestDeploymentsSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range p.Deployments {
-		if _, err := client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, svc := range p.Services {
-		if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	if err := cp.Apply(ctx, p); err != nil {
+		t.Fatal(err)
 	}
 	invPath := filepath.Join(dir, "inventory.yaml")
 	os.WriteFile(invPath, []byte("node: directory\ncluster:\n  kubeconfig: "+cp.Kubeconfig+"\n  namespace: default\n  factsFile: facts.json\n"), 0o644)

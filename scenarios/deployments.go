@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
@@ -66,11 +65,7 @@ func clusterPlan(s *State) (kubernetes.Interface, *plan.Plan, error) {
 	if err != nil {
 		return nil, nil, Permanent(err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		return nil, nil, Permanent(fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err))
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, _, err := ClusterClient(c.Kubeconfig)
 	if err != nil {
 		return nil, nil, Permanent(err)
 	}

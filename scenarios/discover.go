@@ -27,16 +27,12 @@ func Discover(ctx context.Context, kubeconfig, namespace string, node *nixeval.N
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	client, host, err := ClusterClient(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, err
 	}
 	if _, err := client.Discovery().ServerVersion(); err != nil {
-		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneLine(err))
+		return nil, fmt.Errorf("the API server %s does not answer: %v", host, oneLine(err))
 	}
 	facts := filepath.Join(dir, "facts.json")
 	data, _ := json.Marshal(nixeval.Document{Version: nixeval.FactsVersion, Nodes: []*nixeval.Node{node}})
@@ -84,6 +80,20 @@ func Discover(ctx context.Context, kubeconfig, namespace string, node *nixeval.N
 		inv.Roles[role] = r
 	}
 	return inv, nil
+}
+
+// ClusterClient returns a client of the cluster a kubeconfig names, and
+// the API server's address.
+func ClusterClient(kubeconfig string) (kubernetes.Interface, string, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	return client, cfg.Host, nil
 }
 
 // discoverError says in one line which object could not be read and why:

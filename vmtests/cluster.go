@@ -16,9 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 )
 
@@ -234,13 +234,30 @@ options:
 // Down stops the control plane.
 func (cp *ControlPlane) Down() error { return cp.env.Down() }
 
+// Apply creates the objects of a plan, as the k8s method would deploy
+// them.
+func (cp *ControlPlane) Apply(ctx context.Context, p *plan.Plan) error {
+	client, err := cp.Client()
+	if err != nil {
+		return err
+	}
+	for _, d := range p.Deployments {
+		if _, err := client.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create Deployment %s: %w", d.Name, err)
+		}
+	}
+	for _, svc := range p.Services {
+		if _, err := client.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create Service %s: %w", svc.Name, err)
+		}
+	}
+	return nil
+}
+
 // Client returns a client of the control plane as its admin.
 func (cp *ControlPlane) Client() (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return kubernetes.NewForConfig(cfg)
+	client, _, err := scenarios.ClusterClient(cp.Kubeconfig)
+	return client, err
 }
 
 func kubeconfig(server, dir string) string {

@@ -35,10 +35,8 @@ func TestControlPlaneRunsThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range p.Deployments {
-		if _, err := client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	if err := cp.Apply(ctx, p); err != nil {
+		t.Fatal(err)
 	}
 	sidekiq := p.Deployment("mastodon-sidekiq")
 	selector := metav1.FormatLabelSelector(sidekiq.Spec.Selector)

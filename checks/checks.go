@@ -284,18 +284,6 @@ func index(facts *nixeval.Node) *node {
 	return n
 }
 
-func dedupe(names []string) []string {
-	seen := make(map[string]bool, len(names))
-	out := names[:0:0]
-	for _, s := range names {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // eachRole calls f for each role in name order.
 func (n *node) eachRole(f func(name string, r nixeval.Role)) {
 	for _, name := range n.roles {

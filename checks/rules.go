@@ -16,16 +16,6 @@ import (
 // Rules returns every rule, in ID order.
 func Rules() []*Rule { return rules }
 
-// RuleByID returns the rule with that ID, or nil.
-func RuleByID(id string) *Rule {
-	for _, r := range rules {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
-}
-
 var rules = []*Rule{
 	// Names of units (FR-008): on every method, once a node has a request.
 	{
@@ -341,7 +331,7 @@ var runOncePatterns = regexp.MustCompile(`^acme-|(^|[-_@.])(init|initdb|setup|mi
 var perMachineUnits = map[string]bool{"network-setup": true, "resolvconf-setup": true, "nscd-setup": true}
 
 func runOnceUnitShared(n *node, report reportFunc) {
-	for _, u := range dedupe(n.PodRoles.SharedUnits) {
+	for _, u := range nixeval.UniqueNames(n.PodRoles.SharedUnits) {
 		if runOncePatterns.MatchString(u) && !strings.HasPrefix(u, "systemd-") && !perMachineUnits[u] {
 			report(unit(u), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
 		}

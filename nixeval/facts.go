@@ -250,3 +250,17 @@ func (n *Node) HasRequest() bool {
 // RoleNames returns the node's role names in sorted order, so that whatever
 // iterates over roles does it in a stable order.
 func (n *Node) RoleNames() []string { return slices.Sorted(maps.Keys(n.PodRoles.Roles)) }
+
+// UniqueNames returns names without repeats, in their first order: a unit
+// named twice in a list is still one unit.
+func UniqueNames(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := []string{}
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

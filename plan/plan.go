@@ -95,7 +95,7 @@ func Make(n *nixeval.Node, o Options) (*Plan, error) {
 	}
 	p := &Plan{Node: n.Name}
 
-	mainUnits := unique(append(slices.Clone(n.PodRoles.MainUnits), n.PodRoles.SharedUnits...))
+	mainUnits := nixeval.UniqueNames(append(slices.Clone(n.PodRoles.MainUnits), n.PodRoles.SharedUnits...))
 	main := deployment(n.Name, n.Name, MainRole, o.Namespace, 1, mainUnits, []corev1.Container{{Name: ContainerNode, Image: nodeImage}})
 	p.Deployments = append(p.Deployments, main)
 
@@ -109,7 +109,7 @@ func Make(n *nixeval.Node, o Options) (*Plan, error) {
 		var units []string
 		if role.RunsNodeImage() {
 			containers = []corev1.Container{{Name: ContainerNode, Image: nodeImage}}
-			units = unique(append(slices.Clone(role.Units), n.PodRoles.SharedUnits...))
+			units = nixeval.UniqueNames(append(slices.Clone(role.Units), n.PodRoles.SharedUnits...))
 		} else {
 			service := *role.Service
 			image := o.ServiceImages[service]
@@ -210,16 +210,4 @@ func service(name, node, role, namespace string, r nixeval.Role) *corev1.Service
 		svc.Annotations = map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": strconv.Itoa(m.Port), "prometheus.io/path": m.Path}
 	}
 	return svc
-}
-
-func unique(names []string) []string {
-	seen := map[string]bool{}
-	out := []string{}
-	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }

@@ -45,7 +45,9 @@
 
       devShells = forAllSystems (pkgs: {
         default = pkgs.mkShell {
-          packages = with pkgs; [ go gopls nix gnumake openldap postgresql nginx haproxy ];
+          # The servers of the local environment and the test control plane;
+          # make servers builds the same from the Go module proxy.
+          packages = with pkgs; [ go gopls nix gnumake openldap postgresql nginx haproxy openbao authelia etcd kubernetes kwok ];
         };
       });
     };

@@ -320,7 +320,7 @@ func TestFlakeOutputs(t *testing.T) {
 	if got.App != bin+"/bin/podroles" {
 		t.Errorf("app = %q", got.App)
 	}
-	for _, want := range []string{"go", "gopls", "nix", "openldap", "postgresql", "nginx", "haproxy"} {
+	for _, want := range []string{"go", "gopls", "nix", "openldap", "postgresql", "nginx", "haproxy", "openbao", "authelia", "etcd", "kubernetes", "kwok"} {
 		if !strings.Contains(" "+strings.Join(got.Shell, " ")+" ", " "+want+" ") {
 			t.Errorf("the dev shell lacks %s: %v", want, got.Shell)
 		}

@@ -271,7 +271,12 @@ func findTools() (tools, error) {
 	if len(missing) > 0 {
 		return t, fmt.Errorf("env: missing programs: %v", missing)
 	}
+	// OpenBao's own command (bao, from the dev shell) keeps Vault's
+	// flags; CI runs Vault, built by make servers.
 	t.vault, t.authelia = findServer("vault"), findServer("authelia")
+	if t.vault == "" {
+		t.vault = findServer("bao")
+	}
 	if p, err := exec.LookPath("nginx"); err == nil {
 		t.nginx = p
 	} else if isExecutable("/usr/sbin/nginx") {

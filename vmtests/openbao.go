@@ -53,7 +53,7 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 	// The root token goes in the environment, never in argv.
 	p, err := e.start(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
 		"-dev-listen-address=" + net.JoinHostPort(e.openbaoAddress(), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
-		startOptions{dir: home, detached: e.Detached, env: []string{"VAULT_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "HOME=" + home, "VAULT_LOG_LEVEL=info"}})
+		startOptions{dir: home, detached: e.Detached, env: []string{"VAULT_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "BAO_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "HOME=" + home, "VAULT_LOG_LEVEL=info"}})
 	if err != nil {
 		return err
 	}

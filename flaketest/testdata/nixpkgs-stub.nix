@@ -16,7 +16,7 @@ let
     };
     callPackage = path: args: import path ({ inherit buildGoModule; } // args);
     mkShell = args: args // { type = "derivation"; builder = "mkShell"; };
-  } // genAttrs [ "go" "gopls" "nix" "gnumake" "openldap" "postgresql" "nginx" "haproxy" ] (name: { inherit name; });
+  } // genAttrs [ "go" "gopls" "nix" "gnumake" "openldap" "postgresql" "nginx" "haproxy" "openbao" "authelia" "etcd" "kubernetes" "kwok" ] (name: { inherit name; });
 in
 {
   lib = { inherit genAttrs; };

@@ -143,3 +143,19 @@ func TestScenariosRunOnACluster(t *testing.T) {
 		t.Errorf("an unreachable API server: exit %d\n%s", r.code, r.errOut)
 	}
 }
+
+// TestProgressLine checks the live line a terminal shows: the scenarios
+// that run, redrawn in place, and each failure printed as it comes.
+func TestProgressLine(t *testing.T) {
+	var b strings.Builder
+	progress := progressLine(&b)
+	failed := &scenarios.Result{Suite: "ldap", Scenario: "b", Spec: []string{"SC-004"}, Status: scenarios.Failed, Reason: "s: boom"}
+	progress(scenarios.Event{Suite: "ldap", Scenario: "a", Total: 2})
+	progress(scenarios.Event{Suite: "ldap", Scenario: "b", Total: 2})
+	progress(scenarios.Event{Suite: "ldap", Scenario: "b", Result: failed, Done: 1, Total: 2})
+	progress(scenarios.Event{Suite: "ldap", Scenario: "a", Result: &scenarios.Result{Status: scenarios.Passed}, Done: 2, Total: 2})
+	want := "\r\033[K[0/2] ldap/a" + "\r\033[K[0/2] ldap/a, ldap/b" + "\r\033[K" + failed.Line() + "\n[1/2] ldap/a" + "\r\033[K"
+	if b.String() != want {
+		t.Errorf("progress:\n%q\nwant\n%q", b.String(), want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
@@ -39,6 +40,13 @@ func init() {
 				Skip:  needsCluster,
 				Steps: []Step{{Name: "compare each Service with the plan", Do: servicesAsPlanned}},
 			},
+			{
+				Name:  "service-units-not-in-node-pods",
+				Spec:  []string{"US1-6"},
+				Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
+				Skip:  needsCluster,
+				Steps: []Step{{Name: "ask each pod's systemd for the units of the roles' services", Do: serviceUnitsNotInNodePods}},
+			},
 		},
 	})
 }
@@ -50,33 +58,46 @@ func needsCluster(inv *inventory.Inventory) string {
 	return ""
 }
 
+// clusterView is the inventory's cluster and the node's plan.
+type clusterView struct {
+	client kubernetes.Interface
+	config *rest.Config
+	node   *nixeval.Node
+	plan   *plan.Plan
+}
+
 // clusterPlan connects to the inventory's cluster and plans the node.
-func clusterPlan(s *State) (kubernetes.Interface, *plan.Plan, error) {
+func clusterPlan(s *State) (*clusterView, error) {
 	c := s.Inv.Cluster
 	doc, err := nixeval.ReadFacts(c.FactsFile)
 	if err != nil {
-		return nil, nil, Permanent(fmt.Errorf("facts %s: %w", c.FactsFile, err))
+		return nil, Permanent(fmt.Errorf("facts %s: %w", c.FactsFile, err))
 	}
 	i := slices.IndexFunc(doc.Nodes, func(n *nixeval.Node) bool { return n.Name == s.Inv.Node })
 	if i < 0 {
-		return nil, nil, Permanent(fmt.Errorf("facts %s have no node %s", c.FactsFile, s.Inv.Node))
+		return nil, Permanent(fmt.Errorf("facts %s have no node %s", c.FactsFile, s.Inv.Node))
 	}
 	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: c.Namespace})
 	if err != nil {
-		return nil, nil, Permanent(err)
+		return nil, Permanent(err)
 	}
-	client, _, err := ClusterClient(c.Kubeconfig)
+	cfg, err := ClusterConfig(c.Kubeconfig)
 	if err != nil {
-		return nil, nil, Permanent(err)
+		return nil, Permanent(err)
 	}
-	return client, p, nil
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, Permanent(err)
+	}
+	return &clusterView{client: client, config: cfg, node: doc.Nodes[i], plan: p}, nil
 }
 
 func deploymentsAsPlanned(ctx context.Context, s *State) error {
-	client, p, err := clusterPlan(s)
+	c, err := clusterPlan(s)
 	if err != nil {
 		return err
 	}
+	client, p := c.client, c.plan
 	var errs []error
 	for _, want := range p.Deployments {
 		probe := Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of %s", *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers)), Within: s.Patience}
@@ -124,10 +145,11 @@ func ptrValue(p *int32) any {
 }
 
 func servicesAsPlanned(ctx context.Context, s *State) error {
-	client, p, err := clusterPlan(s)
+	c, err := clusterPlan(s)
 	if err != nil {
 		return err
 	}
+	client, p := c.client, c.plan
 	var errs []error
 	for _, want := range p.Services {
 		got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
@@ -152,4 +174,23 @@ func servicePorts(svc *corev1.Service) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+func serviceUnitsNotInNodePods(ctx context.Context, s *State) error {
+	c, err := clusterPlan(s)
+	if err != nil {
+		return err
+	}
+	units := map[string]string{}
+	for _, r := range c.node.RoleNames() {
+		role := c.node.PodRoles.Roles[r]
+		if role.Requested() && !role.RunsNodeImage() {
+			units[*role.Service] = "service of role " + r
+		}
+	}
+	if len(units) == 0 {
+		s.Note("no role of node %s runs a service's image", s.Inv.Node)
+		return nil
+	}
+	return judgeMatrix(ctx, s, c, units, "no unit of a role's service in any of them")
 }

@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/nixeval"
@@ -18,76 +23,194 @@ import (
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
-// Discover builds the inventory of node from a cluster: for each
+// DiscoverOptions say where a node's world is in a cluster.
+type DiscoverOptions struct {
+	// Kubeconfig is the cluster's kubeconfig; empty in a pod, where the
+	// pod's service account reaches the API server (--in-cluster).
+	Kubeconfig string
+	Namespace  string
+	Node       *nixeval.Node
+	// Dir is where the node's facts are written, for the cluster suites.
+	Dir string
+	// Base holds what the cluster cannot tell: the coordinates of the ldap
+	// contract, Postgres, OpenBao, the portal, with the files of their
+	// secrets. Its roles are replaced by those found.
+	Base *inventory.Inventory
+	// Direct dials the pods' and Services' own addresses (inside the
+	// cluster); otherwise every port is port-forwarded to loopback.
+	Direct bool
+	// Log receives the port-forwards' complaints; nil drops them.
+	Log io.Writer
+}
+
+// Discovered is a node's world found in a cluster, with the port-forwards
+// that reach it.
+type Discovered struct {
+	Inventory *inventory.Inventory
+	forwards  []runningForward
+}
+
+// runningForward is a port-forward: closing stop ends it, and done says
+// it has.
+type runningForward struct {
+	stop chan struct{}
+	done chan error
+}
+
+// Close stops the port-forwards and waits until their listeners are
+// closed.
+func (d *Discovered) Close() {
+	for _, f := range d.forwards {
+		close(f.stop)
+	}
+	for _, f := range d.forwards {
+		<-f.done
+	}
+	d.forwards = nil
+}
+
+// Discover builds the inventory of a node from a cluster: for each
 // Deployment of the node's plan, its pods (found by the Deployment's own
-// selector, not by guessed labels) and its Service with its ports. The
-// node's facts are written to dir, where the cluster suites read them.
-func Discover(ctx context.Context, kubeconfig, namespace string, node *nixeval.Node, dir string) (*inventory.Inventory, error) {
-	p, err := plan.Make(node, plan.Options{Namespace: namespace})
+// selector, not by guessed labels) with their UIDs and service container,
+// and its Service with its ports. From outside the cluster each pod port
+// and Service port is forwarded to a loopback port through the API server,
+// so that the suites never dial a cluster address.
+func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error) {
+	p, err := plan.Make(o.Node, plan.Options{Namespace: o.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	client, host, err := ClusterClient(kubeconfig)
+	cfg, err := ClusterConfig(o.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := client.Discovery().ServerVersion(); err != nil {
-		return nil, fmt.Errorf("the API server %s does not answer: %v", host, oneLine(err))
+		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneLine(err))
 	}
-	facts := filepath.Join(dir, "facts.json")
-	data, _ := json.Marshal(nixeval.Document{Version: nixeval.FactsVersion, Nodes: []*nixeval.Node{node}})
+	facts := filepath.Join(o.Dir, "facts.json")
+	data, _ := json.Marshal(nixeval.Document{Version: nixeval.FactsVersion, Nodes: []*nixeval.Node{o.Node}})
 	if err := os.WriteFile(facts, data, 0o600); err != nil {
 		return nil, err
 	}
-	inv := &inventory.Inventory{
-		Node:    node.Name,
-		Roles:   map[string]*inventory.Role{},
-		Cluster: &inventory.Cluster{Kubeconfig: kubeconfig, Namespace: namespace, FactsFile: facts},
+	inv := &inventory.Inventory{}
+	if o.Base != nil {
+		*inv = *o.Base
 	}
+	inv.Node = o.Node.Name
+	inv.Roles = map[string]*inventory.Role{}
+	inv.Cluster = &inventory.Cluster{Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, FactsFile: facts}
+	d := &Discovered{Inventory: inv}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	fw := forwarder{cfg: cfg, client: client, namespace: o.Namespace, log: o.Log}
 	for _, want := range p.Deployments {
-		d, err := client.AppsV1().Deployments(namespace).Get(ctx, want.Name, metav1.GetOptions{})
+		dep, err := client.AppsV1().Deployments(o.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, discoverError("Deployment", namespace, want.Name, "get", err)
+			return nil, discoverError("Deployment", o.Namespace, want.Name, "get", err)
 		}
-		role := want.Spec.Template.Labels[plan.LabelRole]
-		r := &inventory.Role{}
-		if len(d.Spec.Template.Spec.Containers) > 0 {
-			r.Server = d.Spec.Template.Spec.Containers[0].Name
+		roleName := want.Spec.Template.Labels[plan.LabelRole]
+		role := &inventory.Role{}
+		if base := o.Base; base != nil && base.Roles[roleName] != nil {
+			role.Server, role.Secrets = base.Roles[roleName].Server, base.Roles[roleName].Secrets
 		}
-		selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		if len(dep.Spec.Template.Spec.Containers) > 0 && role.Server == "" {
+			role.Server = dep.Spec.Template.Spec.Containers[0].Name
+		}
+		pods, err := runningPods(ctx, client, dep)
 		if err != nil {
-			return nil, fmt.Errorf("the selector of Deployment %s/%s: %w", namespace, want.Name, err)
+			return nil, err
 		}
-		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
-		if err != nil {
-			return nil, discoverError("Pod", namespace, want.Name+"-*", "list", err)
-		}
-		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp != nil || pod.Status.PodIP == "" {
-				continue
+		for _, pod := range pods {
+			e := inventory.Endpoint{Name: pod.Name, Address: pod.Status.PodIP, UID: string(pod.UID), Ports: map[string]int{}}
+			if len(pod.Spec.Containers) > 0 {
+				e.Container = pod.Spec.Containers[0].Name
 			}
-			r.Pods = append(r.Pods, inventory.Endpoint{Name: pod.Name, Address: pod.Status.PodIP})
+			var ports []int32
+			for _, c := range pod.Spec.Containers {
+				for _, cp := range c.Ports {
+					e.Ports[cp.Name] = int(cp.ContainerPort)
+					ports = append(ports, cp.ContainerPort)
+				}
+			}
+			if !o.Direct && len(ports) > 0 {
+				if e.Forwarded, err = fw.forward(ctx, d, pod.Name, ports, ports); err != nil {
+					return nil, err
+				}
+			}
+			role.Pods = append(role.Pods, e)
 		}
-		if svc, err := client.CoreV1().Services(namespace).Get(ctx, want.Name, metav1.GetOptions{}); err == nil {
-			ports := map[string]int{}
+		svc, err := client.CoreV1().Services(o.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			e := &inventory.Endpoint{Name: fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, o.Namespace), Address: svc.Spec.ClusterIP, Ports: map[string]int{}}
 			for _, sp := range svc.Spec.Ports {
-				ports[sp.Name] = int(sp.Port)
+				e.Ports[sp.Name] = int(sp.Port)
 			}
-			r.Service = &inventory.Endpoint{Name: fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, namespace), Address: svc.Spec.ClusterIP, Ports: ports}
-		} else if !apierrors.IsNotFound(err) {
-			return nil, discoverError("Service", namespace, want.Name, "get", err)
+			if !o.Direct {
+				if e.Forwarded, err = fw.forwardService(ctx, d, svc, pods); err != nil {
+					return nil, err
+				}
+			}
+			role.Service = e
+		case !apierrors.IsNotFound(err):
+			return nil, discoverError("Service", o.Namespace, want.Name, "get", err)
 		}
-		inv.Roles[role] = r
+		inv.Roles[roleName] = role
 	}
-	return inv, nil
+	if err := inv.Validate(); err != nil {
+		return nil, fmt.Errorf("the inventory found in namespace %s: %w", o.Namespace, err)
+	}
+	return d, nil
+}
+
+// runningPods are the Running pods of a Deployment, by its selector, in
+// name order.
+func runningPods(ctx context.Context, client kubernetes.Interface, dep *appsv1.Deployment) ([]corev1.Pod, error) {
+	selector, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("the selector of Deployment %s/%s: %w", dep.Namespace, dep.Name, err)
+	}
+	list, err := client.CoreV1().Pods(dep.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, discoverError("Pod", dep.Namespace, dep.Name+"-*", "list", err)
+	}
+	pods := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool {
+		return p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == ""
+	})
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return pods, nil
+}
+
+// ClusterConfig reads a kubeconfig; with none, the service account of the
+// pod it runs in (--in-cluster).
+func ClusterConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster config: %w (outside a pod, give --kubeconfig)", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
 }
 
 // ClusterClient returns a client of the cluster a kubeconfig names, and
 // the API server's address.
 func ClusterClient(kubeconfig string) (kubernetes.Interface, string, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := ClusterConfig(kubeconfig)
 	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, "", err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

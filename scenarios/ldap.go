@@ -104,7 +104,10 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 	if err != nil {
 		return err
 	}
-	addr := hostPort(at.Address, l.Port)
+	addr, err := dialAddr(at, l.Port)
+	if err != nil {
+		return err
+	}
 	probe := Probe{
 		Endpoint: fmt.Sprintf("ldaps://%s (%s, TLS name %s)", addr, at.Name, l.Host),
 		Expect:   fmt.Sprintf("a verified bind as %s that finds the user %s", l.BindDN, l.User),
@@ -185,7 +188,10 @@ func isVerifyError(err error) bool {
 // verification with an error that contains want.
 func refusedHandshake(ctx context.Context, s *State, cfg *tls.Config, want string) error {
 	svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
-	addr := hostPort(svc.Address, s.Inv.LDAP.Port)
+	addr, err := dialAddr(*svc, s.Inv.LDAP.Port)
+	if err != nil {
+		return err
+	}
 	probe := Probe{Endpoint: "ldaps://" + addr + " (" + svc.Name + ")", Expect: "the handshake to fail verification: " + want, Within: s.Patience}
 	return Eventually(ctx, probe, func(ctx context.Context) error {
 		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
@@ -217,9 +223,18 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 			return fmt.Errorf("the Service %s has the plain LDAP port %d (as %q): only LDAPS may be on it", svc.Name, plain, name)
 		}
 	}
+	if svc.Forwarded != nil {
+		// Through port-forwarding only the Service's declared ports are
+		// reachable: the declaration is what can be checked.
+		s.Note("the Service %s declares no plain LDAP port %d (its ports are reached through port-forwarding)", svc.Name, plain)
+		return nil
+	}
 	// A Service that answers nothing would refuse the plain port too:
 	// first the LDAPS port must answer.
-	ldaps := hostPort(svc.Address, s.Inv.LDAP.Port)
+	ldaps, err := dialAddr(*svc, s.Inv.LDAP.Port)
+	if err != nil {
+		return err
+	}
 	if err := Eventually(ctx, Probe{Endpoint: ldaps, Expect: "the Service to answer on its LDAPS port", Within: s.Patience}, func(ctx context.Context) error {
 		c, err := (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, "tcp", ldaps)
 		if err != nil {
@@ -229,7 +244,7 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 	}); err != nil {
 		return err
 	}
-	addr := hostPort(svc.Address, plain)
+	addr, _ := dialAddr(*svc, plain)
 	d := net.Dialer{Timeout: 3 * time.Second}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err == nil {
@@ -238,6 +253,16 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 	}
 	s.Note("%s refuses the plain LDAP port: %v", addr, err)
 	return nil
+}
+
+// dialAddr is where to connect for a port of an endpoint; a port that no
+// port-forward reaches is a Permanent error.
+func dialAddr(e inventory.Endpoint, port int) (string, error) {
+	addr, ok := e.Dial(port)
+	if !ok {
+		return "", Permanent(fmt.Errorf("%s: port %d is not one of its ports, so no port-forward reaches it", e.Name, port))
+	}
+	return addr, nil
 }
 
 func caPool(path string) (*x509.CertPool, error) {
@@ -262,5 +287,3 @@ func otherCA() (*x509.CertPool, error) {
 	pool.AddCert(ca.Cert)
 	return pool, nil
 }
-
-func hostPort(address string, port int) string { return net.JoinHostPort(address, fmt.Sprint(port)) }

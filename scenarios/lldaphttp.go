@@ -101,7 +101,11 @@ func lldapLogin(ctx context.Context, s *State, at inventory.Endpoint) (string, e
 		return "", Permanent(err)
 	}
 	body, _ := json.Marshal(map[string]string{"username": l.AdminUser, "password": password})
-	url := fmt.Sprintf("http://%s/auth/simple/login", hostPort(at.Address, l.HTTPPort))
+	addr, err := dialAddr(at, l.HTTPPort)
+	if err != nil {
+		return "", err
+	}
+	url := fmt.Sprintf("http://%s/auth/simple/login", addr)
 	var token string
 	err = Eventually(ctx, Probe{Endpoint: url + " (" + at.Name + ")", Expect: "a login of " + l.AdminUser + " with a token", Within: s.Patience}, func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -130,7 +134,11 @@ func lldapLogin(ctx context.Context, s *State, at inventory.Endpoint) (string, e
 // lldapWhoAmI asks endpoint's GraphQL API for the admin with token.
 func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, token string) error {
 	l := s.Inv.LDAP
-	url := fmt.Sprintf("http://%s/api/graphql", hostPort(at.Address, l.HTTPPort))
+	addr, err := dialAddr(at, l.HTTPPort)
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://%s/api/graphql", addr)
 	body, _ := json.Marshal(map[string]string{"query": fmt.Sprintf(`{ user(userId: %q) { id } }`, l.AdminUser)})
 	return Eventually(ctx, Probe{Endpoint: url + " (" + at.Name + ")", Expect: "the token of the other replica to be accepted", Within: s.Patience}, func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))

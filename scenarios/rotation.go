@@ -9,8 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -114,8 +112,8 @@ func needsRotation(inv *inventory.Inventory, role string, credential bool) strin
 		return "the inventory has no role " + role
 	}
 	for _, p := range r.Pods {
-		if p.StatusFile == "" || p.SecretsDir == "" {
-			return fmt.Sprintf("pod %s has no statusFile and secretsDir in the inventory", p.Name)
+		if (p.StatusFile == "" || p.SecretsDir == "") && (inv.Cluster == nil || p.UID == "") {
+			return fmt.Sprintf("pod %s has no statusFile and secretsDir in the inventory, and is no pod of a cluster", p.Name)
 		}
 	}
 	if credential && len(databaseSecrets(r)) == 0 {
@@ -141,10 +139,10 @@ func databaseSecrets(r *inventory.Role) map[string]nixeval.Secret {
 }
 
 // credentialOf reads the username and password a pod's files hold.
-func credentialOf(r *inventory.Role, pod inventory.Endpoint) (user, password string, err error) {
+func credentialOf(ctx context.Context, s *State, r *inventory.Role, pod inventory.Endpoint) (user, password string, err error) {
 	values := map[string]string{}
 	for file, sec := range databaseSecrets(r) {
-		data, err := os.ReadFile(filepath.Join(pod.SecretsDir, file))
+		data, err := readPodSecret(ctx, s, pod, file)
 		if err != nil {
 			return "", "", err
 		}
@@ -177,11 +175,11 @@ func noteCredential(ctx context.Context, s *State, role string) error {
 	r := s.Inv.Roles[role]
 	before := map[string]podBefore{}
 	for _, pod := range r.Pods {
-		st, err := inventory.ReadPodStatus(pod.StatusFile)
+		st, err := podStatus(ctx, s, pod)
 		if err != nil {
 			return Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
-		user, password, err := credentialOf(r, pod)
+		user, password, err := credentialOf(ctx, s, r, pod)
 		if err != nil {
 			return Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
@@ -247,16 +245,16 @@ func restartedWithNewCredential(ctx context.Context, s *State, role string) erro
 	var errs []error
 	for _, pod := range r.Pods {
 		b := before[pod.Name]
-		probe := Probe{Endpoint: pod.StatusFile, Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + 15*time.Second}
+		probe := Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + 15*time.Second}
 		err := Eventually(ctx, probe, func(ctx context.Context) error {
-			st, err := inventory.ReadPodStatus(pod.StatusFile)
+			st, err := podStatus(ctx, s, pod)
 			if err != nil {
 				return err
 			}
 			if st.UID != b.status.UID {
 				return Permanent(fmt.Errorf("pod %s is a new pod (uid %s, was %s): the service must restart in the same pod", pod.Name, st.UID, b.status.UID))
 			}
-			user, _, err := credentialOf(r, pod)
+			user, _, err := credentialOf(ctx, s, r, pod)
 			if err != nil {
 				return err
 			}
@@ -351,7 +349,7 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	}
 	before := map[string]*inventory.PodStatus{}
 	for _, pod := range r.Pods {
-		st, err := inventory.ReadPodStatus(pod.StatusFile)
+		st, err := podStatus(ctx, s, pod)
 		if err != nil {
 			return Permanent(err)
 		}
@@ -364,9 +362,8 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	var errs []error
 	for _, pod := range r.Pods {
 		b := before[pod.Name]
-		path := filepath.Join(pod.SecretsDir, file)
-		err := Eventually(ctx, Probe{Endpoint: path, Expect: "the new value in pod " + pod.Name, Within: s.Patience}, func(ctx context.Context) error {
-			got, err := os.ReadFile(path)
+		err := Eventually(ctx, Probe{Endpoint: secretWhere(s, pod, file), Expect: "the new value in pod " + pod.Name, Within: s.Patience}, func(ctx context.Context) error {
+			got, err := readPodSecret(ctx, s, pod, file)
 			if err != nil {
 				return err
 			}
@@ -376,8 +373,8 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			return nil
 		})
 		if err == nil && restart {
-			err = Eventually(ctx, Probe{Endpoint: pod.StatusFile, Expect: fmt.Sprintf("pod %s to restart its service in the same pod", pod.Name), Within: s.Patience}, func(ctx context.Context) error {
-				st, err := inventory.ReadPodStatus(pod.StatusFile)
+			err = Eventually(ctx, Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to restart its service in the same pod", pod.Name), Within: s.Patience}, func(ctx context.Context) error {
+				st, err := podStatus(ctx, s, pod)
 				if err != nil {
 					return err
 				}
@@ -394,8 +391,8 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 		if err == nil && !restart {
 			// The pod polls its secrets a few times a second: a window of
 			// two seconds shows it leaves the service alone.
-			err = Consistently(ctx, Probe{Endpoint: pod.StatusFile, Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: 2 * time.Second}, func(ctx context.Context) error {
-				st, err := inventory.ReadPodStatus(pod.StatusFile)
+			err = Consistently(ctx, Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: 2 * time.Second}, func(ctx context.Context) error {
+				st, err := podStatus(ctx, s, pod)
 				if err != nil {
 					return err
 				}

@@ -120,10 +120,10 @@ func needsSecrets(inv *inventory.Inventory) string {
 
 // checkSecretFile waits until the pod's file holds what secret says.
 func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, file string, secret nixeval.Secret) error {
-	if pod.SecretsDir == "" {
+	if pod.SecretsDir == "" && !inCluster(s.Inv, pod) {
 		return Permanent(fmt.Errorf("the inventory gives no secretsDir for the pod"))
 	}
-	path := filepath.Join(pod.SecretsDir, file)
+	where := secretWhere(s, pod, file)
 	var expect string
 	switch {
 	case secret.Template != nil:
@@ -133,8 +133,8 @@ func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *i
 	default:
 		return Permanent(fmt.Errorf("a secret of %s with neither a field nor a template", secret.Path))
 	}
-	return Eventually(ctx, Probe{Endpoint: path, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
-		got, err := os.ReadFile(path)
+	return Eventually(ctx, Probe{Endpoint: where, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+		got, err := readPodSecret(ctx, s, pod, file)
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inv
 		if sibling.Path != secret.Path || sibling.Template == nil || len(sibling.Parameters) > 0 {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(pod.SecretsDir, file))
+		data, err := readPodSecret(ctx, s, pod, file)
 		if err != nil {
 			return err
 		}

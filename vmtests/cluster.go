@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -32,6 +34,8 @@ type ControlPlane struct {
 	Kubeconfig string
 	// Server is the API server's URL.
 	Server string
+	// ca signs the API server's certificate and its users'.
+	ca *pki.CA
 }
 
 // controlPlaneAddress is where etcd and kube-apiserver listen.
@@ -134,8 +138,8 @@ func StartControlPlane(ctx context.Context, dir, loopback string, nodes bool) (c
 	if err != nil {
 		return nil, err
 	}
-	cp = &ControlPlane{env: e, Server: server, Kubeconfig: filepath.Join(dir, "kubeconfig")}
-	if err := writeFile(cp.Kubeconfig, []byte(kubeconfig(server, cpDir)), 0o600); err != nil {
+	cp = &ControlPlane{env: e, Server: server, Kubeconfig: filepath.Join(dir, "kubeconfig"), ca: ca}
+	if err := writeFile(cp.Kubeconfig, []byte(kubeconfig(server, cpDir, "admin")), 0o600); err != nil {
 		return nil, err
 	}
 	cert, err := tls.LoadX509KeyPair(filepath.Join(cpDir, "admin.pem"), filepath.Join(cpDir, "admin.key"))
@@ -211,10 +215,29 @@ options:
 	if err := writeFile(filepath.Join(cpDir, "kwok.yaml"), config, 0o644); err != nil {
 		return err
 	}
+	// kwok maps a pod's exec and ports through its Exec and PortForward
+	// objects, whose definitions live in its module too.
+	crds, err := exec.CommandContext(ctx, tools["kwok-stages"], "crds").Output()
+	if err != nil {
+		return fmt.Errorf("kwok-stages crds: %w", err)
+	}
+	if err := cp.applyCRDs(ctx, crds); err != nil {
+		return err
+	}
+	// kwok runs an exec'd command from its own PATH: the fake pods'
+	// systemctl comes first on it.
+	bin := filepath.Join(cpDir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(bin, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
+		return err
+	}
 	kubelet := net.JoinHostPort(e.kubeletAddress(), strconv.Itoa(kubeletPorts[0]))
 	if _, err := e.start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
 		"--manage-all-nodes", "--node-ip", e.kubeletAddress(), "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
-	}, startOptions{dir: cpDir}); err != nil {
+		"--enable-crds", "Exec,PortForward",
+	}, startOptions{dir: cpDir, env: []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}}); err != nil {
 		return err
 	}
 	client, err := cp.Client()
@@ -223,12 +246,37 @@ options:
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: NodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
-		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: e.kubeletAddress()}}},
+		// With both addresses, kwok's stage leaves them alone when it makes
+		// the node Ready again; with one, it writes them empty.
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: e.kubeletAddress()}, {Type: corev1.NodeHostName, Address: NodeName}}},
 	}
 	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create node %s: %w", NodeName, err)
 	}
-	return nil
+	// A create drops the status, and kwok's stage that makes the node
+	// Ready writes its addresses empty here: once it has, the node gets
+	// its addresses, where the API server finds the kubelet for exec and
+	// port-forward.
+	probe := scenarios.Probe{Endpoint: "node " + NodeName, Expect: "Ready with InternalIP " + e.kubeletAddress(), Within: time.Minute}
+	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		n, err := client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool {
+			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+		}) {
+			return scenarios.Saw("not Ready yet")
+		}
+		if slices.Equal(n.Status.Addresses, node.Status.Addresses) {
+			return nil
+		}
+		n.Status.Addresses = node.Status.Addresses
+		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		return scenarios.Saw("addresses just set")
+	})
 }
 
 // Down stops the control plane.
@@ -240,6 +288,12 @@ func (cp *ControlPlane) Apply(ctx context.Context, p *plan.Plan) error {
 	client, err := cp.Client()
 	if err != nil {
 		return err
+	}
+	if len(p.Deployments) > 0 {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.Deployments[0].Namespace}}
+		if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create Namespace %s: %w", ns.Name, err)
+		}
 	}
 	for _, d := range p.Deployments {
 		if _, err := client.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
@@ -260,7 +314,26 @@ func (cp *ControlPlane) Client() (kubernetes.Interface, error) {
 	return client, err
 }
 
-func kubeconfig(server, dir string) string {
+// KubeconfigFor writes a kubeconfig of a user with a client certificate
+// of the control plane's CA, in no group: what the user may do is what
+// RBAC grants it.
+func (cp *ControlPlane) KubeconfigFor(user string) (string, error) {
+	cert, key, err := cp.ca.IssueClient(user)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cp.env.Dir, "control-plane")
+	if err := writeFile(filepath.Join(dir, user+".pem"), cert, 0o600); err != nil {
+		return "", err
+	}
+	if err := writeFile(filepath.Join(dir, user+".key"), key, 0o600); err != nil {
+		return "", err
+	}
+	path := filepath.Join(cp.env.Dir, "kubeconfig-"+user)
+	return path, writeFile(path, []byte(kubeconfig(cp.Server, dir, user)), 0o600)
+}
+
+func kubeconfig(server, dir, user string) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
@@ -269,15 +342,15 @@ clusters:
     server: %[1]s
     certificate-authority: %[2]s/ca.pem
 users:
-- name: podroles-admin
+- name: %[3]s
   user:
-    client-certificate: %[2]s/admin.pem
-    client-key: %[2]s/admin.key
+    client-certificate: %[2]s/%[3]s.pem
+    client-key: %[2]s/%[3]s.key
 contexts:
 - name: podroles
-  context: {cluster: podroles, user: podroles-admin}
+  context: {cluster: podroles, user: %[3]s}
 current-context: podroles
-`, server, dir)
+`, server, dir, user)
 }
 
 // waitHTTP waits until url answers 200, or p dies.

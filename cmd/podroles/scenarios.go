@@ -50,6 +50,7 @@ type scenariosRunOptions struct {
 	io         *streams
 	inventory  string
 	kubeconfig string
+	inCluster  bool
 	namespace  string
 	node       string
 	sources    sourceOptions
@@ -65,18 +66,31 @@ type scenariosRunOptions struct {
 func newScenariosRunCmd(ios *streams) *cobra.Command {
 	o := &scenariosRunOptions{io: ios}
 	cmd := &cobra.Command{
-		Use:   "run (--inventory FILE | --kubeconfig FILE --namespace NS --node NODE SOURCES)",
+		Use:   "run (--inventory FILE | (--kubeconfig FILE | --in-cluster) --namespace NS --node NODE SOURCES [--inventory BASE])",
 		Short: "Run the suites against the world an inventory describes",
 		Long: `Runs the scenarios of the suites (all, or those of --suite) against the
 node's world that the inventory describes, in parallel.
 
+With --kubeconfig (or --in-cluster, inside a pod) the runner finds the
+node's world in the cluster by itself: the Deployments of the node's plan,
+their pods by each Deployment's selector, and the Services. From outside
+the cluster every pod and Service port is port-forwarded to loopback
+through the API server; with --in-cluster the pods' and Services' own
+addresses are dialled. What a cluster cannot tell (the ldap contract's CA
+and password files, Postgres, OpenBao, the portal) comes from an
+--inventory given as well, whose roles are then replaced by those found.
+
 Exit status: 0 when every scenario passed or was skipped, 1 when one
 failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 		Example: `  podroles env up --dir /tmp/env && podroles scenarios run --inventory /tmp/env/inventory.yaml
-  podroles scenarios run --inventory node.yaml --suite ldap --run 'wrong-.*' --format junit -o scenarios.xml`,
+  podroles scenarios run --inventory node.yaml --suite ldap --run 'wrong-.*' --format junit -o scenarios.xml
+  podroles scenarios run --kubeconfig ~/.kube/config --namespace mastodon --node mastodon --flake .#mastodon --suite deployments,units`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (o.inventory == "") == (o.kubeconfig == "") {
-				return fmt.Errorf("give --inventory FILE (written for a deployment, or by podroles env up), or --kubeconfig FILE with --namespace and --node and the node's sources")
+			if o.inventory == "" && o.kubeconfig == "" && !o.inCluster {
+				return fmt.Errorf("give --inventory FILE (written for a deployment, or by podroles env up), or --kubeconfig FILE (or --in-cluster) with --namespace and --node and the node's sources")
+			}
+			if o.inCluster && o.kubeconfig != "" {
+				return fmt.Errorf("--in-cluster and --kubeconfig exclude each other: --in-cluster reaches the API server with the pod's service account")
 			}
 			if err := report.CheckFormat(o.format); err != nil {
 				return err
@@ -124,8 +138,9 @@ failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 	f := cmd.Flags()
 	f.StringVar(&o.inventory, "inventory", "", "the inventory of the node's world (YAML)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "find the node's world in this cluster instead of an inventory")
-	f.StringVar(&o.namespace, "namespace", "", "with --kubeconfig: the namespace of the node's objects")
-	f.StringVar(&o.node, "node", "", "with --kubeconfig: the node, among the sources")
+	f.BoolVar(&o.inCluster, "in-cluster", false, "find the node's world in the cluster this pod runs in, and dial pods and Services directly")
+	f.StringVar(&o.namespace, "namespace", "", "with --kubeconfig or --in-cluster: the namespace of the node's objects")
+	f.StringVar(&o.node, "node", "", "with --kubeconfig or --in-cluster: the node, among the sources")
 	f.StringSliceVar(&o.suites, "suite", nil, "run only these suites (comma-separated)")
 	f.StringVar(&o.run, "run", "", "run only the scenarios whose suite/scenario matches this regular expression")
 	f.StringVar(&o.format, "format", "text", "report format: text, json or junit")
@@ -164,16 +179,24 @@ func progressLine(w io.Writer) func(scenarios.Event) {
 }
 
 // loadInventory reads the inventory file, or discovers the node's world in
-// the cluster of --kubeconfig from the node's facts.
-// It returns what removes the files the discovery wrote, after the run.
+// the cluster from the node's facts, with the inventory file as its base.
+// It returns what stops the port-forwards and removes the files the
+// discovery wrote, after the run.
 func (o *scenariosRunOptions) loadInventory(ctx context.Context, args []string) (*inventory.Inventory, func(), error) {
 	nothing := func() {}
-	if o.inventory != "" {
+	if o.kubeconfig == "" && !o.inCluster {
 		inv, err := inventory.Load(o.inventory)
 		return inv, nothing, err
 	}
 	if o.namespace == "" || o.node == "" {
-		return nil, nothing, fmt.Errorf("--kubeconfig needs --namespace and --node")
+		return nil, nothing, fmt.Errorf("--kubeconfig and --in-cluster need --namespace and --node")
+	}
+	var base *inventory.Inventory
+	if o.inventory != "" {
+		var err error
+		if base, err = inventory.LoadBase(o.inventory); err != nil {
+			return nil, nothing, err
+		}
 	}
 	nodes, err := o.sources.load(ctx, args, o.io.ErrOut)
 	if err != nil {
@@ -187,11 +210,13 @@ func (o *scenariosRunOptions) loadInventory(ctx context.Context, args []string) 
 	if err != nil {
 		return nil, nothing, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
-	inv, err := scenarios.Discover(ctx, o.kubeconfig, o.namespace, nodes[i], dir)
+	d, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{
+		Kubeconfig: o.kubeconfig, Namespace: o.namespace, Node: nodes[i], Dir: dir,
+		Base: base, Direct: o.inCluster, Log: o.io.ErrOut,
+	})
 	if err != nil {
-		cleanup()
+		os.RemoveAll(dir)
 		return nil, nothing, err
 	}
-	return inv, cleanup, nil
+	return d.Inventory, func() { d.Close(); os.RemoveAll(dir) }, nil
 }

@@ -14,10 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,15 +110,25 @@ type Endpoint struct {
 	// RootDir is where a pod of the local environment has its file system
 	// (in a cluster, the pod itself, through exec).
 	RootDir string `json:"rootDir,omitempty"`
+	// UID and Container are a cluster pod's UID and the container of its
+	// service, whose restart count the pod's status reports.
+	UID       string `json:"uid,omitempty"`
+	Container string `json:"container,omitempty"`
+	// Forwarded maps a port of the endpoint to the loopback address where
+	// a port-forward reaches it, for a cluster seen from outside; only
+	// these ports are reachable then.
+	Forwarded map[int]string `json:"forwarded,omitempty"`
 }
 
-// HostPort returns the address and the named port, ready to dial.
-func (e Endpoint) HostPort(port string) string {
-	addr, err := netip.ParseAddr(e.Address)
-	if err == nil && addr.Is6() {
-		return fmt.Sprintf("[%s]:%d", e.Address, e.Ports[port])
+// Dial returns where to connect for a port of the endpoint: its
+// port-forward, or its own address. It is false for a port that no
+// port-forward reaches.
+func (e Endpoint) Dial(port int) (string, bool) {
+	if e.Forwarded != nil {
+		addr, ok := e.Forwarded[port]
+		return addr, ok
 	}
-	return fmt.Sprintf("%s:%d", e.Address, e.Ports[port])
+	return net.JoinHostPort(e.Address, strconv.Itoa(port)), true
 }
 
 // LDAP is the coordinates of the ldap contract, as a reader gets them.
@@ -186,6 +198,20 @@ type Portal struct {
 // Load reads and checks an inventory. Relative file paths in it are taken
 // from the inventory's folder.
 func Load(path string) (*Inventory, error) {
+	inv, err := LoadBase(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.Validate(); err != nil {
+		return nil, fmt.Errorf("inventory %s: %w", path, err)
+	}
+	return inv, nil
+}
+
+// LoadBase reads an inventory that a cluster discovery completes: its
+// roles may be missing, since the discovery finds them; Validate runs on
+// the whole.
+func LoadBase(path string) (*Inventory, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -193,7 +219,7 @@ func Load(path string) (*Inventory, error) {
 		}
 		return nil, fmt.Errorf("inventory %s: %w", path, err)
 	}
-	inv, err := Parse(data, filepath.Dir(path))
+	inv, err := parse(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("inventory %s: %w", path, err)
 	}
@@ -203,14 +229,22 @@ func Load(path string) (*Inventory, error) {
 // Parse reads an inventory from YAML (or JSON) and checks it; dir is the
 // folder that relative file paths start from.
 func Parse(data []byte, dir string) (*Inventory, error) {
+	inv, err := parse(data, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.Validate(); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+func parse(data []byte, dir string) (*Inventory, error) {
 	var inv Inventory
 	if err := yaml.UnmarshalStrict(data, &inv); err != nil {
 		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
 	}
 	inv.resolve(dir)
-	if err := inv.Validate(); err != nil {
-		return nil, err
-	}
 	return &inv, nil
 }
 
@@ -277,8 +311,12 @@ func (inv *Inventory) Validate() error {
 		if c.Namespace == "" {
 			return fmt.Errorf("cluster.namespace: missing")
 		}
-		for field, f := range map[string]string{"cluster.kubeconfig": c.Kubeconfig, "cluster.factsFile": c.FactsFile} {
-			if err := fileExists(field, f); err != nil {
+		if err := fileExists("cluster.factsFile", c.FactsFile); err != nil {
+			return err
+		}
+		// No kubeconfig: the pod's service account (--in-cluster).
+		if c.Kubeconfig != "" {
+			if err := fileExists("cluster.kubeconfig", c.Kubeconfig); err != nil {
 				return err
 			}
 		}
@@ -294,7 +332,8 @@ func (inv *Inventory) Validate() error {
 				return err
 			}
 		}
-		if len(r.Pods) == 0 {
+		if len(r.Pods) == 0 && inv.Cluster == nil {
+			// In a cluster, the deployments suite tells why.
 			return fmt.Errorf("%s.pods: the role has no pods", at)
 		}
 		for i, p := range r.Pods {

@@ -46,8 +46,8 @@ func TestLoad(t *testing.T) {
 	if inv.LDAP.CAFile != filepath.Join(d, "ca.pem") || inv.LDAP.User != "authelia-bind" {
 		t.Errorf("ldap = %+v", inv.LDAP)
 	}
-	if hp := inv.Roles["lldap"].Pods[0].HostPort("ldaps"); hp != "127.0.1.1:6360" {
-		t.Errorf("HostPort = %s", hp)
+	if hp, ok := inv.Roles["lldap"].Pods[0].Dial(6360); !ok || hp != "127.0.1.1:6360" {
+		t.Errorf("Dial(6360) = %s, %v", hp, ok)
 	}
 	// What Write writes, Load reads back the same.
 	out := filepath.Join(d, "again.yaml")

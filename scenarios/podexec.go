@@ -1,0 +1,61 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+)
+
+// podExec runs argv in a container of a pod through the API server's exec
+// subresource, over WebSocket with a fallback to SPDY for servers that do
+// not speak it, as kubectl does, and returns what it printed. A command
+// that exits non-zero is an error with its status and its stderr; a user
+// that may not exec gets a Permanent error naming the permission.
+func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, namespace, pod, container string, argv []string) ([]byte, error) {
+	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
+	if err != nil {
+		return nil, err
+	}
+	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	err = executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
+	what := fmt.Sprintf("exec %q in pod %s/%s (container %s)", strings.Join(argv, " "), namespace, pod, container)
+	var exit utilexec.ExitError
+	switch {
+	case err == nil:
+		return stdout.Bytes(), nil
+	case errors.As(err, &exit):
+		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), strings.TrimSpace(stderr.String()))
+	case apierrors.IsForbidden(err) || containsForbidden(err):
+		// Waiting does not grant a permission.
+		return nil, Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))
+	}
+	return nil, fmt.Errorf("%s: %v", what, oneLine(err))
+}
+
+// containsForbidden sees a 403 that a streaming upgrade reports as text,
+// not as a status.
+func containsForbidden(err error) bool { return strings.Contains(err.Error(), "forbidden") }

@@ -1,0 +1,251 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fediversity/podroles/plan"
+)
+
+// The units suite: in every pod of the node's image, each unit of the
+// node's lists is active exactly where its list permits: a role's units
+// only in that role's pods, mainUnits only in the main pod, sharedUnits in
+// all (SC-001, US1-2, US1-3, US1-4). It asks each pod's systemd through
+// exec, and shows the units × pods matrix.
+func init() {
+	register(&Suite{
+		Name: "units",
+		Doc:  "in every pod of the node's image, each unit is active exactly where its list permits",
+		Scenarios: []*Scenario{{
+			Name:  "units-where-their-lists-permit",
+			Spec:  []string{"SC-001", "US1-2", "US1-3", "US1-4"},
+			Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod; shown as a units × pods matrix",
+			Skip:  needsCluster,
+			Steps: []Step{{Name: "ask each pod's systemd for each unit of the lists", Do: unitsWhereListsPermit}},
+		}},
+	})
+}
+
+// unitProperties are what the suites ask systemctl show for.
+const unitProperties = "Id,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic"
+
+// unitState is one block of `systemctl show`.
+type unitState map[string]string
+
+// ran says the unit is running, or is a one-time unit that ran to success.
+func (u unitState) ran() bool {
+	switch u["ActiveState"] {
+	case "active", "activating", "reloading":
+		return true
+	}
+	return u.started() && u["Result"] == "success"
+}
+
+// neverRan says the pod's systemd never started the unit.
+func (u unitState) neverRan() bool {
+	switch u["LoadState"] {
+	case "not-found", "masked":
+		return true
+	}
+	return u["ActiveState"] == "inactive" && !u.started()
+}
+
+func (u unitState) started() bool {
+	ts := u["ExecMainStartTimestampMonotonic"]
+	return ts != "" && ts != "0"
+}
+
+func (u unitState) String() string {
+	return fmt.Sprintf("LoadState=%s ActiveState=%s SubState=%s", u["LoadState"], u["ActiveState"], u["SubState"])
+}
+
+// parseSystemctlShow reads the blocks of `systemctl show UNIT...`, one per
+// unit in the order asked, separated by blank lines.
+func parseSystemctlShow(out []byte, units []string) ([]unitState, error) {
+	var blocks []unitState
+	block := unitState{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if len(block) > 0 {
+				blocks = append(blocks, block)
+				block = unitState{}
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("systemctl show printed %q, which is no property", line)
+		}
+		block[k] = v
+	}
+	if len(block) > 0 {
+		blocks = append(blocks, block)
+	}
+	if len(blocks) != len(units) {
+		return nil, fmt.Errorf("systemctl show printed %d units for the %d asked", len(blocks), len(units))
+	}
+	return blocks, nil
+}
+
+// nodePod is a running pod of the node's image and the units its
+// Deployment's plan permits it.
+type nodePod struct {
+	name, role string
+	permitted  []string
+}
+
+// nodeImagePods lists the running pods of each planned Deployment of the
+// node's image, by its own selector.
+func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
+	var out []nodePod
+	for _, d := range c.plan.Deployments {
+		if !slices.ContainsFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == plan.ContainerNode }) {
+			continue
+		}
+		var permitted []string
+		if a := d.Spec.Template.Annotations[plan.AnnotationUnits]; a != "" {
+			permitted = strings.Split(a, ",")
+		}
+		pods, err := c.client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+		if err != nil {
+			return nil, discoverError("Pod", d.Namespace, d.Name+"-*", "list", err)
+		}
+		var names []string
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				names = append(names, p.Name)
+			}
+		}
+		if len(names) == 0 {
+			return nil, Saw("no Running pod of Deployment %s/%s", d.Namespace, d.Name)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			out = append(out, nodePod{name: n, role: d.Spec.Template.Labels[plan.LabelRole], permitted: permitted})
+		}
+	}
+	return out, nil
+}
+
+// judgeUnits asks each pod of the node's image for the state of units
+// (unit → the list that places it, for the report) and returns every unit
+// that ran where its pod's plan does not permit it, or did not run where
+// it does, and the matrix of what it saw.
+func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]string) (matrix string, err error) {
+	pods, err := nodeImagePods(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	names := slices.Sorted(maps.Keys(units))
+	args := []string{"systemctl", "show", "--property=" + unitProperties, "--"}
+	for _, u := range names {
+		args = append(args, u+".service")
+	}
+	var buf strings.Builder
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "unit (list)")
+	for _, p := range pods {
+		fmt.Fprintf(tw, "\t%s (%s)", p.name, p.role)
+	}
+	fmt.Fprintln(tw)
+	cells := make([][]string, len(names))
+	var wrong []string
+	for _, p := range pods {
+		out, err := podExec(ctx, c.config, c.client, s.Inv.Cluster.Namespace, p.name, plan.ContainerNode, args)
+		if err != nil {
+			return "", err
+		}
+		states, err := parseSystemctlShow(out, names)
+		if err != nil {
+			return "", Permanent(fmt.Errorf("pod %s: %w", p.name, err))
+		}
+		for i, u := range names {
+			st, permitted := states[i], slices.Contains(p.permitted, u)
+			cell := "-"
+			switch {
+			case permitted && st.ran():
+				cell = "active"
+			case permitted:
+				cell = "NOT ACTIVE"
+				wrong = append(wrong, fmt.Sprintf("unit %s (%s) is not active in pod %s of role %s, where its list puts it (%s)", u, units[u], p.name, p.role, st))
+			case !st.neverRan():
+				cell = "WRONGLY " + st["ActiveState"]
+				wrong = append(wrong, fmt.Sprintf("unit %s (%s) ran in pod %s of role %s, where its list does not permit it (%s)", u, units[u], p.name, p.role, st))
+			}
+			cells[i] = append(cells[i], cell)
+		}
+	}
+	for i, u := range names {
+		fmt.Fprintf(tw, "%s (%s)\t%s\n", u, units[u], strings.Join(cells[i], "\t"))
+	}
+	tw.Flush()
+	matrix = strings.TrimRight(buf.String(), "\n")
+	if len(wrong) > 0 {
+		return matrix, Saw("%s", strings.Join(wrong, "; "))
+	}
+	return matrix, nil
+}
+
+// listedUnits maps each unit of the node's lists to the list: the units
+// of the requested roles of the node's image, mainUnits and sharedUnits.
+func listedUnits(c *clusterView) map[string]string {
+	n := c.node
+	units := map[string]string{}
+	for _, r := range n.RoleNames() {
+		role := n.PodRoles.Roles[r]
+		if role.Requested() && role.RunsNodeImage() {
+			for _, u := range role.Units {
+				units[u] = "role " + r
+			}
+		}
+	}
+	for _, u := range n.PodRoles.MainUnits {
+		units[u] = "mainUnits"
+	}
+	for _, u := range n.PodRoles.SharedUnits {
+		units[u] = "sharedUnits"
+	}
+	return units
+}
+
+func unitsWhereListsPermit(ctx context.Context, s *State) error {
+	c, err := clusterPlan(s)
+	if err != nil {
+		return err
+	}
+	units := listedUnits(c)
+	if len(units) == 0 {
+		s.Note("node %s lists no units", s.Inv.Node)
+		return nil
+	}
+	return judgeMatrix(ctx, s, c, units, "each listed unit active exactly in the pods its list permits")
+}
+
+// judgeMatrix waits until the pods' units are as their lists say, and
+// notes the matrix it saw last.
+func judgeMatrix(ctx context.Context, s *State, c *clusterView, units map[string]string, expect string) error {
+	var matrix string
+	probe := Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, s.Inv.Cluster.Namespace), Expect: expect, Within: s.Patience}
+	err := Eventually(ctx, probe, func(ctx context.Context) error {
+		m, err := judgeUnits(ctx, s, c, units)
+		if m != "" {
+			matrix = m
+		}
+		return err
+	})
+	if matrix != "" {
+		s.Note("units × pods:\n%s", matrix)
+	}
+	return err
+}

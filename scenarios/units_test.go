@@ -1,0 +1,49 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseSystemctlShow(t *testing.T) {
+	out := "Id=a.service\nLoadState=loaded\nActiveState=active\nSubState=running\nResult=success\nExecMainStartTimestampMonotonic=12\n\n" +
+		"Id=b.service\nLoadState=not-found\nActiveState=inactive\nSubState=dead\nResult=success\nExecMainStartTimestampMonotonic=0\n"
+	states, err := parseSystemctlShow([]byte(out), []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !states[0].ran() || states[0].neverRan() || states[1].ran() || !states[1].neverRan() {
+		t.Errorf("a ran %v never %v; b ran %v never %v", states[0].ran(), states[0].neverRan(), states[1].ran(), states[1].neverRan())
+	}
+	if _, err := parseSystemctlShow([]byte(out), []string{"a"}); err == nil || !strings.Contains(err.Error(), "printed 2 units for the 1 asked") {
+		t.Errorf("a count mismatch: %v", err)
+	}
+	if _, err := parseSystemctlShow([]byte("Failed to connect to bus\n"), []string{"a"}); err == nil || !strings.Contains(err.Error(), "no property") {
+		t.Errorf("not systemctl show: %v", err)
+	}
+}
+
+// TestUnitStates names, for each state systemd reports, whether the unit
+// counts as having run (where its list puts it) or as never started (where
+// it does not).
+func TestUnitStates(t *testing.T) {
+	cases := []struct {
+		name          string
+		state         unitState
+		ran, neverRan bool
+	}{
+		{"running", unitState{"LoadState": "loaded", "ActiveState": "active", "ExecMainStartTimestampMonotonic": "5"}, true, false},
+		{"starting", unitState{"LoadState": "loaded", "ActiveState": "activating", "ExecMainStartTimestampMonotonic": "0"}, true, false},
+		{"one-time unit that succeeded", unitState{"LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "5"}, true, false},
+		{"one-time unit that failed", unitState{"LoadState": "loaded", "ActiveState": "failed", "Result": "exit-code", "ExecMainStartTimestampMonotonic": "5"}, false, false},
+		{"never started", unitState{"LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "0"}, false, true},
+		{"not in the image", unitState{"LoadState": "not-found", "ActiveState": "inactive"}, false, true},
+		{"masked", unitState{"LoadState": "masked", "ActiveState": "inactive"}, false, true},
+		{"stopped after running", unitState{"LoadState": "loaded", "ActiveState": "inactive", "Result": "signal", "ExecMainStartTimestampMonotonic": "5"}, false, false},
+	}
+	for _, c := range cases {
+		if c.state.ran() != c.ran || c.state.neverRan() != c.neverRan {
+			t.Errorf("%s: ran %v, never ran %v; want %v, %v", c.name, c.state.ran(), c.state.neverRan(), c.ran, c.neverRan)
+		}
+	}
+}

@@ -11,12 +11,13 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PATH := $(PATH):/usr/local/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build demo test bench fuzz vet clean env-demo servers
+.PHONY: all deps build demo test bench fuzz vet clean env-demo servers images
 
 all: build
 
 # What the tests run, from Debian: nix for podroles check; slapd, haproxy,
-# PostgreSQL and nginx for the local environment of the scenario suites.
+# PostgreSQL and nginx for the local environment of the scenario suites;
+# podman and debootstrap for its containers provider.
 deps:
 	@missing=""; \
 	  command -v nix >/dev/null || missing="$$missing nix-bin"; \
@@ -24,6 +25,8 @@ deps:
 	  { command -v haproxy || test -x /usr/sbin/haproxy; } >/dev/null || missing="$$missing haproxy"; \
 	  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  { command -v nginx || test -x /usr/sbin/nginx; } >/dev/null || missing="$$missing nginx"; \
+	  command -v podman >/dev/null || missing="$$missing podman runc uidmap fuse-overlayfs slirp4netns catatonit"; \
+	  { command -v debootstrap || test -x /usr/sbin/debootstrap; } >/dev/null || missing="$$missing debootstrap"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing from Debian:$$missing"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -96,7 +99,24 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }
 	$(GO) vet ./...
 
-test: deps servers build vet
+# The containers provider's images, built once per machine and kept in the
+# engine's store: a Debian rootfs from debootstrap imported as the base (no
+# registry is reached here), and the servers' image from it. On a laptop
+# with Docker: make images CONTAINER_CLI=docker IMAGE_BASE=docker.io/library/debian:bookworm-slim
+CONTAINER_CLI ?= podman
+IMAGE_BASE ?= localhost/podroles-debian:bookworm
+export CONTAINERS_CONF ?= $(CURDIR)/vmtests/images/containers.conf
+export PODROLES_IMAGE_SERVERS ?= localhost/podroles-servers:bookworm
+images: deps
+	@if ! $(CONTAINER_CLI) image inspect $(IMAGE_BASE) >/dev/null 2>&1 && [ "$(IMAGE_BASE)" = localhost/podroles-debian:bookworm ]; then \
+	  echo "debootstrap: $(IMAGE_BASE)"; rm -rf .cache/rootfs; \
+	  $(SUDO) debootstrap --variant=minbase bookworm .cache/rootfs >/dev/null && \
+	  $(SUDO) tar -C .cache/rootfs -c . | $(CONTAINER_CLI) import - $(IMAGE_BASE) >/dev/null && $(SUDO) rm -rf .cache/rootfs; \
+	fi
+	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SERVERS) >/dev/null 2>&1 || \
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) vmtests/images/servers
+
+test: deps servers images build vet
 	$(GO) test -count=1 ./...
 
 bench: deps

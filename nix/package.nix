@@ -4,7 +4,7 @@ buildGoModule {
   pname = "podroles";
   inherit version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-R7RsQxKoFWQnC7Iv3+xx2zmODHLz6VqWDQAzaFhPgrM=";
+  vendorHash = "sha256-bEzo1GQ7Mo7lvgL68qdL4gx1SCyBVaCsH6SzZOr9pvQ=";
   subPackages = [ "cmd/podroles" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

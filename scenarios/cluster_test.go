@@ -33,6 +33,7 @@ var shared struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	vmtests.StopTestEngine()
 	if shared.cp != nil {
 		if err := shared.cp.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "control plane down:", err)

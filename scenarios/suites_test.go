@@ -265,3 +265,32 @@ func TestIdentityReadableFails(t *testing.T) {
 		t.Fatalf("got %s: %s", r.Status, r.Reason)
 	}
 }
+
+// TestSuitesSameOnBothProviders runs the suites that both providers serve
+// on an environment of processes and on one of containers: the same
+// results, every scenario of ldap and postgres passing; then a replica's
+// container goes away and the bind at that pod fails, named.
+func TestSuitesSameOnBothProviders(t *testing.T) {
+	vmtests.EngineT(t)
+	t.Parallel()
+	processes := vmtests.Start(t, vmtests.Options{})
+	containers := vmtests.Start(t, vmtests.Options{Provider: vmtests.ProviderContainers})
+	onProcesses := run(t, processes, 30*time.Second, "ldap", "postgres", "lldap-http")
+	onContainers := run(t, containers, 30*time.Second, "ldap", "postgres", "lldap-http")
+	for id, r := range onProcesses {
+		c := onContainers[id]
+		if c == nil || c.Status != r.Status {
+			t.Errorf("%s: %s on processes, %v on containers", id, r.Status, c)
+		}
+		if strings.HasPrefix(id, "lldap-http/") == (r.Status == scenarios.Passed) {
+			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
+		}
+	}
+	if err := containers.Stop("slapd-1"); err != nil {
+		t.Fatal(err)
+	}
+	r := runMatching(t, containers, 2*time.Second, regexp.MustCompile("each-pod-binds"), "ldap")["ldap/each-pod-binds"]
+	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "pod directory-lldap-1: ") || strings.Contains(r.Reason, "pod directory-lldap-0") {
+		t.Errorf("a replica's container removed: %s: %s", r.Status, r.Reason)
+	}
+}

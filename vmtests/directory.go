@@ -82,16 +82,17 @@ uniqueMember: uid=admin,%[2]s
 `, baseDN, people, groups, ssha(e.secrets.admin), ssha(e.secrets.bind))
 }
 
-// slapdConfig is one replica's slapd.conf: the directory in mdb, TLS from
-// the environment's certificate, passwords readable by no one but binds.
-func (e *Env) slapdConfig(dir string) string {
-	tlsDir := filepath.Join(e.Dir, "tls")
+// slapdConfig is one replica's slapd.conf: the directory in mdb under
+// dir, TLS from the environment's certificate in tlsDir, passwords
+// readable by no one but binds. schemaDir holds core.schema and its
+// friends, modulesDir back_mdb ("" where slapd has it built in).
+func (e *Env) slapdConfig(dir, tlsDir, schemaDir, modulesDir string) string {
 	var b strings.Builder
 	for _, schema := range []string{"core", "cosine", "inetorgperson", "nis"} {
-		fmt.Fprintf(&b, "include %s/%s.schema\n", e.tools.ldapSchema, schema)
+		fmt.Fprintf(&b, "include %s/%s.schema\n", schemaDir, schema)
 	}
-	if e.tools.ldapModules != "" {
-		fmt.Fprintf(&b, "modulepath %s\nmoduleload back_mdb\n", e.tools.ldapModules)
+	if modulesDir != "" {
+		fmt.Fprintf(&b, "modulepath %s\nmoduleload back_mdb\n", modulesDir)
 	}
 	fmt.Fprintf(&b, `pidfile %[1]s/slapd.pid
 argsfile %[1]s/slapd.args
@@ -127,7 +128,7 @@ func (e *Env) startDirectory(ctx context.Context) error {
 			return err
 		}
 		conf := filepath.Join(dir, "slapd.conf")
-		if err := writeFile(conf, []byte(e.slapdConfig(dir)), 0o600); err != nil {
+		if err := writeFile(conf, []byte(e.slapdConfig(dir, filepath.Join(e.Dir, "tls"), e.tools.ldapSchema, e.tools.ldapModules)), 0o600); err != nil {
 			return err
 		}
 		if out, err := runQuiet(ctx, e.tools.slapadd, "-f", conf, "-l", ldif); err != nil {

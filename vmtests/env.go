@@ -28,6 +28,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/testcontainers/testcontainers-go"
+
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -61,6 +63,11 @@ type Options struct {
 	// supervises the pods of roles with secrets; found or built when
 	// empty.
 	Podroles string
+	// Provider runs the pods as local processes (the default) or as
+	// containers; Images are the containers' images (ImagesFromEnv when
+	// empty).
+	Provider Provider
+	Images   Images
 }
 
 // Ports of the lldap role, as lldap uses them.
@@ -75,10 +82,14 @@ type Env struct {
 	// Inventory is the path of the inventory it wrote.
 	Inventory string
 
-	procs   []*proc
-	tools   tools
-	secrets secrets
-	pgPort  int
+	procs []*proc
+	tools tools
+
+	// With the containers provider: the network and the containers.
+	network    *testcontainers.DockerNetwork
+	containers []*podContainer
+	secrets    secrets
+	pgPort     int
 
 	// With OpenBao: its client, the KV entries it holds, and its CA.
 	openbao *openbao.Client
@@ -115,12 +126,20 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	opts.Dir = dir
-	e := &Env{Options: opts}
-	if e.tools, err = findTools(); err != nil {
+	if opts.Provider, err = ParseProvider(string(opts.Provider)); err != nil {
 		return nil, err
 	}
-	switch procs, err := loadState(dir); {
-	case err == nil && anyRunning(procs):
+	if opts.Provider == ProviderContainers && opts.Images == (Images{}) {
+		opts.Images = ImagesFromEnv()
+	}
+	e := &Env{Options: opts}
+	if opts.Provider == ProviderProcesses {
+		if e.tools, err = findTools(); err != nil {
+			return nil, err
+		}
+	}
+	switch st, err := loadState(dir); {
+	case err == nil && (anyRunning(st.Procs) || len(st.Containers) > 0 && hasLeftovers(ctx, dir)):
 		return nil, fmt.Errorf("env: %s already has running servers: run podroles env down --dir %s first", dir, opts.Dir)
 	case err != nil && !errors.Is(err, errNoState):
 		// Overwriting it would lose the PIDs of servers that may run.
@@ -163,7 +182,20 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 			return s.what == "authelia" || s.what == "nginx"
 		})
 	}
-	if e.tools.vault == "" {
+	if e.Provider == ProviderContainers {
+		// The pods as containers: the directory, its Service and Postgres;
+		// OpenBao, its sidecars and the portal are not containers yet.
+		steps = []struct {
+			what string
+			do   func(context.Context) error
+		}{
+			{"network", e.startNetwork},
+			{"postgresql", e.startPostgresContainer},
+			{"certificates", e.makeCertificates},
+			{"slapd", e.startDirectoryContainers},
+			{"haproxy", e.startServiceContainer},
+		}
+	} else if e.tools.vault == "" {
 		// Without the OpenBao API, certificates come from a CA made in Go
 		// and the roles have no sidecars.
 		steps = slices.DeleteFunc(steps, func(s struct {
@@ -184,9 +216,11 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	return e, nil
 }
 
-// Down stops every server of the environment, last started first.
+// Down stops every server of the environment, last started first, and
+// removes its containers and network.
 func (e *Env) Down() error {
 	var errs []error
+	errs = append(errs, e.downContainers())
 	for i := len(e.procs) - 1; i >= 0; i-- {
 		errs = append(errs, e.procs[i].stop(10*time.Second))
 	}
@@ -195,6 +229,11 @@ func (e *Env) Down() error {
 
 // Stop stops one server, e.g. "slapd-1", as a pod that goes away.
 func (e *Env) Stop(name string) error {
+	for _, c := range e.containers {
+		if c.Name == name {
+			return c.stop()
+		}
+	}
 	for _, p := range e.procs {
 		if p.Name == name {
 			return p.stop(10 * time.Second)
@@ -203,15 +242,21 @@ func (e *Env) Stop(name string) error {
 	return fmt.Errorf("env: no server %s", name)
 }
 
-// Down stops the servers that an environment in dir started, by their PIDs.
+// Down stops the servers that an environment in dir started, by their
+// PIDs, and removes its containers and network through the engine.
 func Down(dir string) error {
-	procs, err := loadState(dir)
+	st, err := loadState(dir)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for i := len(procs) - 1; i >= 0; i-- {
-		errs = append(errs, procs[i].stop(10*time.Second))
+	if len(st.Containers) > 0 || st.Network != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		errs = append(errs, removeLeftovers(ctx, dir))
+	}
+	for i := len(st.Procs) - 1; i >= 0; i-- {
+		errs = append(errs, st.Procs[i].stop(10*time.Second))
 	}
 	return errors.Join(errs...)
 }

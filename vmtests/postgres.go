@@ -108,6 +108,13 @@ func (e *Env) startPostgres(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(ctx)
+	return e.fillPostgres(ctx, conn, super)
+}
+
+// fillPostgres makes the roles and databases through the superuser's
+// connection, writes the DSN files, and fills the lldap database as the
+// role would have: the table users and the companion's OpenTofu state.
+func (e *Env) fillPostgres(ctx context.Context, conn *pgx.Conn, super *url.URL) error {
 	for _, s := range []struct{ what, sql string }{
 		{"create role lldap", fmt.Sprintf("CREATE ROLE lldap LOGIN PASSWORD '%s'", e.secrets.pgRole)},
 		{"create database lldap", "CREATE DATABASE lldap OWNER lldap"},

@@ -176,11 +176,17 @@ var errNoState = errors.New("nothing to stop")
 
 // state is what state.json holds.
 type state struct {
-	Procs []*proc `json:"procs"`
+	Procs      []*proc         `json:"procs"`
+	Containers []*podContainer `json:"containers,omitempty"`
+	Network    string          `json:"network,omitempty"`
 }
 
 func (e *Env) saveState() error {
-	data, err := json.MarshalIndent(state{Procs: e.procs}, "", "  ")
+	st := state{Procs: e.procs, Containers: e.containers}
+	if e.network != nil {
+		st.Network = e.network.Name
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -191,7 +197,7 @@ func (e *Env) saveState() error {
 	return os.Rename(tmp, filepath.Join(e.Dir, "state.json"))
 }
 
-func loadState(dir string) ([]*proc, error) {
+func loadState(dir string) (*state, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -203,5 +209,5 @@ func loadState(dir string) ([]*proc, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("%s/state.json: %w", dir, err)
 	}
-	return s.Procs, nil
+	return &s, nil
 }

@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// haproxyConfig is the role's Service: TCP through to the replicas, round
-// robin, TLS passed through untouched, with only the LDAPS port (unless a
-// test puts the plain port on it too).
-func (e *Env) haproxyConfig() string {
+// haproxyConfig is the role's Service, bound on bind: TCP through to the
+// replicas at pods, round robin, TLS passed through untouched, with only
+// the LDAPS port (unless a test puts the plain port on it too).
+func (e *Env) haproxyConfig(bind string, pods []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
   maxconn 256
@@ -27,13 +27,13 @@ defaults
 		ports = append(ports, PortLDAP)
 	}
 	for _, port := range ports {
-		fmt.Fprintf(&b, "\nfrontend service-%d\n  bind %s:%d\n  default_backend pods-%d\n", port, e.serviceAddress(), port, port)
+		fmt.Fprintf(&b, "\nfrontend service-%d\n  bind %s:%d\n  default_backend pods-%d\n", port, bind, port, port)
 		fmt.Fprintf(&b, "\nbackend pods-%d\n  balance roundrobin\n", port)
-		for i := range replicas {
-			fmt.Fprintf(&b, "  server pod%d %s:%d check inter 500ms fall 2 rise 1\n", i, e.podAddress(i), port)
+		for i, pod := range pods {
+			fmt.Fprintf(&b, "  server pod%d %s:%d check inter 500ms fall 2 rise 1\n", i, pod, port)
 		}
 	}
-	if e.tools.vault != "" {
+	if e.tools.vault != "" && e.Provider == ProviderProcesses {
 		fmt.Fprintf(&b, "\nfrontend authelia-%d\n  bind %s:%d\n  default_backend authelia-pods\n", PortAuthelia, e.autheliaServiceAddress(), PortAuthelia)
 		fmt.Fprintf(&b, "\nbackend authelia-pods\n  server pod0 %s:%d\n", e.autheliaPodAddress(), PortAuthelia)
 	}
@@ -43,7 +43,11 @@ defaults
 // startService starts HAProxy in front of the replicas.
 func (e *Env) startService(ctx context.Context) error {
 	conf := filepath.Join(e.Dir, "haproxy.cfg")
-	if err := writeFile(conf, []byte(e.haproxyConfig()), 0o644); err != nil {
+	var pods []string
+	for i := range replicas {
+		pods = append(pods, e.podAddress(i))
+	}
+	if err := writeFile(conf, []byte(e.haproxyConfig(e.serviceAddress(), pods)), 0o644); err != nil {
 		return err
 	}
 	if out, err := runQuiet(ctx, e.tools.haproxy, "-c", "-f", conf); err != nil {

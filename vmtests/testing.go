@@ -3,6 +3,7 @@ package vmtests
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -65,4 +66,43 @@ func StartControlPlaneT(t testing.TB, nodes bool) *ControlPlane {
 		}
 	})
 	return cp
+}
+
+var testEngine struct {
+	once sync.Once
+	e    *Engine
+	dir  string
+	err  error
+}
+
+// EngineT returns the container engine for the tests of a package,
+// started at the first call (Podman's service, where DOCKER_HOST is
+// unset), and stopped by StopTestEngine in TestMain. Tests of the
+// containers provider run where make test built its images (it sets
+// PODROLES_IMAGE_SERVERS); elsewhere they are skipped.
+func EngineT(t testing.TB) *Engine {
+	t.Helper()
+	if os.Getenv(EnvImageServers) == "" {
+		t.Skipf("%s is not set: make test builds the containers provider's images (make images) and sets it", EnvImageServers)
+	}
+	testEngine.once.Do(func() {
+		if testEngine.dir, testEngine.err = os.MkdirTemp("", "podroles-engine-"); testEngine.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		testEngine.e, testEngine.err = StartEngine(ctx, testEngine.dir)
+	})
+	if testEngine.err != nil {
+		t.Fatal(testEngine.err)
+	}
+	return testEngine.e
+}
+
+// StopTestEngine stops the engine EngineT started, if it did.
+func StopTestEngine() {
+	testEngine.e.Stop()
+	if testEngine.dir != "" {
+		os.RemoveAll(testEngine.dir)
+	}
 }

@@ -20,6 +20,7 @@ func newEnvCmd(io *streams) *cobra.Command {
 
 func newEnvUpCmd(io *streams) *cobra.Command {
 	opts := vmtests.Options{Detached: true}
+	var provider string
 	cmd := &cobra.Command{
 		Use:   "up --dir DIR",
 		Short: "Start slapd replicas, their Service and PostgreSQL on loopback, and write the inventory",
@@ -27,9 +28,22 @@ func newEnvUpCmd(io *streams) *cobra.Command {
 two OpenLDAP slapd replicas (LDAPS and plain LDAP), HAProxy as the role's
 Service with only the LDAPS port, and PostgreSQL with the role's database.
 Writes DIR/inventory.yaml for podroles scenarios run, logs to DIR/logs and
-secrets to DIR/secrets. The servers run until podroles env down --dir DIR.`,
+secrets to DIR/secrets. The servers run until podroles env down --dir DIR.
+
+With --provider containers each pod is a container of its own, through
+the Docker API that DOCKER_HOST names (Docker's or Podman's socket), on a
+network of the environment's own; each container publishes its ports on
+the same loopback address and port, so the inventory is the same. The
+images are the official ones where they exist, pinned, each overridable:
+PODROLES_IMAGE_SLAPD, PODROLES_IMAGE_HAPROXY, PODROLES_IMAGE_POSTGRES, or
+PODROLES_IMAGE_SERVERS for all (make images builds ours). OpenBao, its
+sidecars and the portal run only with the processes provider for now.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if opts.Provider, err = vmtests.ParseProvider(provider); err != nil {
+				return err
+			}
 			start := time.Now()
 			env, err := vmtests.Up(cmd.Context(), opts)
 			if err != nil {
@@ -42,6 +56,7 @@ secrets to DIR/secrets. The servers run until podroles env down --dir DIR.`,
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the folder of the environment (required)")
 	cmd.Flags().StringVar(&opts.Loopback, "loopback", "127.0.1", "the first three octets of its loopback addresses")
 	cmd.Flags().StringVar(&opts.Node, "node", "directory", "the node's name")
+	cmd.Flags().StringVar(&provider, "provider", "processes", "run the pods as local processes, or as containers")
 	cmd.MarkFlagRequired("dir")
 	return cmd
 }
@@ -50,7 +65,7 @@ func newEnvDownCmd(io *streams) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "down --dir DIR",
-		Short: "Stop the servers of the environment in DIR, by their PIDs",
+		Short: "Stop the servers of the environment in DIR, by their PIDs, and remove its containers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := vmtests.Down(dir); err != nil {

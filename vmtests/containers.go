@@ -1,0 +1,339 @@
+package vmtests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	mobynetwork "github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// The containers provider runs each pod of the environment as a container
+// of its own, through the Docker API (Docker, or Podman's compatible
+// service), on a network of the environment's own. Each container
+// publishes its ports on the same loopback address and port where the
+// processes provider listens, so the inventory, and what the suites see,
+// are the same whichever provider ran.
+
+// Provider says how the local environment runs its pods.
+type Provider string
+
+// The providers.
+const (
+	// ProviderProcesses runs each pod's server as a local process.
+	ProviderProcesses Provider = "processes"
+	// ProviderContainers runs each pod as a container.
+	ProviderContainers Provider = "containers"
+)
+
+// ParseProvider reads a provider's name.
+func ParseProvider(s string) (Provider, error) {
+	switch p := Provider(s); p {
+	case "", ProviderProcesses:
+		return ProviderProcesses, nil
+	case ProviderContainers:
+		return p, nil
+	}
+	return "", fmt.Errorf("env: --provider %q: the providers are processes and containers", s)
+}
+
+// Images are what the containers provider runs, each overridable by a
+// variable: official images pinned by tag where one exists. OpenLDAP has
+// none: its image is ours, built by make images (vmtests/images).
+type Images struct {
+	Slapd, HAProxy, Postgres string
+}
+
+// Variables that override the images; PODROLES_IMAGE_SERVERS sets all
+// three at once (CI's one Debian image with each of them).
+const (
+	EnvImageServers  = "PODROLES_IMAGE_SERVERS"
+	EnvImageSlapd    = "PODROLES_IMAGE_SLAPD"
+	EnvImageHAProxy  = "PODROLES_IMAGE_HAPROXY"
+	EnvImagePostgres = "PODROLES_IMAGE_POSTGRES"
+)
+
+// DefaultImages are the images when no variable names others.
+var DefaultImages = Images{
+	Slapd:    "localhost/podroles-servers:bookworm",
+	HAProxy:  "docker.io/library/haproxy:3.0.5",
+	Postgres: "docker.io/library/postgres:17.2-bookworm",
+}
+
+// ImagesFromEnv returns the default images, overridden by the variables.
+func ImagesFromEnv() Images {
+	im := DefaultImages
+	if all := os.Getenv(EnvImageServers); all != "" {
+		im = Images{Slapd: all, HAProxy: all, Postgres: all}
+	}
+	for v, dst := range map[string]*string{EnvImageSlapd: &im.Slapd, EnvImageHAProxy: &im.HAProxy, EnvImagePostgres: &im.Postgres} {
+		if s := os.Getenv(v); s != "" {
+			*dst = s
+		}
+	}
+	return im
+}
+
+// LabelEnv marks every container and network of an environment with its
+// folder, so that env down and the tests find them through the engine.
+const LabelEnv = "podroles.fediversity.eu/env"
+
+// podContainer is a pod of the environment run as a container, as
+// state.json records it.
+type podContainer struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	Log  string `json:"log"`
+
+	c testcontainers.Container
+}
+
+// containerSpec is one pod's container.
+type containerSpec struct {
+	name, image string
+	// script is run by sh -c as the entrypoint, so that the official
+	// images and ours start the same way.
+	script string
+	user   string
+	files  []testcontainers.ContainerFile
+	// publish maps a port in the container to the loopback address where
+	// it is published, on the same port.
+	publish    map[int]string
+	stopSignal string
+	wait       wait.Strategy
+}
+
+var configured sync.Once
+
+// configureTestcontainers keeps testcontainers quiet (what a container
+// prints goes to its log file), and without its reaper: the environment
+// removes its own containers, the reaper would remove those of env up when
+// the command ends, and Podman runs none.
+func configureTestcontainers() {
+	configured.Do(func() {
+		tclog.SetDefault(tclog.NewNoopLogger())
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	})
+}
+
+// startNetwork makes the environment's network.
+func (e *Env) startNetwork(ctx context.Context) error {
+	configureTestcontainers()
+	nw, err := network.New(ctx, network.WithLabels(map[string]string{LabelEnv: e.Dir}))
+	if err != nil {
+		return fmt.Errorf("create a network: %w (is a Docker API reachable? set DOCKER_HOST, e.g. to podman's socket)", err)
+	}
+	e.network = nw
+	return e.saveState()
+}
+
+// runContainer starts a pod's container and waits until it is ready; its
+// output goes to logs/NAME.log, whose last lines a failure quotes.
+func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContainer, error) {
+	logPath := filepath.Join(e.Dir, "logs", spec.name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	var exposed []string
+	bindings := mobynetwork.PortMap{}
+	for port, host := range spec.publish {
+		p, err := mobynetwork.ParsePort(strconv.Itoa(port) + "/tcp")
+		if err != nil {
+			return nil, err
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil || !ip.IsLoopback() {
+			// Never published where others reach it.
+			return nil, fmt.Errorf("%s: %q is no loopback address to publish on", spec.name, host)
+		}
+		exposed = append(exposed, p.String())
+		bindings[p] = []mobynetwork.PortBinding{{HostIP: ip, HostPort: strconv.Itoa(port)}}
+	}
+	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithName(fmt.Sprintf("podroles-%s-%s", filepath.Base(e.Dir), spec.name)),
+		testcontainers.WithEntrypoint("sh", "-c", spec.script),
+		testcontainers.WithExposedPorts(exposed...),
+		testcontainers.WithFiles(spec.files...),
+		testcontainers.WithLabels(map[string]string{LabelEnv: e.Dir}),
+		network.WithNetwork([]string{spec.name}, e.network),
+		testcontainers.WithLogConsumerConfig(&testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{logConsumer{logFile}}}),
+		testcontainers.WithConfigModifier(func(c *container.Config) {
+			c.User = spec.user
+			c.StopSignal = spec.stopSignal
+		}),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.PortBindings = bindings
+			// An init reaps and forwards signals: a stop takes no grace
+			// period to kill a shell.
+			yes := true
+			hc.Init = &yes
+		}),
+	}
+	if spec.wait != nil {
+		opts = append(opts, testcontainers.WithWaitStrategyAndDeadline(60*time.Second, spec.wait))
+	}
+	c, err := testcontainers.Run(ctx, spec.image, opts...)
+	pc := &podContainer{Name: spec.name, Log: logPath, c: c}
+	if c != nil {
+		pc.ID = c.GetContainerID()
+		e.containers = append(e.containers, pc)
+		if saveErr := e.saveState(); saveErr != nil && err == nil {
+			err = saveErr
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("container %s (%s): %v: %s", spec.name, spec.image, oneLineErr(err), containerOutput(c, logPath))
+	}
+	return pc, nil
+}
+
+// containerOutput is the last lines a container printed: from its log
+// file, or from the engine when it exited before its log was followed.
+func containerOutput(c testcontainers.Container, logPath string) string {
+	data, _ := os.ReadFile(logPath)
+	if len(data) == 0 && c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if r, err := c.Logs(ctx); err == nil {
+			data, _ = io.ReadAll(io.LimitReader(r, 1<<16))
+			r.Close()
+		}
+	}
+	return lastLines(string(data), 5)
+}
+
+// logConsumer writes a container's output to its log file.
+type logConsumer struct{ w io.Writer }
+
+func (l logConsumer) Accept(log testcontainers.Log) { l.w.Write(log.Content) }
+
+// stop stops and removes the container.
+func (pc *podContainer) stop() error {
+	if pc.c == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := testcontainers.TerminateContainer(pc.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(10*time.Second))
+	pc.c = nil
+	if err != nil {
+		return fmt.Errorf("remove container %s: %w", pc.Name, err)
+	}
+	return nil
+}
+
+// downContainers removes the environment's containers, last started
+// first, then its network.
+func (e *Env) downContainers() error {
+	var errs []error
+	for i := len(e.containers) - 1; i >= 0; i-- {
+		errs = append(errs, e.containers[i].stop())
+	}
+	if e.network != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.network.Remove(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", e.network.Name, err))
+		}
+		e.network = nil
+	}
+	return errors.Join(errs...)
+}
+
+// EngineLeftovers lists what the engine still holds of the environment
+// in dir: containers and networks by their label, and volumes of those
+// containers. env down and the tests use it.
+func EngineLeftovers(ctx context.Context, dir string) ([]string, error) {
+	cli, err := engineClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	filter := client.Filters{}.Add("label", LabelEnv+"="+dir)
+	var out []string
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs.Items {
+		out = append(out, "container "+c.ID[:12])
+		for _, m := range c.Mounts {
+			if m.Type == "volume" {
+				out = append(out, "volume "+m.Name)
+			}
+		}
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: filter})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns.Items {
+		out = append(out, "network "+n.Name)
+	}
+	return out, nil
+}
+
+// removeLeftovers removes, through the engine, every container and
+// network labelled with dir (env down of an environment whose process is
+// gone).
+func removeLeftovers(ctx context.Context, dir string) error {
+	cli, err := engineClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	filter := client.Filters{}.Add("label", LabelEnv+"="+dir)
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range cs.Items {
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
+		}
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: filter})
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, n := range ns.Items {
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func engineClient(ctx context.Context) (*testcontainers.DockerClient, error) {
+	configureTestcontainers()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the container engine: %w (set DOCKER_HOST)", err)
+	}
+	return cli, nil
+}
+
+func oneLineErr(err error) string {
+	s := err.Error()
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

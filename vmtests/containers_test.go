@@ -1,0 +1,103 @@
+package vmtests
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	StopTestEngine()
+	os.Exit(code)
+}
+
+// TestContainersUpDown brings the environment up with the containers
+// provider: the same inventory as the processes provider writes, and
+// nothing left in the engine once it is down.
+func TestContainersUpDown(t *testing.T) {
+	EngineT(t)
+	env := Start(t, Options{Provider: ProviderContainers})
+	inv, err := inventory.Load(env.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(inv.Roles["lldap"].Pods); got != 2 || inv.LDAP == nil || inv.Postgres == nil {
+		t.Errorf("inventory: %d pods, ldap %v, postgres %v", got, inv.LDAP, inv.Postgres)
+	}
+	ctx := context.Background()
+	left, err := EngineLeftovers(ctx, env.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 5 { // four containers and the network
+		t.Errorf("while up, the engine holds %v", left)
+	}
+	if err := env.Down(); err != nil {
+		t.Fatal(err)
+	}
+	requireNoLeftovers(t, env.Dir)
+}
+
+func requireNoLeftovers(t *testing.T, dir string) {
+	t.Helper()
+	left, err := EngineLeftovers(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("the engine still holds %s", strings.Join(left, ", "))
+	}
+}
+
+// TestContainersInterruptedUpLeavesNothing cancels env up while its
+// containers start, as Ctrl-C does, at two moments: what started is
+// removed, containers and network.
+func TestContainersInterruptedUpLeavesNothing(t *testing.T) {
+	EngineT(t)
+	for _, after := range []int{2, 4} {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for ctx.Err() == nil {
+				if left, _ := EngineLeftovers(ctx, dir); len(left) >= after {
+					cancel()
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+		env, err := Up(ctx, Options{Dir: dir, Loopback: RandomLoopback(), Provider: ProviderContainers})
+		cancel()
+		if err == nil {
+			env.Down()
+			t.Fatalf("env up went through a cancel once %d objects were in the engine", after)
+		}
+		t.Logf("interrupted with %d objects in the engine: %v", after, err)
+		requireNoLeftovers(t, dir)
+	}
+}
+
+// TestContainersDownByDir is env down of an environment that env up
+// started in another process: it finds the containers through the engine.
+func TestContainersDownByDir(t *testing.T) {
+	EngineT(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env, err := Up(ctx, Options{Dir: dir, Loopback: RandomLoopback(), Provider: ProviderContainers, Detached: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Up(ctx, Options{Dir: dir, Loopback: env.Loopback, Provider: ProviderContainers}); err == nil || !strings.Contains(err.Error(), "already has running servers") {
+		t.Errorf("a second env up in the same folder: %v", err)
+	}
+	if err := Down(dir); err != nil {
+		t.Fatal(err)
+	}
+	requireNoLeftovers(t, dir)
+}

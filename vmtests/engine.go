@@ -1,0 +1,102 @@
+package vmtests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fediversity/podroles/scenarios"
+)
+
+// Engine is a Docker API that the containers provider talks to.
+type Engine struct {
+	// Host is the API's address, as DOCKER_HOST gives it.
+	Host string
+	cmd  *exec.Cmd
+}
+
+// StartEngine makes a Docker API reachable: DOCKER_HOST's, when it is set
+// (Docker, or a Podman service of the user's); otherwise it starts Podman's
+// service on a socket in dir, to be stopped by its PID with Stop. It sets
+// what testcontainers reads: DOCKER_HOST, no reaper container (the
+// environment removes its own, and Podman runs no reaper), and the
+// published ports' host.
+func StartEngine(ctx context.Context, dir string) (*Engine, error) {
+	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
+	if host := os.Getenv("DOCKER_HOST"); host != "" {
+		return &Engine{Host: host}, nil
+	}
+	podman, err := exec.LookPath("podman")
+	if err != nil {
+		return nil, errors.New("no container engine: set DOCKER_HOST, or install podman (Debian: apt-get install podman)")
+	}
+	socket := filepath.Join(dir, "podman.sock")
+	logFile, err := os.OpenFile(filepath.Join(dir, "podman-service.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(podman, "system", "service", "--time=0", "unix://"+socket)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// The service dies with the process that needs it, even killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("podman system service: %w", err)
+	}
+	eng := &Engine{Host: "unix://" + socket, cmd: cmd}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	probe := scenarios.Probe{Endpoint: socket, Expect: "podman's service to accept connections", Within: 30 * time.Second}
+	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		select {
+		case err := <-exited:
+			data, _ := os.ReadFile(logFile.Name())
+			return scenarios.Permanent(fmt.Errorf("podman system service exited (%v): %s", err, lastLines(string(data), 5)))
+		default:
+		}
+		c, err := net.DialTimeout("unix", socket, time.Second)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	})
+	if err != nil {
+		eng.Stop()
+		return nil, err
+	}
+	os.Setenv("DOCKER_HOST", eng.Host)
+	return eng, nil
+}
+
+// Stop stops the Podman service that StartEngine started, by its PID.
+func (e *Engine) Stop() error {
+	if e == nil || e.cmd == nil || e.cmd.Process == nil {
+		return nil
+	}
+	pid := e.cmd.Process.Pid
+	syscall.Kill(-pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for {
+			if err := syscall.Kill(pid, 0); err != nil {
+				close(done)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	e.cmd = nil
+	return nil
+}

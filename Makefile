@@ -106,7 +106,8 @@ vet:
 CONTAINER_CLI ?= podman
 IMAGE_BASE ?= localhost/podroles-debian:bookworm
 export CONTAINERS_CONF ?= $(CURDIR)/vmtests/images/containers.conf
-export PODROLES_IMAGE_SERVERS ?= localhost/podroles-servers:bookworm
+# Tagged by its Dockerfile's hash, so that a changed Dockerfile builds anew.
+export PODROLES_IMAGE_SERVERS ?= localhost/podroles-servers:$(shell sha256sum vmtests/images/servers/Dockerfile | cut -c1-12)
 images: deps
 	@if ! $(CONTAINER_CLI) image inspect $(IMAGE_BASE) >/dev/null 2>&1 && [ "$(IMAGE_BASE)" = localhost/podroles-debian:bookworm ]; then \
 	  echo "debootstrap: $(IMAGE_BASE)"; rm -rf .cache/rootfs; \
@@ -114,7 +115,7 @@ images: deps
 	  $(SUDO) tar -C .cache/rootfs -c . | $(CONTAINER_CLI) import - $(IMAGE_BASE) >/dev/null && $(SUDO) rm -rf .cache/rootfs; \
 	fi
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SERVERS) >/dev/null 2>&1 || \
-	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) vmtests/images/servers
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers
 
 test: deps servers images build vet
 	$(GO) test -count=1 ./...

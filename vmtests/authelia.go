@@ -117,9 +117,9 @@ notifier:
   disable_startup_check: true
   filesystem:
     filename: '%[10]s/notifications.txt'
-`, filepath.Join(e.Dir, "tls", "trusted"), net.JoinHostPort(e.autheliaPodAddress(), fmt.Sprint(PortAuthelia)), secrets,
-		net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)), e.ServiceName(), baseDN, portalDomain, portalHost,
-		net.JoinHostPort(e.postgresAddress(), strconv.Itoa(e.pgPort)), filepath.Join(e.Dir, "authelia"))
+`, filepath.Join(e.Dir, "tls", "trusted"), net.JoinHostPort(e.listen(e.autheliaPodAddress()), fmt.Sprint(PortAuthelia)), secrets,
+		net.JoinHostPort(e.reach("haproxy", e.serviceAddress()), fmt.Sprint(PortLDAPS)), e.ServiceName(), baseDN, portalDomain, portalHost,
+		net.JoinHostPort(e.reach("postgres", e.postgresAddress()), strconv.Itoa(e.pgPort)), filepath.Join(e.Dir, "authelia"))
 }
 
 // startAuthelia starts the authelia role's pod: its sidecar, then authelia.
@@ -145,8 +145,9 @@ func (e *Env) startAuthelia(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.start(ctx, "authelia", argv, startOptions{
+	p, err := e.launch(ctx, "authelia", argv, startOptions{
 		dir: dir, detached: e.Detached, env: []string{"X_AUTHELIA_CONFIG_FILTERS=template"},
+		publish: map[int]string{PortAuthelia: e.autheliaPodAddress()},
 	})
 	if err != nil {
 		return err
@@ -156,7 +157,7 @@ func (e *Env) startAuthelia(ctx context.Context) error {
 
 // waitHTTPS waits until url answers 200 over HTTPS verified against the
 // environment's CA for serverName.
-func (e *Env) waitHTTPS(ctx context.Context, p *proc, rawURL, serverName string) error {
+func (e *Env) waitHTTPS(ctx context.Context, p server, rawURL, serverName string) error {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(e.caPEM)
 	return waitHTTP(ctx, p, rawURL, &tls.Config{RootCAs: pool, ServerName: serverName})
@@ -206,8 +207,8 @@ http {
     }
   }
 }
-`, user, dir, filepath.Join(e.Dir, "logs"), net.JoinHostPort(e.portalAddress(), fmt.Sprint(PortPortal)), portalHost,
-		net.JoinHostPort(e.autheliaServiceAddress(), fmt.Sprint(PortAuthelia)), e.nginxTrustedCA(), e.autheliaServiceName())
+`, user, dir, filepath.Join(e.Dir, "logs"), net.JoinHostPort(e.listen(e.portalAddress()), fmt.Sprint(PortPortal)), portalHost,
+		net.JoinHostPort(e.reach("haproxy-authelia", e.autheliaServiceAddress()), fmt.Sprint(PortAuthelia)), e.nginxTrustedCA(), e.autheliaServiceName())
 }
 
 // nginxTrustedCA is the CA nginx verifies authelia with; a test points it
@@ -248,10 +249,12 @@ func (e *Env) startPortal(ctx context.Context) error {
 	if err := writeFile(conf, []byte(e.nginxConfig(dir)), 0o600); err != nil {
 		return err
 	}
-	if out, err := runQuiet(ctx, e.tools.nginx, "-t", "-q", "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")); err != nil {
-		return fmt.Errorf("nginx -t: %v: %s", err, out)
+	if e.Provider == ProviderProcesses {
+		if out, err := runQuiet(ctx, e.tools.nginx, "-t", "-q", "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")); err != nil {
+			return fmt.Errorf("nginx -t: %v: %s", err, out)
+		}
 	}
-	p, err := e.start(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")}, startOptions{dir: dir, detached: e.Detached})
+	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")}, startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}})
 	if err != nil {
 		return err
 	}

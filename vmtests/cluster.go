@@ -354,13 +354,13 @@ current-context: podroles
 }
 
 // waitHTTP waits until url answers 200, or p dies.
-func waitHTTP(ctx context.Context, p *proc, url string, cfg *tls.Config) error {
+func waitHTTP(ctx context.Context, p server, url string, cfg *tls.Config) error {
 	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: cfg}}
 	defer client.CloseIdleConnections()
-	probe := scenarios.Probe{Endpoint: url, Expect: p.Name + " to be ready", Within: 60 * time.Second}
+	probe := scenarios.Probe{Endpoint: url, Expect: p.label() + " to be ready", Within: 60 * time.Second}
 	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
 		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.Name, p.lastLines(8)))
+			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(8)))
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := client.Do(req)

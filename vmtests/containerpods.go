@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,15 +17,12 @@ import (
 	"github.com/fediversity/podroles/scenarios"
 )
 
-// The pods of the environment as containers: the same servers and the
-// same configuration as the processes provider, with the paths of the
-// images (Debian's layout, which the official PostgreSQL and HAProxy
-// images share for what is used here).
+// PostgreSQL's container: from its official image (or one laid out the
+// same), with its data inside, filled from the host as the processes
+// provider fills its own.
 
-const (
-	containerConfDir  = "/etc/podroles"
-	containerSlapdDir = "/var/lib/podroles-slapd"
-)
+// containerConfDir is where PostgreSQL's container gets its files.
+const containerConfDir = "/etc/podroles"
 
 // startPostgresContainer runs PostgreSQL as user postgres in its
 // container, published on the environment's Postgres address, and fills
@@ -40,7 +36,7 @@ initdb -D "$PGDATA" -U postgres --pwfile ` + containerConfDir + `/superuser-pass
 echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
 exec postgres -D "$PGDATA" -c listen_addresses='*' -p ` + port + ` -c unix_socket_directories=/tmp -c fsync=off -c full_page_writes=off -c log_min_error_statement=panic`
 	_, err := e.runContainer(ctx, containerSpec{
-		name: "postgres", image: e.Images.Postgres, script: script, user: "postgres",
+		name: "postgres", image: e.Images.Postgres, entrypoint: []string{"sh", "-c", script}, user: "postgres",
 		// The password file is read by initdb in the container, which is
 		// the environment's alone.
 		files:   []testcontainers.ContainerFile{{Reader: strings.NewReader(e.secrets.pgSuper + "\n"), ContainerFilePath: containerConfDir + "/superuser-password", FileMode: 0o644}},
@@ -65,68 +61,6 @@ exec postgres -D "$PGDATA" -c listen_addresses='*' -p ` + port + ` -c unix_socke
 	}
 	defer conn.Close(ctx)
 	return e.fillPostgres(ctx, conn, super)
-}
-
-// startDirectoryContainers runs the two slapd replicas, each in its
-// container, published on its pod's address.
-func (e *Env) startDirectoryContainers(ctx context.Context) error {
-	tlsDir := filepath.Join(e.Dir, "tls")
-	conf := e.slapdConfig(containerSlapdDir, containerConfDir+"/tls", "/etc/ldap/schema", "/usr/lib/ldap")
-	ldif := e.directoryLDIF()
-	// A reader is read once: each container gets its own.
-	files := func() []testcontainers.ContainerFile {
-		files := []testcontainers.ContainerFile{
-			{Reader: strings.NewReader(conf), ContainerFilePath: containerConfDir + "/slapd.conf", FileMode: 0o600},
-			{Reader: strings.NewReader(ldif), ContainerFilePath: containerConfDir + "/directory.ldif", FileMode: 0o600},
-		}
-		for name, mode := range map[string]int64{"ca.pem": 0o644, "server.pem": 0o644, "server.key": 0o600} {
-			files = append(files, testcontainers.ContainerFile{HostFilePath: filepath.Join(tlsDir, name), ContainerFilePath: containerConfDir + "/tls/" + name, FileMode: mode})
-		}
-		return files
-	}
-	script := fmt.Sprintf(`set -e
-mkdir -p %[1]s/data
-slapadd -f %[2]s/slapd.conf -l %[2]s/directory.ldif
-exec slapd -d stats -f %[2]s/slapd.conf -h "ldap://:%[3]d/ ldaps://:%[4]d/"`, containerSlapdDir, containerConfDir, PortLDAP, PortLDAPS)
-	for i := range replicas {
-		pod := e.podAddress(i)
-		if _, err := e.runContainer(ctx, containerSpec{
-			name: fmt.Sprintf("slapd-%d", i), image: e.Images.Slapd, script: script, files: files(),
-			publish: map[int]string{PortLDAP: pod, PortLDAPS: pod},
-			wait:    &tlsReady{addr: net.JoinHostPort(pod, strconv.Itoa(PortLDAPS))},
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// startServiceContainer runs HAProxy as the role's Service, in front of
-// the replicas' containers on the environment's network.
-func (e *Env) startServiceContainer(ctx context.Context) error {
-	var pods []string
-	for _, c := range e.containers {
-		for i := range replicas {
-			if c.Name == fmt.Sprintf("slapd-%d", i) {
-				ip, err := c.c.ContainerIP(ctx)
-				if err != nil {
-					return fmt.Errorf("the address of %s: %w", c.Name, err)
-				}
-				pods = append(pods, ip)
-			}
-		}
-	}
-	ports := map[int]string{PortLDAPS: e.serviceAddress()}
-	if e.PlainPortOnService {
-		ports[PortLDAP] = e.serviceAddress()
-	}
-	_, err := e.runContainer(ctx, containerSpec{
-		name: "haproxy", image: e.Images.HAProxy, script: "exec haproxy -db -f " + containerConfDir + "/haproxy.cfg",
-		files:   []testcontainers.ContainerFile{{Reader: strings.NewReader(e.haproxyConfig("*", pods)), ContainerFilePath: containerConfDir + "/haproxy.cfg", FileMode: 0o644}},
-		publish: ports,
-		wait:    &tlsReady{addr: net.JoinHostPort(e.serviceAddress(), strconv.Itoa(PortLDAPS))},
-	})
-	return err
 }
 
 // tlsReady waits until a published address completes a TLS handshake:
@@ -154,4 +88,13 @@ func (t *tlsReady) WaitUntilReady(ctx context.Context, target wait.StrategyTarge
 func hasLeftovers(ctx context.Context, dir string) bool {
 	left, err := EngineLeftovers(ctx, dir)
 	return err != nil || len(left) > 0
+}
+
+// shellQuote joins argv into one command line for sh, each word quoted.
+func shellQuote(argv []string) string {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
 }

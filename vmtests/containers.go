@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -51,40 +53,119 @@ func ParseProvider(s string) (Provider, error) {
 }
 
 // Images are what the containers provider runs, each overridable by a
-// variable: official images pinned by tag where one exists. OpenLDAP has
-// none: its image is ours, built by make images (vmtests/images).
+// variable. Servers is Debian's slapd, HAProxy and nginx, with the
+// static Vault (OpenBao's API), Authelia and podroles of the host mounted
+// in: the servers' configurations are the processes provider's own, with
+// Debian's paths. Postgres is PostgreSQL's official image, pinned.
 type Images struct {
-	Slapd, HAProxy, Postgres string
+	Servers, Postgres string
 }
 
-// Variables that override the images; PODROLES_IMAGE_SERVERS sets all
-// three at once (CI's one Debian image with each of them).
+// Variables that override the images. PODROLES_IMAGE_SERVERS names the
+// servers' image (make images builds it) and, unless
+// PODROLES_IMAGE_POSTGRES names another, PostgreSQL's too: CI reaches no
+// registry, and that image has Debian's PostgreSQL.
 const (
 	EnvImageServers  = "PODROLES_IMAGE_SERVERS"
-	EnvImageSlapd    = "PODROLES_IMAGE_SLAPD"
-	EnvImageHAProxy  = "PODROLES_IMAGE_HAPROXY"
 	EnvImagePostgres = "PODROLES_IMAGE_POSTGRES"
 )
 
 // DefaultImages are the images when no variable names others.
 var DefaultImages = Images{
-	Slapd:    "localhost/podroles-servers:bookworm",
-	HAProxy:  "docker.io/library/haproxy:3.0.5",
+	Servers:  "localhost/podroles-servers:bookworm",
 	Postgres: "docker.io/library/postgres:17.2-bookworm",
 }
 
 // ImagesFromEnv returns the default images, overridden by the variables.
 func ImagesFromEnv() Images {
 	im := DefaultImages
-	if all := os.Getenv(EnvImageServers); all != "" {
-		im = Images{Slapd: all, HAProxy: all, Postgres: all}
+	if s := os.Getenv(EnvImageServers); s != "" {
+		im = Images{Servers: s, Postgres: s}
 	}
-	for v, dst := range map[string]*string{EnvImageSlapd: &im.Slapd, EnvImageHAProxy: &im.HAProxy, EnvImagePostgres: &im.Postgres} {
-		if s := os.Getenv(v); s != "" {
-			*dst = s
-		}
+	if s := os.Getenv(EnvImagePostgres); s != "" {
+		im.Postgres = s
 	}
 	return im
+}
+
+// imageTools are where the servers' image keeps its programs (Debian's
+// layout), and the static servers of the host that are mounted into it.
+func imageTools() tools {
+	t := tools{
+		slapd: "/usr/sbin/slapd", slapadd: "/usr/sbin/slapadd", haproxy: "/usr/sbin/haproxy", nginx: "/usr/sbin/nginx",
+		ldapSchema: "/etc/ldap/schema", ldapModules: "/usr/lib/ldap",
+	}
+	t.vault, t.authelia = findServer("vault"), findServer("authelia")
+	if t.vault == "" || t.authelia == "" {
+		t.vault, t.authelia = "", ""
+	}
+	return t
+}
+
+// listen is the address a server listens on for host, the address where
+// the processes provider has it: in a container, every address of the
+// container (its port is published on host).
+func (e *Env) listen(host string) string {
+	if e.Provider == ProviderContainers {
+		return "0.0.0.0"
+	}
+	return host
+}
+
+// reach is where another server reaches the server name that the
+// processes provider has at host: in a container, its address on the
+// environment's network.
+func (e *Env) reach(name, host string) string {
+	if ip := e.ips[name]; ip != "" && e.Provider == ProviderContainers {
+		return ip
+	}
+	return host
+}
+
+// launch starts a server: a process, or with the containers provider the
+// same command in a container of the servers' image, with the
+// environment's folder and the host's static servers mounted at the same
+// paths, running as the calling user.
+func (e *Env) launch(ctx context.Context, name string, argv []string, opts startOptions) (server, error) {
+	if e.Provider != ProviderContainers {
+		return e.start(ctx, name, argv, opts)
+	}
+	entrypoint := argv
+	if opts.prelude != "" {
+		entrypoint = append([]string{"sh", "-c", opts.prelude + ` && exec "$@"`, "sh"}, argv...)
+	}
+	binds := []string{e.Dir + ":" + e.Dir}
+	for _, a := range argv {
+		if mountedBinary(a) {
+			binds = append(binds, a+":"+a+":ro")
+		}
+	}
+	user := fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	return e.runContainer(ctx, containerSpec{
+		name: name, image: e.Images.Servers, entrypoint: entrypoint, env: opts.env, workDir: opts.dir,
+		user: user, binds: binds, publish: opts.publish, stopSignal: signalName(opts.stopSignal),
+	})
+}
+
+// mountedBinary says a command's argument is a program of the host that
+// the servers' image lacks: a static server built by make servers, or
+// podroles itself.
+func mountedBinary(arg string) bool {
+	if !filepath.IsAbs(arg) || strings.HasPrefix(arg, "/usr/") || strings.HasPrefix(arg, "/etc/") {
+		return false
+	}
+	info, err := os.Stat(arg)
+	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return ""
 }
 
 // LabelEnv marks every container and network of an environment with its
@@ -104,11 +185,12 @@ type podContainer struct {
 // containerSpec is one pod's container.
 type containerSpec struct {
 	name, image string
-	// script is run by sh -c as the entrypoint, so that the official
-	// images and ours start the same way.
-	script string
-	user   string
-	files  []testcontainers.ContainerFile
+	entrypoint  []string
+	env         []string
+	workDir     string
+	user        string
+	files       []testcontainers.ContainerFile
+	binds       []string
 	// publish maps a port in the container to the loopback address where
 	// it is published, on the same port.
 	publish    map[int]string
@@ -165,7 +247,7 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 	}
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithName(fmt.Sprintf("podroles-%s-%s", filepath.Base(e.Dir), spec.name)),
-		testcontainers.WithEntrypoint("sh", "-c", spec.script),
+		testcontainers.WithEntrypoint(spec.entrypoint...),
 		testcontainers.WithExposedPorts(exposed...),
 		testcontainers.WithFiles(spec.files...),
 		testcontainers.WithLabels(map[string]string{LabelEnv: e.Dir}),
@@ -174,9 +256,12 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 		testcontainers.WithConfigModifier(func(c *container.Config) {
 			c.User = spec.user
 			c.StopSignal = spec.stopSignal
+			c.Env = append(c.Env, spec.env...)
+			c.WorkingDir = spec.workDir
 		}),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.PortBindings = bindings
+			hc.Binds = append(hc.Binds, spec.binds...)
 			// An init reaps and forwards signals: a stop takes no grace
 			// period to kill a shell.
 			yes := true
@@ -198,7 +283,33 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 	if err != nil {
 		return nil, fmt.Errorf("container %s (%s): %v: %s", spec.name, spec.image, oneLineErr(err), containerOutput(c, logPath))
 	}
+	ip, err := c.ContainerIP(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: its address: %w", spec.name, err)
+	}
+	if e.ips == nil {
+		e.ips = map[string]string{}
+	}
+	e.ips[spec.name] = ip
 	return pc, nil
+}
+
+func (pc *podContainer) label() string { return pc.Name }
+
+// running asks the engine whether the container still runs.
+func (pc *podContainer) running() bool {
+	if pc.c == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := pc.c.State(ctx)
+	return err == nil && st.Running
+}
+
+func (pc *podContainer) lastLines(n int) string {
+	data, _ := os.ReadFile(pc.Log)
+	return lastLines(string(data), n)
 }
 
 // containerOutput is the last lines a container printed: from its log

@@ -34,8 +34,10 @@ func TestContainersUpDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(left) != 5 { // four containers and the network
-		t.Errorf("while up, the engine holds %v", left)
+	// Postgres, OpenBao, two slapd pods and their sidecars, the lldap
+	// Service, authelia with its sidecar and Service, nginx; the network.
+	if len(left) != 12 {
+		t.Errorf("while up, the engine holds %d objects: %v", len(left), left)
 	}
 	if err := env.Down(); err != nil {
 		t.Fatal(err)

@@ -131,15 +131,20 @@ func (e *Env) startDirectory(ctx context.Context) error {
 		if err := writeFile(conf, []byte(e.slapdConfig(dir, filepath.Join(e.Dir, "tls"), e.tools.ldapSchema, e.tools.ldapModules)), 0o600); err != nil {
 			return err
 		}
-		if out, err := runQuiet(ctx, e.tools.slapadd, "-f", conf, "-l", ldif); err != nil {
+		slapadd := []string{e.tools.slapadd, "-f", conf, "-l", ldif}
+		opts := startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortLDAP: e.podAddress(i), PortLDAPS: e.podAddress(i)}}
+		if e.Provider == ProviderContainers {
+			opts.prelude = shellQuote(slapadd)
+		} else if out, err := runQuiet(ctx, slapadd[0], slapadd[1:]...); err != nil {
 			return fmt.Errorf("slapadd into %s: %v: %s", name, err, out)
 		}
-		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", e.podAddress(i), PortLDAP, e.podAddress(i), PortLDAPS)
+		listen := e.listen(e.podAddress(i))
+		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", listen, PortLDAP, listen, PortLDAPS)
 		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
 		if err != nil {
 			return err
 		}
-		p, err := e.start(ctx, name, argv, startOptions{dir: dir, detached: e.Detached})
+		p, err := e.launch(ctx, name, argv, opts)
 		if err != nil {
 			return err
 		}
@@ -152,11 +157,11 @@ func (e *Env) startDirectory(ctx context.Context) error {
 
 // waitTLS waits until addr completes a TLS handshake with the
 // environment's certificate, or p dies.
-func (e *Env) waitTLS(ctx context.Context, p *proc, addr string) error {
-	probe := scenarios.Probe{Endpoint: addr, Expect: p.Name + " to accept TLS", Within: 20 * time.Second}
+func (e *Env) waitTLS(ctx context.Context, p server, addr string) error {
+	probe := scenarios.Probe{Endpoint: addr, Expect: p.label() + " to accept TLS", Within: 20 * time.Second}
 	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
 		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.Name, p.lastLines(5)))
+			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(5)))
 		}
 		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: time.Second}, Config: &tls.Config{InsecureSkipVerify: true}} // readiness only: the suites verify
 		conn, err := d.DialContext(ctx, "tcp", addr)

@@ -85,9 +85,11 @@ type Env struct {
 	procs []*proc
 	tools tools
 
-	// With the containers provider: the network and the containers.
+	// With the containers provider: the network, the containers, and
+	// their addresses on it by name.
 	network    *testcontainers.DockerNetwork
 	containers []*podContainer
+	ips        map[string]string
 	secrets    secrets
 	pgPort     int
 
@@ -137,6 +139,8 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		if e.tools, err = findTools(); err != nil {
 			return nil, err
 		}
+	} else {
+		e.tools = imageTools()
 	}
 	switch st, err := loadState(dir); {
 	case err == nil && (anyRunning(st.Procs) || len(st.Containers) > 0 && hasLeftovers(ctx, dir)):
@@ -159,10 +163,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if err := e.prepare(); err != nil {
 		return nil, err
 	}
-	steps := []struct {
-		what string
-		do   func(context.Context) error
-	}{
+	steps := []upStep{
 		{"postgresql", e.startPostgres},
 		{"openbao", e.startOpenBao},
 		{"certificates", e.makeCertificates},
@@ -172,38 +173,23 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		{"authelia", e.startAuthelia},
 		{"nginx", e.startPortal},
 	}
+	if e.Provider == ProviderContainers {
+		// Every pod a container on the environment's network; Postgres
+		// from its own image, its data staying in it; authelia's Service
+		// once authelia has an address there.
+		steps[0].do = e.startPostgresContainer
+		steps = slices.Insert(steps, 0, upStep{"network", e.startNetwork})
+		steps = slices.Insert(steps, slices.IndexFunc(steps, isStep("authelia"))+1, upStep{"haproxy-authelia", e.startAutheliaService})
+	}
 	if len(e.CertNames) > 0 {
 		// authelia refuses a directory whose certificate is for another
 		// name: the portal cannot start.
-		steps = slices.DeleteFunc(steps, func(s struct {
-			what string
-			do   func(context.Context) error
-		}) bool {
-			return s.what == "authelia" || s.what == "nginx"
-		})
+		steps = slices.DeleteFunc(steps, isStep("authelia", "haproxy-authelia", "nginx"))
 	}
-	if e.Provider == ProviderContainers {
-		// The pods as containers: the directory, its Service and Postgres;
-		// OpenBao, its sidecars and the portal are not containers yet.
-		steps = []struct {
-			what string
-			do   func(context.Context) error
-		}{
-			{"network", e.startNetwork},
-			{"postgresql", e.startPostgresContainer},
-			{"certificates", e.makeCertificates},
-			{"slapd", e.startDirectoryContainers},
-			{"haproxy", e.startServiceContainer},
-		}
-	} else if e.tools.vault == "" {
+	if e.tools.vault == "" {
 		// Without the OpenBao API, certificates come from a CA made in Go
 		// and the roles have no sidecars.
-		steps = slices.DeleteFunc(steps, func(s struct {
-			what string
-			do   func(context.Context) error
-		}) bool {
-			return s.what == "openbao" || s.what == "sidecars" || s.what == "authelia" || s.what == "nginx"
-		})
+		steps = slices.DeleteFunc(steps, isStep("openbao", "sidecars", "authelia", "haproxy-authelia", "nginx"))
 	}
 	for _, s := range steps {
 		if err := s.do(ctx); err != nil {
@@ -214,6 +200,16 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, fmt.Errorf("env: inventory: %w", err)
 	}
 	return e, nil
+}
+
+// upStep is one step of Up: what it starts, and how.
+type upStep struct {
+	what string
+	do   func(context.Context) error
+}
+
+func isStep(names ...string) func(upStep) bool {
+	return func(s upStep) bool { return slices.Contains(names, s.what) }
 }
 
 // Down stops every server of the environment, last started first, and

@@ -51,9 +51,10 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 		return err
 	}
 	// The root token goes in the environment, never in argv.
-	p, err := e.start(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
-		"-dev-listen-address=" + net.JoinHostPort(e.openbaoAddress(), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
-		startOptions{dir: home, detached: e.Detached, env: []string{"VAULT_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "BAO_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "HOME=" + home, "VAULT_LOG_LEVEL=info"}})
+	p, err := e.launch(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
+		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
+		startOptions{dir: home, detached: e.Detached, env: []string{"VAULT_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "BAO_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "HOME=" + home, "VAULT_LOG_LEVEL=info"},
+			publish: map[int]string{PortOpenBao: e.openbaoAddress()}})
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,8 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 			data any
 		}{k, map[string]any{"data": e.kv[k]}})
 	}
-	pg := net.JoinHostPort(e.postgresAddress(), fmt.Sprint(e.pgPort))
+	// OpenBao reaches Postgres from where it runs.
+	pg := net.JoinHostPort(e.reach("postgres", e.postgresAddress()), fmt.Sprint(e.pgPort))
 	add := func(path string, data any) {
 		steps = append(steps, struct {
 			path string
@@ -255,7 +257,7 @@ func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[str
 	}
 	cfg := map[string]any{
 		"pid_file": filepath.Join(e.Dir, pod+"-agent.pid"),
-		"vault":    map[string]any{"address": e.OpenBaoURL()},
+		"vault":    map[string]any{"address": "http://" + net.JoinHostPort(e.reach("openbao", e.openbaoAddress()), fmt.Sprint(PortOpenBao))},
 		"auto_auth": map[string]any{"method": []any{map[string]any{
 			"type": "token_file", "config": map[string]any{"token_file_path": e.secretPath("openbao-token")},
 		}}},
@@ -267,7 +269,7 @@ func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[str
 	if err := writeFile(conf, data, 0o600); err != nil {
 		return err
 	}
-	p, err := e.start(ctx, "sidecar-"+pod, []string{e.tools.vault, "agent", "-config=" + conf}, startOptions{dir: e.Dir, detached: e.Detached, env: []string{"HOME=" + filepath.Join(e.Dir, "openbao")}})
+	p, err := e.launch(ctx, "sidecar-"+pod, []string{e.tools.vault, "agent", "-config=" + conf}, startOptions{dir: e.Dir, detached: e.Detached, env: []string{"HOME=" + filepath.Join(e.Dir, "openbao")}})
 	if err != nil {
 		return err
 	}

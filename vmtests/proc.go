@@ -30,8 +30,24 @@ type proc struct {
 	exited chan struct{} // closed when the child is reaped, if ours
 }
 
+// server is a server the environment started: a process, or a container.
+type server interface {
+	// label names it, as in logs/NAME.log.
+	label() string
+	running() bool
+	lastLines(n int) string
+}
+
+func (p *proc) label() string { return p.Name }
+
 // startOptions say how a server runs.
 type startOptions struct {
+	// publish maps a port the server listens on, in a container, to the
+	// loopback address of the host where it is published (containers).
+	publish map[int]string
+	// prelude runs in the container before the server (containers): what
+	// the processes provider runs on the host first, such as slapadd.
+	prelude    string
 	dir        string
 	env        []string
 	credential *syscall.Credential

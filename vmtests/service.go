@@ -8,12 +8,10 @@ import (
 	"strings"
 )
 
-// haproxyConfig is the role's Service, bound on bind: TCP through to the
-// replicas at pods, round robin, TLS passed through untouched, with only
-// the LDAPS port (unless a test puts the plain port on it too).
-func (e *Env) haproxyConfig(bind string, pods []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `global
+// The roles' Services are HAProxy: TCP through to the pods, round robin,
+// TLS passed through untouched.
+
+const haproxyDefaults = `global
   maxconn 256
 
 defaults
@@ -21,7 +19,13 @@ defaults
   timeout connect 2s
   timeout client 60s
   timeout server 60s
-`)
+`
+
+// lldapFrontends is the lldap role's Service, bound on bind, with only the
+// LDAPS port (unless a test puts the plain port on it too), in front of
+// the replicas at pods.
+func (e *Env) lldapFrontends(bind string, pods []string) string {
+	var b strings.Builder
 	ports := []int{PortLDAPS}
 	if e.PlainPortOnService {
 		ports = append(ports, PortLDAP)
@@ -33,29 +37,55 @@ defaults
 			fmt.Fprintf(&b, "  server pod%d %s:%d check inter 500ms fall 2 rise 1\n", i, pod, port)
 		}
 	}
-	if e.tools.vault != "" && e.Provider == ProviderProcesses {
-		fmt.Fprintf(&b, "\nfrontend authelia-%d\n  bind %s:%d\n  default_backend authelia-pods\n", PortAuthelia, e.autheliaServiceAddress(), PortAuthelia)
-		fmt.Fprintf(&b, "\nbackend authelia-pods\n  server pod0 %s:%d\n", e.autheliaPodAddress(), PortAuthelia)
-	}
 	return b.String()
 }
 
-// startService starts HAProxy in front of the replicas.
+// autheliaFrontend is the authelia role's Service, bound on bind, in front
+// of its pod at pod.
+func autheliaFrontend(bind, pod string) string {
+	return fmt.Sprintf("\nfrontend authelia-%[1]d\n  bind %[2]s:%[1]d\n  default_backend authelia-pods\n\nbackend authelia-pods\n  server pod0 %[3]s:%[1]d\n", PortAuthelia, bind, pod)
+}
+
+// startService starts HAProxy as the lldap role's Service, and with the
+// processes provider, where OpenBao runs, as authelia's too (the
+// containers provider starts authelia's once authelia has an address).
 func (e *Env) startService(ctx context.Context) error {
-	conf := filepath.Join(e.Dir, "haproxy.cfg")
 	var pods []string
 	for i := range replicas {
-		pods = append(pods, e.podAddress(i))
+		pods = append(pods, e.reach(fmt.Sprintf("slapd-%d", i), e.podAddress(i)))
 	}
-	if err := writeFile(conf, []byte(e.haproxyConfig(e.serviceAddress(), pods)), 0o644); err != nil {
+	config := haproxyDefaults + e.lldapFrontends(e.listen(e.serviceAddress()), pods)
+	publish := map[int]string{PortLDAPS: e.serviceAddress()}
+	if e.PlainPortOnService {
+		publish[PortLDAP] = e.serviceAddress()
+	}
+	if e.tools.vault != "" && e.Provider == ProviderProcesses {
+		config += autheliaFrontend(e.autheliaServiceAddress(), e.autheliaPodAddress())
+	}
+	return e.startHAProxy(ctx, "haproxy", config, publish, net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)))
+}
+
+// startAutheliaService starts authelia's Service in a container of its own.
+func (e *Env) startAutheliaService(ctx context.Context) error {
+	config := haproxyDefaults + autheliaFrontend(e.listen(e.autheliaServiceAddress()), e.reach("authelia", e.autheliaPodAddress()))
+	return e.startHAProxy(ctx, "haproxy-authelia", config, map[int]string{PortAuthelia: e.autheliaServiceAddress()}, net.JoinHostPort(e.autheliaServiceAddress(), fmt.Sprint(PortAuthelia)))
+}
+
+// startHAProxy starts HAProxy with config as name, and waits until ready
+// answers TLS.
+func (e *Env) startHAProxy(ctx context.Context, name, config string, publish map[int]string, ready string) error {
+	conf := filepath.Join(e.Dir, name+".cfg")
+	if err := writeFile(conf, []byte(config), 0o644); err != nil {
 		return err
 	}
-	if out, err := runQuiet(ctx, e.tools.haproxy, "-c", "-f", conf); err != nil {
-		return fmt.Errorf("haproxy -c: %v: %s", err, out)
+	if e.Provider == ProviderProcesses {
+		if out, err := runQuiet(ctx, e.tools.haproxy, "-c", "-f", conf); err != nil {
+			return fmt.Errorf("haproxy -c: %v: %s", err, out)
+		}
 	}
-	p, err := e.start(ctx, "haproxy", []string{e.tools.haproxy, "-db", "-f", conf}, startOptions{dir: e.Dir, detached: e.Detached})
+	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, startOptions{dir: e.Dir, detached: e.Detached, publish: publish})
 	if err != nil {
 		return err
 	}
-	return e.waitTLS(ctx, p, net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)))
+	return e.waitTLS(ctx, p, ready)
 }

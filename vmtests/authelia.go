@@ -147,7 +147,7 @@ func (e *Env) startAuthelia(ctx context.Context) error {
 	}
 	p, err := e.launch(ctx, "authelia", argv, startOptions{
 		dir: dir, detached: e.Detached, env: []string{"X_AUTHELIA_CONFIG_FILTERS=template"},
-		publish: map[int]string{PortAuthelia: e.autheliaPodAddress()},
+		publish: map[int]string{PortAuthelia: e.autheliaPodAddress()}, image: e.Images.Authelia,
 	})
 	if err != nil {
 		return err
@@ -254,7 +254,7 @@ func (e *Env) startPortal(ctx context.Context) error {
 			return fmt.Errorf("nginx -t: %v: %s", err, out)
 		}
 	}
-	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")}, startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}})
+	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")}, startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}, image: e.Images.Nginx})
 	if err != nil {
 		return err
 	}

@@ -53,27 +53,36 @@ func ParseProvider(s string) (Provider, error) {
 }
 
 // Images are what the containers provider runs, each overridable by a
-// variable. Servers is Debian's slapd, HAProxy and nginx, with the
-// static Vault (OpenBao's API), Authelia and podroles of the host mounted
-// in: the servers' configurations are the processes provider's own, with
-// Debian's paths. Postgres is PostgreSQL's official image, pinned.
+// variable. Servers is ours (make images): Debian's slapd, HAProxy and
+// nginx, into which the host's static Vault (OpenBao's API), Authelia and
+// podroles are mounted; the others are official images, pinned, and an
+// empty one runs its server from Servers instead. Every server runs the
+// processes provider's own command and configuration.
 type Images struct {
-	Servers, Postgres string
+	Servers                                    string
+	Postgres, HAProxy, Nginx, OpenBao, Authelia string
 }
 
 // Variables that override the images. PODROLES_IMAGE_SERVERS names the
-// servers' image (make images builds it) and, unless
-// PODROLES_IMAGE_POSTGRES names another, PostgreSQL's too: CI reaches no
-// registry, and that image has Debian's PostgreSQL.
+// servers' image and runs every server from it, PostgreSQL included (CI
+// reaches no registry); the others then name an official image for one.
 const (
 	EnvImageServers  = "PODROLES_IMAGE_SERVERS"
 	EnvImagePostgres = "PODROLES_IMAGE_POSTGRES"
+	EnvImageHAProxy  = "PODROLES_IMAGE_HAPROXY"
+	EnvImageNginx    = "PODROLES_IMAGE_NGINX"
+	EnvImageOpenBao  = "PODROLES_IMAGE_OPENBAO"
+	EnvImageAuthelia = "PODROLES_IMAGE_AUTHELIA"
 )
 
 // DefaultImages are the images when no variable names others.
 var DefaultImages = Images{
 	Servers:  "localhost/podroles-servers:bookworm",
 	Postgres: "docker.io/library/postgres:17.2-bookworm",
+	HAProxy:  "docker.io/library/haproxy:3.0.5",
+	Nginx:    "docker.io/library/nginx:1.27.3",
+	OpenBao:  "quay.io/openbao/openbao:2.5.3",
+	Authelia: "docker.io/authelia/authelia:4.38.17",
 }
 
 // ImagesFromEnv returns the default images, overridden by the variables.
@@ -82,20 +91,39 @@ func ImagesFromEnv() Images {
 	if s := os.Getenv(EnvImageServers); s != "" {
 		im = Images{Servers: s, Postgres: s}
 	}
-	if s := os.Getenv(EnvImagePostgres); s != "" {
-		im.Postgres = s
+	for v, dst := range map[string]*string{EnvImagePostgres: &im.Postgres, EnvImageHAProxy: &im.HAProxy,
+		EnvImageNginx: &im.Nginx, EnvImageOpenBao: &im.OpenBao, EnvImageAuthelia: &im.Authelia} {
+		if s := os.Getenv(v); s != "" {
+			*dst = s
+		}
 	}
 	return im
 }
 
-// imageTools are where the servers' image keeps its programs (Debian's
-// layout), and the static servers of the host that are mounted into it.
-func imageTools() tools {
-	t := tools{
-		slapd: "/usr/sbin/slapd", slapadd: "/usr/sbin/slapadd", haproxy: "/usr/sbin/haproxy", nginx: "/usr/sbin/nginx",
-		ldapSchema: "/etc/ldap/schema", ldapModules: "/usr/lib/ldap",
+// imageOf is the image a server runs from: its own, or the servers' image.
+func (im Images) imageOf(own string) string {
+	if own != "" {
+		return own
 	}
-	t.vault, t.authelia = findServer("vault"), findServer("authelia")
+	return im.Servers
+}
+
+// imageTools are the programs as the containers run them: by name from
+// the images' PATH (Debian's and the official images' layouts differ), the
+// host's static Vault and Authelia where they run from the servers'
+// image, OpenBao's bao and Authelia's own from theirs.
+func imageTools(im Images) tools {
+	t := tools{
+		slapd: "/usr/sbin/slapd", slapadd: "/usr/sbin/slapadd", haproxy: "haproxy", nginx: "nginx",
+		ldapSchema: "/etc/ldap/schema", ldapModules: "/usr/lib/ldap",
+		vault: "bao", authelia: "authelia",
+	}
+	if im.OpenBao == "" {
+		t.vault = findServer("vault")
+	}
+	if im.Authelia == "" {
+		t.authelia = findServer("authelia")
+	}
 	if t.vault == "" || t.authelia == "" {
 		t.vault, t.authelia = "", ""
 	}
@@ -123,9 +151,9 @@ func (e *Env) reach(name, host string) string {
 }
 
 // launch starts a server: a process, or with the containers provider the
-// same command in a container of the servers' image, with the
-// environment's folder and the host's static servers mounted at the same
-// paths, running as the calling user.
+// same command in a container of its image (opts.image, or the servers'
+// image), with the environment's folder and the host's static programs
+// mounted at the same paths, running as the calling user.
 func (e *Env) launch(ctx context.Context, name string, argv []string, opts startOptions) (server, error) {
 	if e.Provider != ProviderContainers {
 		return e.start(ctx, name, argv, opts)
@@ -142,7 +170,7 @@ func (e *Env) launch(ctx context.Context, name string, argv []string, opts start
 	}
 	user := fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 	return e.runContainer(ctx, containerSpec{
-		name: name, image: e.Images.Servers, entrypoint: entrypoint, env: opts.env, workDir: opts.dir,
+		name: name, image: e.Images.imageOf(opts.image), entrypoint: entrypoint, env: opts.env, workDir: opts.dir,
 		user: user, binds: binds, publish: opts.publish, stopSignal: signalName(opts.stopSignal),
 	})
 }

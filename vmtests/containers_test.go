@@ -103,3 +103,33 @@ func TestContainersDownByDir(t *testing.T) {
 	}
 	requireNoLeftovers(t, dir)
 }
+
+// TestImagesFromEnv: official images by default, pinned; CI's servers'
+// image for all; one official image named back in over it.
+func TestImagesFromEnv(t *testing.T) {
+	for _, v := range []string{EnvImageServers, EnvImagePostgres, EnvImageHAProxy, EnvImageNginx, EnvImageOpenBao, EnvImageAuthelia} {
+		t.Setenv(v, "")
+	}
+	im := ImagesFromEnv()
+	if im != DefaultImages {
+		t.Errorf("no variables: %+v", im)
+	}
+	for _, ref := range []string{im.Postgres, im.HAProxy, im.Nginx, im.OpenBao, im.Authelia} {
+		if _, tag, ok := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":"); !ok || tag == "" || tag == "latest" {
+			t.Errorf("%s is not pinned by a tag", ref)
+		}
+	}
+	if tl := imageTools(im); tl.vault != "bao" || tl.authelia != "authelia" || tl.haproxy != "haproxy" {
+		t.Errorf("official images run their own programs: %+v", tl)
+	}
+	t.Setenv(EnvImageServers, "localhost/servers:x")
+	t.Setenv(EnvImageOpenBao, "quay.io/openbao/openbao:2.5.3")
+	im = ImagesFromEnv()
+	want := Images{Servers: "localhost/servers:x", Postgres: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3"}
+	if im != want {
+		t.Errorf("servers' image with OpenBao's: %+v, want %+v", im, want)
+	}
+	if im.imageOf(im.HAProxy) != "localhost/servers:x" || im.imageOf(im.OpenBao) != "quay.io/openbao/openbao:2.5.3" {
+		t.Errorf("imageOf: %s, %s", im.imageOf(im.HAProxy), im.imageOf(im.OpenBao))
+	}
+}

@@ -140,7 +140,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 			return nil, err
 		}
 	} else {
-		e.tools = imageTools()
+		e.tools = imageTools(e.Images)
 	}
 	switch st, err := loadState(dir); {
 	case err == nil && (anyRunning(st.Procs) || len(st.Containers) > 0 && hasLeftovers(ctx, dir)):

@@ -54,7 +54,7 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 	p, err := e.launch(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
 		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
 		startOptions{dir: home, detached: e.Detached, env: []string{"VAULT_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "BAO_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "HOME=" + home, "VAULT_LOG_LEVEL=info"},
-			publish: map[int]string{PortOpenBao: e.openbaoAddress()}})
+			publish: map[int]string{PortOpenBao: e.openbaoAddress()}, image: e.Images.OpenBao})
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[str
 	if err := writeFile(conf, data, 0o600); err != nil {
 		return err
 	}
-	p, err := e.launch(ctx, "sidecar-"+pod, []string{e.tools.vault, "agent", "-config=" + conf}, startOptions{dir: e.Dir, detached: e.Detached, env: []string{"HOME=" + filepath.Join(e.Dir, "openbao")}})
+	p, err := e.launch(ctx, "sidecar-"+pod, []string{e.tools.vault, "agent", "-config=" + conf}, startOptions{dir: e.Dir, detached: e.Detached, env: []string{"HOME=" + filepath.Join(e.Dir, "openbao")}, image: e.Images.OpenBao})
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,9 @@ type startOptions struct {
 	publish map[int]string
 	// prelude runs in the container before the server (containers): what
 	// the processes provider runs on the host first, such as slapadd.
-	prelude    string
+	prelude string
+	// image is the container\'s own image, when not the servers\' image.
+	image      string
 	dir        string
 	env        []string
 	credential *syscall.Credential

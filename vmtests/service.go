@@ -83,7 +83,7 @@ func (e *Env) startHAProxy(ctx context.Context, name, config string, publish map
 			return fmt.Errorf("haproxy -c: %v: %s", err, out)
 		}
 	}
-	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, startOptions{dir: e.Dir, detached: e.Detached, publish: publish})
+	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, startOptions{dir: e.Dir, detached: e.Detached, publish: publish, image: e.Images.HAProxy})
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,10 @@ var shared struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	vmtests.StopTestEngine()
+	if err := vmtests.StopTestEngine(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	if shared.cp != nil {
 		if err := shared.cp.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "control plane down:", err)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +40,9 @@ type DiscoverOptions struct {
 	// Direct dials the pods' and Services' own addresses (inside the
 	// cluster); otherwise every port is port-forwarded to loopback.
 	Direct bool
-	// Log receives the port-forwards' complaints; nil drops them.
+	// Log receives, a line each, what goes wrong in a port-forward once
+	// it runs (a connection the pod refuses, the forward lost); nil drops
+	// it.
 	Log io.Writer
 }
 
@@ -50,18 +53,18 @@ type Discovered struct {
 	forwards  []runningForward
 }
 
-// runningForward is a port-forward: closing stop ends it, and done says
-// it has.
+// runningForward is a port-forward: cancel ends it, and done says it
+// has.
 type runningForward struct {
-	stop chan struct{}
-	done chan error
+	cancel context.CancelFunc
+	done   chan error
 }
 
 // Close stops the port-forwards and waits until their listeners are
 // closed.
 func (d *Discovered) Close() {
 	for _, f := range d.forwards {
-		close(f.stop)
+		f.cancel()
 	}
 	for _, f := range d.forwards {
 		<-f.done
@@ -139,7 +142,12 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 					ports = append(ports, cp.ContainerPort)
 				}
 			}
-			if !o.Direct && len(ports) > 0 {
+			switch {
+			case o.Direct:
+			case len(ports) == 0:
+				// From outside, a cluster address is never dialled.
+				e.Forwarded, e.Unreachable = map[int]string{}, "the pod declares no ports"
+			default:
 				if e.Forwarded, err = fw.forward(ctx, d, pod.Name, ports, ports); err != nil {
 					return nil, err
 				}
@@ -154,7 +162,11 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 				e.Ports[sp.Name] = int(sp.Port)
 			}
 			if !o.Direct {
-				if e.Forwarded, err = fw.forwardService(ctx, d, svc, pods); err != nil {
+				e.Forwarded, err = fw.forwardService(ctx, d, svc, pods)
+				switch {
+				case errors.Is(err, errNoReadyPod):
+					e.Forwarded, e.Unreachable = map[int]string{}, err.Error()
+				case err != nil:
 					return nil, err
 				}
 			}

@@ -2,12 +2,14 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+	"k8s.io/klog/v2"
 )
 
 // forwarder port-forwards pods' ports to loopback through the API server,
@@ -29,15 +32,22 @@ type forwarder struct {
 // forward forwards ports of a pod to free loopback ports, and returns the
 // local address of each, keyed by keys (the port as the inventory names
 // it: the pod's port, or the Service's port that leads to it). The
-// forward lives until d is closed.
+// forward lives until d is closed; what goes wrong meanwhile (a
+// connection the pod refuses, the forward lost) is one line each on f.log.
 func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys, ports []int32) (map[int]string, error) {
+	logw := f.log
+	if logw == nil {
+		logw = io.Discard
+	}
+	where := f.namespace + "/" + pod
+	logger := funcr.New(func(_, args string) { fmt.Fprintf(logw, "port-forward to pod %s: %s\n", where, args) }, funcr.Options{})
 	req := f.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.namespace).Name(pod).SubResource("portforward")
 	transport, upgrader, err := spdy.RoundTripperFor(f.cfg)
 	if err != nil {
 		return nil, err
 	}
 	spdyDialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, req.URL())
-	wsDialer, err := portforward.NewSPDYOverWebsocketDialer(req.URL(), f.cfg)
+	wsDialer, err := portforward.NewSPDYOverWebsocketDialerWithLogger(logger, req.URL(), f.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -48,27 +58,37 @@ func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys,
 	for _, p := range ports {
 		specs = append(specs, fmt.Sprintf("0:%d", p))
 	}
-	log := f.log
-	if log == nil {
-		log = io.Discard
-	}
-	stop, ready := make(chan struct{}), make(chan struct{})
-	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, specs, stop, ready, io.Discard, log)
+	// The forward outlives ctx, which only bounds its start.
+	life, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	ready := make(chan struct{})
+	pf, err := portforward.NewOnAddressesWithContext(life, dialer, []string{"127.0.0.1"}, specs, ready, io.Discard, logw)
 	if err != nil {
-		return nil, fmt.Errorf("port-forward pod %s/%s: %w", f.namespace, pod, err)
+		cancel()
+		return nil, fmt.Errorf("port-forward pod %s: %w", where, err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- pf.ForwardPorts() }()
+	go func() {
+		err := pf.ForwardPorts()
+		select {
+		case <-ready:
+			if err != nil && life.Err() == nil {
+				fmt.Fprintf(logw, "port-forward to pod %s ended: %s\n", where, oneLine(err))
+			}
+		default:
+		}
+		done <- err
+	}()
 	select {
 	case <-ready:
 	case err := <-done:
+		cancel()
 		return nil, f.forwardError(pod, err)
 	case <-ctx.Done():
-		close(stop)
+		cancel()
 		<-done
 		return nil, ctx.Err()
 	}
-	d.forwards = append(d.forwards, runningForward{stop: stop, done: done})
+	d.forwards = append(d.forwards, runningForward{cancel: cancel, done: done})
 	got, err := pf.GetPorts()
 	if err != nil {
 		return nil, err
@@ -92,7 +112,7 @@ func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev
 		}
 	}
 	if pod == nil {
-		return nil, fmt.Errorf("Service %s/%s: no ready pod behind it to forward its ports to", svc.Namespace, svc.Name)
+		return nil, errNoReadyPod
 	}
 	var keys, ports []int32
 	for _, sp := range svc.Spec.Ports {
@@ -104,6 +124,10 @@ func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev
 	}
 	return f.forward(ctx, d, pod.Name, keys, ports)
 }
+
+// errNoReadyPod is a Service with no ready pod to forward its ports to:
+// what the suites say of it, not a reason not to run them.
+var errNoReadyPod = errors.New("no ready pod behind it to forward its ports to")
 
 // targetPort resolves a Service port's target on a pod: a number, or the
 // name of a container port.

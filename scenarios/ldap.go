@@ -259,7 +259,10 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 // port-forward reaches is a Permanent error.
 func dialAddr(e inventory.Endpoint, port int) (string, error) {
 	addr, ok := e.Dial(port)
-	if !ok {
+	switch {
+	case !ok && e.Unreachable != "":
+		return "", Permanent(fmt.Errorf("%s: port %d is not reachable: %s", e.Name, port, e.Unreachable))
+	case !ok:
 		return "", Permanent(fmt.Errorf("%s: port %d is not one of its ports, so no port-forward reaches it", e.Name, port))
 	}
 	return addr, nil

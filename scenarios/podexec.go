@@ -48,7 +48,7 @@ func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 	case err == nil:
 		return stdout.Bytes(), nil
 	case errors.As(err, &exit):
-		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), strings.TrimSpace(stderr.String()))
+		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), strings.Join(strings.Fields(stderr.String()), " "))
 	case apierrors.IsForbidden(err) || containsForbidden(err):
 		// Waiting does not grant a permission.
 		return nil, Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))

@@ -24,7 +24,14 @@ func inCluster(inv *inventory.Inventory, pod inventory.Endpoint) bool {
 }
 
 func podStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventory.PodStatus, error) {
-	return PodStatus(ctx, s.Inv, pod)
+	if !inCluster(s.Inv, pod) {
+		return inventory.ReadPodStatus(pod.StatusFile)
+	}
+	c, err := stateCluster(s)
+	if err != nil {
+		return nil, err
+	}
+	return clusterPodStatus(ctx, c.client, s.Inv.Cluster.Namespace, pod)
 }
 
 // PodStatus reads what a pod reports of its service: its UID, which stays
@@ -39,7 +46,10 @@ func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endp
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	ns := inv.Cluster.Namespace
+	return clusterPodStatus(ctx, client, inv.Cluster.Namespace, pod)
+}
+
+func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint) (*inventory.PodStatus, error) {
 	got, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
@@ -75,6 +85,20 @@ func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file s
 	if !inCluster(s.Inv, pod) {
 		return os.ReadFile(filepath.Join(pod.SecretsDir, file))
 	}
+	c, err := stateCluster(s)
+	if err != nil {
+		return nil, err
+	}
+	return podExec(ctx, c.config, c.client, s.Inv.Cluster.Namespace, pod.Name, pod.Container, []string{"cat", path.Join("/run/secrets", file)})
+}
+
+// stateCluster is a client of the inventory's cluster, made once per run
+// of a scenario: its steps poll, and a client per poll would open
+// connections faster than they close.
+func stateCluster(s *State) (*clusterView, error) {
+	if c, ok := s.Values[clusterKey].(*clusterView); ok {
+		return c, nil
+	}
 	cfg, err := ClusterConfig(s.Inv.Cluster.Kubeconfig)
 	if err != nil {
 		return nil, Permanent(err)
@@ -83,8 +107,13 @@ func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file s
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	return podExec(ctx, cfg, client, s.Inv.Cluster.Namespace, pod.Name, pod.Container, []string{"cat", path.Join("/run/secrets", file)})
+	c := &clusterView{client: client, config: cfg}
+	s.Values[clusterKey] = c
+	return c, nil
 }
+
+// clusterKey holds stateCluster's client in State.Values.
+const clusterKey = "podroles: cluster client"
 
 // secretWhere names where readPodSecret reads, for a probe.
 func secretWhere(s *State, pod inventory.Endpoint, file string) string {

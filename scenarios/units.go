@@ -36,18 +36,20 @@ func init() {
 }
 
 // unitProperties are what the suites ask systemctl show for.
-const unitProperties = "Id,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic"
+const unitProperties = "Id,Type,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic"
 
 // unitState is one block of `systemctl show`.
 type unitState map[string]string
 
-// ran says the unit is running, or is a one-time unit that ran to success.
+// ran says the unit is running, or is a one-time unit (Type=oneshot) that
+// ran to success. A unit still starting, or restarting after a crash
+// (activating), has not: the wait goes on.
 func (u unitState) ran() bool {
 	switch u["ActiveState"] {
-	case "active", "activating", "reloading":
+	case "active", "reloading":
 		return true
 	}
-	return u.started() && u["Result"] == "success"
+	return u["Type"] == "oneshot" && u["ActiveState"] == "inactive" && u.started() && u["Result"] == "success"
 }
 
 // neverRan says the pod's systemd never started the unit.

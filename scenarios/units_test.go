@@ -32,14 +32,15 @@ func TestUnitStates(t *testing.T) {
 		state         unitState
 		ran, neverRan bool
 	}{
-		{"running", unitState{"LoadState": "loaded", "ActiveState": "active", "ExecMainStartTimestampMonotonic": "5"}, true, false},
-		{"starting", unitState{"LoadState": "loaded", "ActiveState": "activating", "ExecMainStartTimestampMonotonic": "0"}, true, false},
-		{"one-time unit that succeeded", unitState{"LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "5"}, true, false},
-		{"one-time unit that failed", unitState{"LoadState": "loaded", "ActiveState": "failed", "Result": "exit-code", "ExecMainStartTimestampMonotonic": "5"}, false, false},
-		{"never started", unitState{"LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "0"}, false, true},
+		{"running", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "active", "ExecMainStartTimestampMonotonic": "5"}, true, false},
+		{"starting, or restarting after a crash", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "activating", "SubState": "auto-restart", "ExecMainStartTimestampMonotonic": "5"}, false, false},
+		{"one-time unit that succeeded", unitState{"Type": "oneshot", "LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "5"}, true, false},
+		{"service that exited cleanly", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "5"}, false, false},
+		{"one-time unit that failed", unitState{"Type": "oneshot", "LoadState": "loaded", "ActiveState": "failed", "Result": "exit-code", "ExecMainStartTimestampMonotonic": "5"}, false, false},
+		{"never started", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "0"}, false, true},
 		{"not in the image", unitState{"LoadState": "not-found", "ActiveState": "inactive"}, false, true},
 		{"masked", unitState{"LoadState": "masked", "ActiveState": "inactive"}, false, true},
-		{"stopped after running", unitState{"LoadState": "loaded", "ActiveState": "inactive", "Result": "signal", "ExecMainStartTimestampMonotonic": "5"}, false, false},
+		{"stopped after running", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "inactive", "Result": "signal", "ExecMainStartTimestampMonotonic": "5"}, false, false},
 	}
 	for _, c := range cases {
 		if c.state.ran() != c.ran || c.state.neverRan() != c.neverRan {

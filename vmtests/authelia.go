@@ -249,12 +249,15 @@ func (e *Env) startPortal(ctx context.Context) error {
 	if err := writeFile(conf, []byte(e.nginxConfig(dir)), 0o600); err != nil {
 		return err
 	}
-	if e.Provider == ProviderProcesses {
-		if out, err := runQuiet(ctx, e.tools.nginx, "-t", "-q", "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")); err != nil {
-			return fmt.Errorf("nginx -t: %v: %s", err, out)
-		}
+	errorLog := filepath.Join(e.Dir, "logs", "nginx-error.log")
+	check := []string{e.tools.nginx, "-t", "-q", "-c", conf, "-e", errorLog}
+	opts := startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}, image: e.Images.Nginx}
+	if e.Provider == ProviderContainers {
+		opts.prelude = shellQuote(check)
+	} else if out, err := runQuiet(ctx, check[0], check[1:]...); err != nil {
+		return fmt.Errorf("nginx -t: %v: %s", err, out)
 	}
-	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", filepath.Join(e.Dir, "logs", "nginx-error.log")}, startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}, image: e.Images.Nginx})
+	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", errorLog}, opts)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package vmtests
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -59,7 +60,7 @@ func ParseProvider(s string) (Provider, error) {
 // empty one runs its server from Servers instead. Every server runs the
 // processes provider's own command and configuration.
 type Images struct {
-	Servers                                    string
+	Servers                                     string
 	Postgres, HAProxy, Nginx, OpenBao, Authelia string
 }
 
@@ -207,7 +208,8 @@ type podContainer struct {
 	ID   string `json:"id"`
 	Log  string `json:"log"`
 
-	c testcontainers.Container
+	c   testcontainers.Container
+	log *os.File
 }
 
 // containerSpec is one pod's container.
@@ -263,18 +265,33 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 	for port, host := range spec.publish {
 		p, err := mobynetwork.ParsePort(strconv.Itoa(port) + "/tcp")
 		if err != nil {
+			logFile.Close()
 			return nil, err
 		}
 		ip, err := netip.ParseAddr(host)
 		if err != nil || !ip.IsLoopback() {
+			logFile.Close()
 			// Never published where others reach it.
 			return nil, fmt.Errorf("%s: %q is no loopback address to publish on", spec.name, host)
 		}
 		exposed = append(exposed, p.String())
 		bindings[p] = []mobynetwork.PortBinding{{HostIP: ip, HostPort: strconv.Itoa(port)}}
 	}
+	// testcontainers publishes every port an image declares, on every
+	// address, when a request names none: those go to loopback.
+	declared, err := e.imagePorts(ctx, spec.image)
+	if err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("container %s: %w", spec.name, err)
+	}
+	for _, p := range declared {
+		if _, ok := bindings[p]; !ok {
+			exposed = append(exposed, p.String())
+			bindings[p] = []mobynetwork.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: "0"}}
+		}
+	}
 	opts := []testcontainers.ContainerCustomizer{
-		testcontainers.WithName(fmt.Sprintf("podroles-%s-%s", filepath.Base(e.Dir), spec.name)),
+		testcontainers.WithName(e.containerName(spec.name)),
 		testcontainers.WithEntrypoint(spec.entrypoint...),
 		testcontainers.WithExposedPorts(exposed...),
 		testcontainers.WithFiles(spec.files...),
@@ -299,14 +316,22 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 	if spec.wait != nil {
 		opts = append(opts, testcontainers.WithWaitStrategyAndDeadline(60*time.Second, spec.wait))
 	}
+	// What the engine made is checked before it starts: nothing of it
+	// may listen beyond loopback.
+	opts = append(opts, testcontainers.WithAdditionalLifecycleHooks(testcontainers.ContainerLifecycleHooks{
+		PreStarts: []testcontainers.ContainerHook{onlyLoopback},
+	}))
 	c, err := testcontainers.Run(ctx, spec.image, opts...)
-	pc := &podContainer{Name: spec.name, Log: logPath, c: c}
+	pc := &podContainer{Name: spec.name, Log: logPath, c: c, log: logFile}
 	if c != nil {
 		pc.ID = c.GetContainerID()
 		e.containers = append(e.containers, pc)
 		if saveErr := e.saveState(); saveErr != nil && err == nil {
 			err = saveErr
 		}
+	}
+	if c == nil {
+		logFile.Close()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("container %s (%s): %v: %s", spec.name, spec.image, oneLineErr(err), containerOutput(c, logPath))
@@ -360,42 +385,111 @@ type logConsumer struct{ w io.Writer }
 
 func (l logConsumer) Accept(log testcontainers.Log) { l.w.Write(log.Content) }
 
-// stop stops and removes the container.
+// stop stops and removes the container, and closes its log.
 func (pc *podContainer) stop() error {
 	if pc.c == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := testcontainers.TerminateContainer(pc.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(10*time.Second))
-	pc.c = nil
-	if err != nil {
+	if err := testcontainers.TerminateContainer(pc.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(10*time.Second)); err != nil {
+		// Kept, so that a second Down tries again.
 		return fmt.Errorf("remove container %s: %w", pc.Name, err)
 	}
+	pc.c = nil
+	pc.log.Close()
 	return nil
 }
 
 // downContainers removes the environment's containers, last started
-// first, then its network.
+// first, then its network, then whatever else the engine holds with the
+// environment's label (a container the engine made while Up was being
+// cancelled, before it could be recorded).
 func (e *Env) downContainers() error {
+	if e.network == nil && len(e.containers) == 0 {
+		return nil
+	}
 	var errs []error
 	for i := len(e.containers) - 1; i >= 0; i-- {
 		errs = append(errs, e.containers[i].stop())
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if e.network != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
 		if err := e.network.Remove(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", e.network.Name, err))
+		} else {
+			e.network = nil
 		}
-		e.network = nil
 	}
+	errs = append(errs, removeLeftovers(ctx, e.Dir))
 	return errors.Join(errs...)
+}
+
+// containerName is unique to the environment's folder, whose last
+// element alone may repeat (t.TempDir's 001).
+func (e *Env) containerName(name string) string {
+	sum := sha256.Sum256([]byte(e.Dir))
+	return fmt.Sprintf("podroles-%x-%s", sum[:4], name)
+}
+
+// imagePorts are the ports an image declares, pulling it first when the
+// engine lacks it.
+func (e *Env) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port, error) {
+	provider, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return nil, fmt.Errorf("the container engine: %w", err)
+	}
+	defer provider.Close()
+	inspect, err := provider.Client().ImageInspect(ctx, image)
+	if err != nil {
+		if err := provider.PullImage(ctx, image); err != nil {
+			return nil, fmt.Errorf("pull %s: %w", image, err)
+		}
+		if inspect, err = provider.Client().ImageInspect(ctx, image); err != nil {
+			return nil, fmt.Errorf("image %s: %w", image, err)
+		}
+	}
+	var ports []mobynetwork.Port
+	if inspect.Config != nil {
+		for name := range inspect.Config.ExposedPorts {
+			p, err := mobynetwork.ParsePort(name)
+			if err != nil {
+				return nil, fmt.Errorf("image %s declares port %q: %w", image, name, err)
+			}
+			ports = append(ports, p)
+		}
+	}
+	return ports, nil
+}
+
+// onlyLoopback refuses a container whose ports would be published beyond
+// loopback.
+func onlyLoopback(ctx context.Context, c testcontainers.Container) error {
+	inspect, err := c.Inspect(ctx)
+	if err != nil {
+		return err
+	}
+	if inspect.HostConfig == nil {
+		return nil
+	}
+	for port, bindings := range inspect.HostConfig.PortBindings {
+		for _, b := range bindings {
+			switch {
+			case !b.HostIP.IsValid():
+				return fmt.Errorf("port %s would be published on every address of the host, beyond loopback", port)
+			case !b.HostIP.IsLoopback():
+				return fmt.Errorf("port %s would be published on %s, beyond loopback", port, b.HostIP)
+			}
+		}
+	}
+	return nil
 }
 
 // EngineLeftovers lists what the engine still holds of the environment
 // in dir: containers and networks by their label, and volumes of those
-// containers. env down and the tests use it.
+// containers. env up asks it before starting in a folder; the tests, after
+// an environment is down.
 func EngineLeftovers(ctx context.Context, dir string) ([]string, error) {
 	cli, err := engineClient(ctx)
 	if err != nil {

@@ -2,17 +2,24 @@ package vmtests
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	StopTestEngine()
+	if err := StopTestEngine(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
@@ -98,10 +105,70 @@ func TestContainersDownByDir(t *testing.T) {
 	if _, err := Up(ctx, Options{Dir: dir, Loopback: env.Loopback, Provider: ProviderContainers}); err == nil || !strings.Contains(err.Error(), "already has running servers") {
 		t.Errorf("a second env up in the same folder: %v", err)
 	}
-	if err := Down(dir); err != nil {
+	// As a person types it: relative to where they are.
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Down(rel); err != nil {
 		t.Fatal(err)
 	}
 	requireNoLeftovers(t, dir)
+}
+
+// TestContainersPublishOnlyOnLoopback: a container whose image declares a
+// port (as OpenBao's official image declares 8200) that the environment
+// does not publish gets it on loopback, not on every address; and every
+// port of an environment's containers is on loopback.
+func TestContainersPublishOnlyOnLoopback(t *testing.T) {
+	EngineT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("ARG BASE\nFROM ${BASE}\nEXPOSE 8200\n"), 0o644)
+	servers := os.Getenv(EnvImageServers)
+	image := "localhost/podroles-exposes-8200:test"
+	built, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: testcontainers.ContainerRequest{
+		FromDockerfile: testcontainers.FromDockerfile{Context: dir, BuildArgs: map[string]*string{"BASE": &servers}, Repo: "localhost/podroles-exposes-8200", Tag: "test", KeepImage: true},
+		Entrypoint:     []string{"true"},
+	}})
+	if built != nil {
+		testcontainers.TerminateContainer(built)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Options: Options{Dir: dir, Provider: ProviderContainers}}
+	os.MkdirAll(filepath.Join(dir, "logs"), 0o700)
+	t.Cleanup(func() { env.downContainers() })
+	if err := env.startNetwork(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := env.runContainer(ctx, containerSpec{name: "declares", image: image, entrypoint: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspect, err := pc.c.Inspect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for port, bindings := range inspect.NetworkSettings.Ports {
+		for _, b := range bindings {
+			n++
+			if !b.HostIP.IsLoopback() {
+				t.Errorf("port %s is published on %s", port, b.HostIP)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d bindings of the declared port: %v", n, inspect.NetworkSettings.Ports)
+	}
+	// A published address beyond loopback is refused before anything runs.
+	if _, err := env.runContainer(ctx, containerSpec{name: "wide", image: image, entrypoint: []string{"sleep", "60"}, publish: map[int]string{8200: "0.0.0.0"}}); err == nil || !strings.Contains(err.Error(), "no loopback address") {
+		t.Errorf("publishing on 0.0.0.0: %v", err)
+	}
 }
 
 // TestImagesFromEnv: official images by default, pinned; CI's servers'

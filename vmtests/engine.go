@@ -19,6 +19,9 @@ type Engine struct {
 	// Host is the API's address, as DOCKER_HOST gives it.
 	Host string
 	cmd  *exec.Cmd
+	// exited is closed when the service we started has been reaped.
+	exited chan struct{}
+	err    error
 }
 
 // StartEngine makes a Docker API reachable: DOCKER_HOST's, when it is set
@@ -28,7 +31,7 @@ type Engine struct {
 // environment removes its own, and Podman runs no reaper), and the
 // published ports' host.
 func StartEngine(ctx context.Context, dir string) (*Engine, error) {
-	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	configureTestcontainers()
 	os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
 	if host := os.Getenv("DOCKER_HOST"); host != "" {
 		return &Engine{Host: host}, nil
@@ -50,15 +53,17 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("podman system service: %w", err)
 	}
-	eng := &Engine{Host: "unix://" + socket, cmd: cmd}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	eng := &Engine{Host: "unix://" + socket, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		eng.err = cmd.Wait()
+		close(eng.exited)
+	}()
 	probe := scenarios.Probe{Endpoint: socket, Expect: "podman's service to accept connections", Within: 30 * time.Second}
 	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
 		select {
-		case err := <-exited:
+		case <-eng.exited:
 			data, _ := os.ReadFile(logFile.Name())
-			return scenarios.Permanent(fmt.Errorf("podman system service exited (%v): %s", err, lastLines(string(data), 5)))
+			return scenarios.Permanent(fmt.Errorf("podman system service exited (%v): %s", eng.err, lastLines(string(data), 5)))
 		default:
 		}
 		c, err := net.DialTimeout("unix", socket, time.Second)
@@ -75,28 +80,33 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 	return eng, nil
 }
 
-// Stop stops the Podman service that StartEngine started, by its PID.
+// Stop stops the Podman service that StartEngine started, by its PID
+// (its process group), and waits until it is reaped.
 func (e *Engine) Stop() error {
-	if e == nil || e.cmd == nil || e.cmd.Process == nil {
+	if e == nil || e.cmd == nil {
 		return nil
 	}
 	pid := e.cmd.Process.Pid
-	syscall.Kill(-pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for {
-			if err := syscall.Kill(pid, 0); err != nil {
-				close(done)
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		syscall.Kill(-pid, syscall.SIGKILL)
-	}
 	e.cmd = nil
-	return nil
+	select {
+	case <-e.exited:
+		return nil
+	default:
+	}
+	// The group was made when the service started, and cannot go to
+	// another process while the service lives, which it does until
+	// reaped.
+	syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case <-e.exited:
+		return nil
+	case <-time.After(10 * time.Second):
+	}
+	syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-e.exited:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("podman system service (pid %d) did not stop", pid)
+	}
 }

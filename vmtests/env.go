@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
@@ -142,12 +143,21 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	} else {
 		e.tools = imageTools(e.Images)
 	}
-	switch st, err := loadState(dir); {
-	case err == nil && (anyRunning(st.Procs) || len(st.Containers) > 0 && hasLeftovers(ctx, dir)):
-		return nil, fmt.Errorf("env: %s already has running servers: run podroles env down --dir %s first", dir, opts.Dir)
+	st, err := loadState(dir)
+	switch {
 	case err != nil && !errors.Is(err, errNoState):
 		// Overwriting it would lose the PIDs of servers that may run.
 		return nil, fmt.Errorf("env: %w: remove it once no server of it runs", err)
+	case err == nil && anyRunning(st.Procs):
+		return nil, fmt.Errorf("env: %s already has running servers: run podroles env down --dir %s first", dir, opts.Dir)
+	case err == nil && len(st.Containers) > 0:
+		left, err := EngineLeftovers(ctx, dir)
+		if err != nil {
+			return nil, fmt.Errorf("env: %s had containers, and the engine cannot say whether they run: %w", dir, err)
+		}
+		if len(left) > 0 {
+			return nil, fmt.Errorf("env: %s already has running servers (%s): run podroles env down --dir %s first", dir, strings.Join(left, ", "), opts.Dir)
+		}
 	}
 	if err := e.checkAddresses(); err != nil {
 		return nil, err
@@ -241,6 +251,11 @@ func (e *Env) Stop(name string) error {
 // Down stops the servers that an environment in dir started, by their
 // PIDs, and removes its containers and network through the engine.
 func Down(dir string) error {
+	// The environment's containers carry its absolute folder.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	st, err := loadState(dir)
 	if err != nil {
 		return err

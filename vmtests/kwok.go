@@ -239,5 +239,5 @@ func (b *BoundPod) SetUnit(unit string, active bool) error {
 		}
 		return nil
 	}
-	return writeFile(path, []byte("LoadState=loaded\nActiveState=active\nSubState=running\nResult=success\nExecMainStartTimestampMonotonic=4242\n"), 0o644)
+	return writeFile(path, []byte("Type=simple\nLoadState=loaded\nActiveState=active\nSubState=running\nResult=success\nExecMainStartTimestampMonotonic=4242\n"), 0o644)
 }

@@ -50,11 +50,18 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	// The root token goes in the environment, never in argv.
+	// The root token goes in the environment, never in argv; into a
+	// container's from its file, so that the engine does not keep it.
+	opts := startOptions{dir: home, detached: e.Detached, env: []string{"HOME=" + home, "VAULT_LOG_LEVEL=info"},
+		publish: map[int]string{PortOpenBao: e.openbaoAddress()}, image: e.Images.OpenBao}
+	if e.Provider == ProviderContainers {
+		token := shellQuote([]string{e.secretPath("openbao-token")})
+		opts.prelude = `export VAULT_DEV_ROOT_TOKEN_ID="$(cat ` + token + `)" BAO_DEV_ROOT_TOKEN_ID="$(cat ` + token + `)"`
+	} else {
+		opts.env = append(opts.env, "VAULT_DEV_ROOT_TOKEN_ID="+e.secrets.openbaoRoot, "BAO_DEV_ROOT_TOKEN_ID="+e.secrets.openbaoRoot)
+	}
 	p, err := e.launch(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
-		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
-		startOptions{dir: home, detached: e.Detached, env: []string{"VAULT_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "BAO_DEV_ROOT_TOKEN_ID=" + e.secrets.openbaoRoot, "HOME=" + home, "VAULT_LOG_LEVEL=info"},
-			publish: map[int]string{PortOpenBao: e.openbaoAddress()}, image: e.Images.OpenBao})
+		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"}, opts)
 	if err != nil {
 		return err
 	}

@@ -82,21 +82,32 @@ func (e *Env) startPostgres(ctx context.Context) error {
 		return fmt.Errorf("initdb: %v: %s", err, lastLines(string(out), 5))
 	}
 
-	addr := e.postgresAddress()
-	p, err := e.start(ctx, "postgres", []string{e.tools.postgres, "-D", data,
-		"-c", "listen_addresses=" + addr, "-p", strconv.Itoa(e.pgPort),
-		"-c", "unix_socket_directories=" + run, "-c", "fsync=off", "-c", "full_page_writes=off",
-		// A failing statement may hold a password: never into the log.
-		"-c", "log_min_error_statement=panic",
-	}, startOptions{dir: dir, credential: cred, stopSignal: syscall.SIGINT, detached: e.Detached})
+	p, err := e.start(ctx, "postgres", append([]string{e.tools.postgres, "-D", data}, e.postgresFlags(e.postgresAddress(), run)...),
+		startOptions{dir: dir, credential: cred, stopSignal: syscall.SIGINT, detached: e.Detached})
 	if err != nil {
 		return err
 	}
+	return e.connectAndFill(ctx, p)
+}
+
+// postgresFlags are PostgreSQL's settings, listening on listen with its
+// socket in run.
+func (e *Env) postgresFlags(listen, run string) []string {
+	return []string{"-c", "listen_addresses=" + listen, "-p", strconv.Itoa(e.pgPort),
+		"-c", "unix_socket_directories=" + run, "-c", "fsync=off", "-c", "full_page_writes=off",
+		// A failing statement may hold a password: never into the log.
+		"-c", "log_min_error_statement=panic",
+	}
+}
+
+// connectAndFill waits until PostgreSQL (p) takes the superuser on the
+// environment's Postgres address, and fills it.
+func (e *Env) connectAndFill(ctx context.Context, p server) error {
 	super := &url.URL{Scheme: "postgres", User: url.UserPassword("postgres", e.secrets.pgSuper),
-		Host: net.JoinHostPort(addr, strconv.Itoa(e.pgPort)), Path: "/postgres", RawQuery: "sslmode=disable"}
+		Host: net.JoinHostPort(e.postgresAddress(), strconv.Itoa(e.pgPort)), Path: "/postgres", RawQuery: "sslmode=disable"}
 	var conn *pgx.Conn
 	probe := scenarios.Probe{Endpoint: super.Redacted(), Expect: "PostgreSQL to accept connections", Within: 30 * time.Second}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
 		if !p.running() {
 			return scenarios.Permanent(fmt.Errorf("postgres exited: %s", p.lastLines(5)))
 		}

@@ -48,7 +48,7 @@ type startOptions struct {
 	// prelude runs in the container before the server (containers): what
 	// the processes provider runs on the host first, such as slapadd.
 	prelude string
-	// image is the container\'s own image, when not the servers\' image.
+	// image is the container's own image, when not the servers' image.
 	image      string
 	dir        string
 	env        []string

@@ -78,12 +78,14 @@ func (e *Env) startHAProxy(ctx context.Context, name, config string, publish map
 	if err := writeFile(conf, []byte(config), 0o644); err != nil {
 		return err
 	}
-	if e.Provider == ProviderProcesses {
-		if out, err := runQuiet(ctx, e.tools.haproxy, "-c", "-f", conf); err != nil {
-			return fmt.Errorf("haproxy -c: %v: %s", err, out)
-		}
+	check := []string{e.tools.haproxy, "-c", "-q", "-f", conf}
+	opts := startOptions{dir: e.Dir, detached: e.Detached, publish: publish, image: e.Images.HAProxy}
+	if e.Provider == ProviderContainers {
+		opts.prelude = shellQuote(check)
+	} else if out, err := runQuiet(ctx, check[0], check[1:]...); err != nil {
+		return fmt.Errorf("haproxy -c: %v: %s", err, out)
 	}
-	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, startOptions{dir: e.Dir, detached: e.Detached, publish: publish, image: e.Images.HAProxy})
+	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, opts)
 	if err != nil {
 		return err
 	}

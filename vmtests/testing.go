@@ -100,9 +100,10 @@ func EngineT(t testing.TB) *Engine {
 }
 
 // StopTestEngine stops the engine EngineT started, if it did.
-func StopTestEngine() {
-	testEngine.e.Stop()
+func StopTestEngine() error {
+	err := testEngine.e.Stop()
 	if testEngine.dir != "" {
 		os.RemoveAll(testEngine.dir)
 	}
+	return err
 }

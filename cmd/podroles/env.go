@@ -30,14 +30,15 @@ Service with only the LDAPS port, and PostgreSQL with the role's database.
 Writes DIR/inventory.yaml for podroles scenarios run, logs to DIR/logs and
 secrets to DIR/secrets. The servers run until podroles env down --dir DIR.
 
-With --provider containers each pod is a container of its own, through
+With --provider containers each server is a container of its own, through
 the Docker API that DOCKER_HOST names (Docker's or Podman's socket), on a
 network of the environment's own; each container publishes its ports on
-the same loopback address and port, so the inventory is the same. The
-images are the official ones where they exist, pinned, each overridable:
-PODROLES_IMAGE_SLAPD, PODROLES_IMAGE_HAPROXY, PODROLES_IMAGE_POSTGRES, or
-PODROLES_IMAGE_SERVERS for all (make images builds ours). OpenBao, its
-sidecars and the portal run only with the processes provider for now.`,
+its pod's loopback address and port, so the inventory is the same. The
+images are the official ones, pinned, each overridable with
+PODROLES_IMAGE_POSTGRES, _HAPROXY, _NGINX, _OPENBAO or _AUTHELIA, and ours
+for slapd (make images); PODROLES_IMAGE_SERVERS runs every server from
+ours. A container's output is in DIR/logs while env up runs, and in the
+engine (docker logs) after.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error

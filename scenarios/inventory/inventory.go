@@ -118,6 +118,9 @@ type Endpoint struct {
 	// a port-forward reaches it, for a cluster seen from outside; only
 	// these ports are reachable then.
 	Forwarded map[int]string `json:"forwarded,omitempty"`
+	// Unreachable says why no port of the endpoint is reachable, where
+	// none is.
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 // Dial returns where to connect for a port of the endpoint: its

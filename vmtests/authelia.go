@@ -250,14 +250,10 @@ func (e *Env) startPortal(ctx context.Context) error {
 		return err
 	}
 	errorLog := filepath.Join(e.Dir, "logs", "nginx-error.log")
-	check := []string{e.tools.nginx, "-t", "-q", "-c", conf, "-e", errorLog}
-	opts := startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}, image: e.Images.Nginx}
-	if e.Provider == ProviderContainers {
-		opts.prelude = shellQuote(check)
-	} else if out, err := runQuiet(ctx, check[0], check[1:]...); err != nil {
-		return fmt.Errorf("nginx -t: %v: %s", err, out)
-	}
-	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", errorLog}, opts)
+	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", errorLog}, startOptions{
+		dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}, image: e.Images.Nginx,
+		before: [][]string{{e.tools.nginx, "-t", "-q", "-c", conf, "-e", errorLog}},
+	})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,37 +132,43 @@ func imageTools(im Images) tools {
 	return t
 }
 
-// listen is the address a server listens on for host, the address where
-// the processes provider has it: in a container, every address of the
-// container (its port is published on host).
-func (e *Env) listen(host string) string {
-	if e.Provider == ProviderContainers {
-		return "0.0.0.0"
-	}
-	return host
-}
+// containers runs each server in a container of its own on the
+// environment's network: the same command in its image, with the
+// environment's folder and the host's static programs mounted at the same
+// paths, as the calling user, listening on every address of the
+// container and published on its pod's loopback address.
+type containers struct{ e *Env }
 
-// reach is where another server reaches the server name that the
-// processes provider has at host: in a container, its address on the
-// environment's network.
-func (e *Env) reach(name, host string) string {
-	if ip := e.ips[name]; ip != "" && e.Provider == ProviderContainers {
+func (c containers) tools(im Images) (tools, error) { return imageTools(im), nil }
+
+// prepare makes the environment's network.
+func (c containers) prepare(ctx context.Context) error { return c.e.startNetwork(ctx) }
+
+func (c containers) startPostgres(ctx context.Context) error { return c.e.startPostgresContainer(ctx) }
+
+func (containers) listen(string) string { return "0.0.0.0" }
+
+// reach is the server's address on the environment's network.
+func (c containers) reach(name, host string) string {
+	if ip := c.e.ips[name]; ip != "" {
 		return ip
 	}
 	return host
 }
 
-// launch starts a server: a process, or with the containers provider the
-// same command in a container of its image (opts.image, or the servers'
-// image), with the environment's folder and the host's static programs
-// mounted at the same paths, running as the calling user.
-func (e *Env) launch(ctx context.Context, name string, argv []string, opts startOptions) (server, error) {
-	if e.Provider != ProviderContainers {
-		return e.start(ctx, name, argv, opts)
+func (c containers) launch(ctx context.Context, name string, argv []string, opts startOptions) (server, error) {
+	e := c.e
+	var prelude []string
+	for v, file := range opts.secretEnv {
+		prelude = append(prelude, "export "+v+`="$(cat `+shellQuote([]string{file})+`)"`)
+	}
+	slices.Sort(prelude)
+	for _, cmd := range opts.before {
+		prelude = append(prelude, shellQuote(cmd))
 	}
 	entrypoint := argv
-	if opts.prelude != "" {
-		entrypoint = append([]string{"sh", "-c", opts.prelude + ` && exec "$@"`, "sh"}, argv...)
+	if len(prelude) > 0 {
+		entrypoint = append([]string{"sh", "-c", strings.Join(prelude, " && ") + ` && exec "$@"`, "sh"}, argv...)
 	}
 	binds := []string{e.Dir + ":" + e.Dir}
 	for _, a := range argv {

@@ -131,13 +131,8 @@ func (e *Env) startDirectory(ctx context.Context) error {
 		if err := writeFile(conf, []byte(e.slapdConfig(dir, filepath.Join(e.Dir, "tls"), e.tools.ldapSchema, e.tools.ldapModules)), 0o600); err != nil {
 			return err
 		}
-		slapadd := []string{e.tools.slapadd, "-f", conf, "-l", ldif}
-		opts := startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortLDAP: e.podAddress(i), PortLDAPS: e.podAddress(i)}}
-		if e.Provider == ProviderContainers {
-			opts.prelude = shellQuote(slapadd)
-		} else if out, err := runQuiet(ctx, slapadd[0], slapadd[1:]...); err != nil {
-			return fmt.Errorf("slapadd into %s: %v: %s", name, err, out)
-		}
+		opts := startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortLDAP: e.podAddress(i), PortLDAPS: e.podAddress(i)},
+			before: [][]string{{e.tools.slapadd, "-f", conf, "-l", ldif}}}
 		listen := e.listen(e.podAddress(i))
 		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", listen, PortLDAP, listen, PortLDAPS)
 		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})

@@ -91,8 +91,11 @@ type Env struct {
 	network    *testcontainers.DockerNetwork
 	containers []*podContainer
 	ips        map[string]string
-	secrets    secrets
-	pgPort     int
+
+	// run runs the servers, as the provider says.
+	run     provider
+	secrets secrets
+	pgPort  int
 
 	// With OpenBao: its client, the KV entries it holds, and its CA.
 	openbao *openbao.Client
@@ -136,12 +139,12 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		opts.Images = ImagesFromEnv()
 	}
 	e := &Env{Options: opts}
-	if opts.Provider == ProviderProcesses {
-		if e.tools, err = findTools(); err != nil {
-			return nil, err
-		}
-	} else {
-		e.tools = imageTools(e.Images)
+	e.run = processes{e}
+	if opts.Provider == ProviderContainers {
+		e.run = containers{e}
+	}
+	if e.tools, err = e.run.tools(e.Images); err != nil {
+		return nil, err
 	}
 	st, err := loadState(dir)
 	switch {
@@ -174,22 +177,16 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	steps := []upStep{
-		{"postgresql", e.startPostgres},
+		{"prepare", e.run.prepare},
+		{"postgresql", e.run.startPostgres},
 		{"openbao", e.startOpenBao},
 		{"certificates", e.makeCertificates},
 		{"sidecars", e.startSidecars},
 		{"slapd", e.startDirectory},
 		{"haproxy", e.startService},
 		{"authelia", e.startAuthelia},
+		{"haproxy-authelia", e.startAutheliaService},
 		{"nginx", e.startPortal},
-	}
-	if e.Provider == ProviderContainers {
-		// Every pod a container on the environment's network; Postgres
-		// from its own image, its data staying in it; authelia's Service
-		// once authelia has an address there.
-		steps[0].do = e.startPostgresContainer
-		steps = slices.Insert(steps, 0, upStep{"network", e.startNetwork})
-		steps = slices.Insert(steps, slices.IndexFunc(steps, isStep("authelia"))+1, upStep{"haproxy-authelia", e.startAutheliaService})
 	}
 	if len(e.CertNames) > 0 {
 		// authelia refuses a directory whose certificate is for another

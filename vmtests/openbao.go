@@ -50,18 +50,14 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	// The root token goes in the environment, never in argv; into a
-	// container's from its file, so that the engine does not keep it.
-	opts := startOptions{dir: home, detached: e.Detached, env: []string{"HOME=" + home, "VAULT_LOG_LEVEL=info"},
-		publish: map[int]string{PortOpenBao: e.openbaoAddress()}, image: e.Images.OpenBao}
-	if e.Provider == ProviderContainers {
-		token := shellQuote([]string{e.secretPath("openbao-token")})
-		opts.prelude = `export VAULT_DEV_ROOT_TOKEN_ID="$(cat ` + token + `)" BAO_DEV_ROOT_TOKEN_ID="$(cat ` + token + `)"`
-	} else {
-		opts.env = append(opts.env, "VAULT_DEV_ROOT_TOKEN_ID="+e.secrets.openbaoRoot, "BAO_DEV_ROOT_TOKEN_ID="+e.secrets.openbaoRoot)
-	}
+	// The root token goes in the environment from its file, never in argv
+	// nor in a container engine's config.
+	token := e.secretPath("openbao-token")
 	p, err := e.launch(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
-		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"}, opts)
+		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
+		startOptions{dir: home, detached: e.Detached, env: []string{"HOME=" + home, "VAULT_LOG_LEVEL=info"},
+			secretEnv: map[string]string{"VAULT_DEV_ROOT_TOKEN_ID": token, "BAO_DEV_ROOT_TOKEN_ID": token},
+			publish:   map[int]string{PortOpenBao: e.openbaoAddress()}, image: e.Images.OpenBao})
 	if err != nil {
 		return err
 	}

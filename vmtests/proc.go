@@ -45,9 +45,12 @@ type startOptions struct {
 	// publish maps a port the server listens on, in a container, to the
 	// loopback address of the host where it is published (containers).
 	publish map[int]string
-	// prelude runs in the container before the server (containers): what
-	// the processes provider runs on the host first, such as slapadd.
-	prelude string
+	// before are commands run first where the server runs (slapadd,
+	// haproxy -c, nginx -t); one that fails stops the start.
+	before [][]string
+	// secretEnv sets variables from files where the server runs, so that
+	// a secret reaches neither argv nor a container engine's config.
+	secretEnv map[string]string
 	// image is the container's own image, when not the servers' image.
 	image      string
 	dir        string

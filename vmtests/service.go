@@ -46,9 +46,7 @@ func autheliaFrontend(bind, pod string) string {
 	return fmt.Sprintf("\nfrontend authelia-%[1]d\n  bind %[2]s:%[1]d\n  default_backend authelia-pods\n\nbackend authelia-pods\n  server pod0 %[3]s:%[1]d\n", PortAuthelia, bind, pod)
 }
 
-// startService starts HAProxy as the lldap role's Service, and with the
-// processes provider, where OpenBao runs, as authelia's too (the
-// containers provider starts authelia's once authelia has an address).
+// startService starts HAProxy as the lldap role's Service.
 func (e *Env) startService(ctx context.Context) error {
 	var pods []string
 	for i := range replicas {
@@ -59,13 +57,11 @@ func (e *Env) startService(ctx context.Context) error {
 	if e.PlainPortOnService {
 		publish[PortLDAP] = e.serviceAddress()
 	}
-	if e.tools.vault != "" && e.Provider == ProviderProcesses {
-		config += autheliaFrontend(e.autheliaServiceAddress(), e.autheliaPodAddress())
-	}
 	return e.startHAProxy(ctx, "haproxy", config, publish, net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)))
 }
 
-// startAutheliaService starts authelia's Service in a container of its own.
+// startAutheliaService starts HAProxy as the authelia role's Service, once
+// authelia runs (a container gets its address only then).
 func (e *Env) startAutheliaService(ctx context.Context) error {
 	config := haproxyDefaults + autheliaFrontend(e.listen(e.autheliaServiceAddress()), e.reach("authelia", e.autheliaPodAddress()))
 	return e.startHAProxy(ctx, "haproxy-authelia", config, map[int]string{PortAuthelia: e.autheliaServiceAddress()}, net.JoinHostPort(e.autheliaServiceAddress(), fmt.Sprint(PortAuthelia)))
@@ -78,14 +74,10 @@ func (e *Env) startHAProxy(ctx context.Context, name, config string, publish map
 	if err := writeFile(conf, []byte(config), 0o644); err != nil {
 		return err
 	}
-	check := []string{e.tools.haproxy, "-c", "-q", "-f", conf}
-	opts := startOptions{dir: e.Dir, detached: e.Detached, publish: publish, image: e.Images.HAProxy}
-	if e.Provider == ProviderContainers {
-		opts.prelude = shellQuote(check)
-	} else if out, err := runQuiet(ctx, check[0], check[1:]...); err != nil {
-		return fmt.Errorf("haproxy -c: %v: %s", err, out)
-	}
-	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, opts)
+	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, startOptions{
+		dir: e.Dir, detached: e.Detached, publish: publish, image: e.Images.HAProxy,
+		before: [][]string{{e.tools.haproxy, "-c", "-q", "-f", conf}},
+	})
 	if err != nil {
 		return err
 	}

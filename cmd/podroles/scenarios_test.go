@@ -20,6 +20,15 @@ import (
 	"github.com/fediversity/podroles/vmtests"
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := vmtests.StopTestEngine(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
 func TestScenariosRun(t *testing.T) {
 	env := vmtests.Start(t, vmtests.Options{})
 	out := filepath.Join(t.TempDir(), "scenarios.xml")
@@ -167,5 +176,29 @@ func TestProgressLine(t *testing.T) {
 	want := "\r\033[K[0/2] ldap/a" + "\r\033[K[0/2] ldap/a, ldap/b" + "\r\033[K" + failed.Line() + "\n[1/2] ldap/a" + "\r\033[K"
 	if b.String() != want {
 		t.Errorf("progress:\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// TestEnvUpWithContainers is the laptop's walk-through with the
+// containers provider: env up, the suites, env down, and nothing left in
+// the engine; the containers outlive the env up that started them.
+func TestEnvUpWithContainers(t *testing.T) {
+	vmtests.EngineT(t)
+	dir := t.TempDir()
+	t.Cleanup(func() { vmtests.Down(dir) })
+	r := run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", vmtests.RandomLoopback())
+	if r.code != exitOK || !strings.Contains(r.out, "environment up in") {
+		t.Fatalf("env up: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	r = run(t, "scenarios", "run", "--inventory", filepath.Join(dir, "inventory.yaml"), "--suite", "ldap,postgres,secrets")
+	if r.code != exitOK || !strings.Contains(r.out, "0 failed, 0 skipped") {
+		t.Errorf("scenarios run: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	if r := run(t, "env", "down", "--dir", dir); r.code != exitOK {
+		t.Fatalf("env down: exit %d\n%s", r.code, r.errOut)
+	}
+	left, err := vmtests.EngineLeftovers(context.Background(), dir)
+	if err != nil || len(left) > 0 {
+		t.Errorf("after env down the engine holds %v (%v)", left, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,6 +133,8 @@ func imageTools(im Images) tools {
 	return t
 }
 
+var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // containers runs each server in a container of its own on the
 // environment's network: the same command in its image, with the
 // environment's folder and the host's static programs mounted at the same
@@ -160,7 +163,12 @@ func (c containers) launch(ctx context.Context, name string, argv []string, opts
 	e := c.e
 	var prelude []string
 	for v, file := range opts.secretEnv {
-		prelude = append(prelude, "export "+v+`="$(cat `+shellQuote([]string{file})+`)"`)
+		if !shellName.MatchString(v) {
+			return nil, fmt.Errorf("%s: %q is no variable name", name, v)
+		}
+		// The assignment's status is cat's, where export's would be 0: a
+		// missing file stops the start.
+		prelude = append(prelude, v+`="$(cat `+shellQuote([]string{file})+`)" && export `+v)
 	}
 	slices.Sort(prelude)
 	for _, cmd := range opts.before {

@@ -177,7 +177,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	steps := []upStep{
-		{"prepare", e.run.prepare},
+		{"network", e.run.prepare},
 		{"postgresql", e.run.startPostgres},
 		{"openbao", e.startOpenBao},
 		{"certificates", e.makeCertificates},

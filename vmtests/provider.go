@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ func (processes) reach(_, host string) string               { return host }
 func (p processes) launch(ctx context.Context, name string, argv []string, opts startOptions) (server, error) {
 	for _, cmd := range opts.before {
 		if out, err := runQuiet(ctx, cmd[0], cmd[1:]...); err != nil {
-			return nil, fmt.Errorf("%s: %s: %v: %s", name, strings.Join(cmd[:min(2, len(cmd))], " "), err, lastLines(out, 5))
+			return nil, fmt.Errorf("%s: %v: %s", filepath.Base(cmd[0]), err, lastLines(out, 5))
 		}
 	}
 	for v, file := range opts.secretEnv {

@@ -3,8 +3,13 @@ package scenarios_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/netip"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
@@ -411,5 +417,94 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	})
 	if err != nil {
 		t.Error(err)
+	}
+}
+
+// streamProxy stands between the runner and the API server as its admin,
+// counting the streaming upgrades it sees (exec, port-forward), and,
+// refusing WebSocket, answering as an API server or proxy without it.
+type streamProxy struct {
+	refuseWebSocket bool
+	mu              sync.Mutex
+	upgrades        map[string]int // by the Upgrade header's protocol
+}
+
+func (p *streamProxy) count(protocol string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.upgrades[protocol]
+}
+
+// start serves the proxy on loopback and returns a kubeconfig for it.
+func (p *streamProxy) start(t *testing.T, cp *vmtests.ControlPlane) string {
+	t.Helper()
+	cfg, err := scenarios.ClusterConfig(cp.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(cfg.Host)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = &http.Transport{TLSClientConfig: tlsConfig}
+	p.upgrades = map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if up := strings.ToLower(r.Header.Get("Upgrade")); up != "" {
+			p.mu.Lock()
+			p.upgrades[up]++
+			p.mu.Unlock()
+			if up == "websocket" && p.refuseWebSocket {
+				http.Error(w, "no WebSocket here", http.StatusBadRequest)
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: p, cluster: {server: \""+srv.URL+"\"}}]\ncontexts: [{name: p, context: {cluster: p}}]\ncurrent-context: p\n"), 0o600)
+	return path
+}
+
+// TestStreamingOverWebSocketAndSPDY: exec and port-forward go over
+// WebSocket where the API server speaks it, and fall back to SPDY where
+// it, or a proxy on the way, refuses the WebSocket upgrade.
+func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
+	t.Parallel()
+	cp := controlPlane(t)
+	env := vmtests.Start(t, vmtests.Options{Node: "directory"})
+	local, err := inventory.Load(env.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	slapd := local.Roles["lldap"].Pods
+	d := deploy(t, ctx, cp, "directory.nix", "streaming", func(role string, i int) map[int32]string {
+		if role != "lldap" {
+			return nil
+		}
+		addr, _ := slapd[i].Dial(vmtests.PortLDAPS)
+		return map[int32]string{vmtests.PortLDAPS: addr}
+	})
+	base, err := inventory.LoadBase(env.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, refuse := range []bool{false, true} {
+		p := &streamProxy{refuseWebSocket: refuse}
+		kubeconfig := p.start(t, cp)
+		inv := discover(t, ctx, kubeconfig, "streaming", d, base)
+		requirePassed(t, runSuites(ctx, t, inv, 30*time.Second, "units", "ldap"))
+		ws, spdy := p.count("websocket"), p.count("spdy/3.1")
+		switch {
+		case !refuse && (ws == 0 || spdy != 0):
+			t.Errorf("with WebSocket: %d WebSocket and %d SPDY upgrades; want WebSocket only", ws, spdy)
+		case refuse && (ws == 0 || spdy == 0):
+			t.Errorf("WebSocket refused: %d WebSocket and %d SPDY upgrades; want both, SPDY after the refusal", ws, spdy)
+		}
+		t.Logf("refuse WebSocket %v: %d WebSocket, %d SPDY upgrades", refuse, ws, spdy)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
@@ -46,14 +45,12 @@ func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys,
 	if err != nil {
 		return nil, err
 	}
-	spdyDialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, req.URL())
-	wsDialer, err := portforward.NewSPDYOverWebsocketDialerWithLogger(logger, req.URL(), f.cfg)
+	spdyDialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, req.URL())
+	wsDialer, err := portforward.NewSPDYOverWebsocketDialerForStreamingWithLogger(logger, req.URL(), f.cfg)
 	if err != nil {
 		return nil, err
 	}
-	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
+	dialer := portforward.NewFallbackDialerForStreaming(wsDialer, spdyDialer, shouldFallBackToSPDY)
 	var specs []string
 	for _, p := range ports {
 		specs = append(specs, fmt.Sprintf("0:%d", p))
@@ -61,7 +58,7 @@ func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys,
 	// The forward outlives ctx, which only bounds its start.
 	life, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	ready := make(chan struct{})
-	pf, err := portforward.NewOnAddressesWithContext(life, dialer, []string{"127.0.0.1"}, specs, ready, io.Discard, logw)
+	pf, err := portforward.NewOnAddressesForStreamingWithContext(life, dialer, []string{"127.0.0.1"}, specs, ready, io.Discard, logw)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("port-forward pod %s: %w", where, err)
@@ -118,7 +115,7 @@ func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev
 	for _, sp := range svc.Spec.Ports {
 		target, err := targetPort(sp, pod)
 		if err != nil {
-			return nil, fmt.Errorf("Service %s/%s: %w", svc.Namespace, svc.Name, err)
+			return nil, fmt.Errorf("the Service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
 		keys, ports = append(keys, sp.Port), append(ports, target)
 	}

@@ -10,12 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // podExec runs argv in a container of a pod through the API server's exec
@@ -34,9 +34,7 @@ func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 	if err != nil {
 		return nil, err
 	}
-	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
+	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, shouldFallBackToSPDY)
 	if err != nil {
 		return nil, err
 	}
@@ -59,3 +57,11 @@ func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 // containsForbidden sees a 403 that a streaming upgrade reports as text,
 // not as a status.
 func containsForbidden(err error) bool { return strings.Contains(err.Error(), "forbidden") }
+
+// shouldFallBackToSPDY says a WebSocket upgrade was refused (an API server
+// or a proxy without WebSockets for exec and port-forward): SPDY is tried
+// next. client-go reports the refusal with k8s.io/streaming's error type,
+// not apimachinery's older one of the same name.
+func shouldFallBackToSPDY(err error) bool {
+	return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+}

@@ -120,7 +120,7 @@ images: deps
 test: deps servers images build vet
 	$(GO) test -count=1 ./...
 
-bench: deps
+bench: deps servers images build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 fuzz:

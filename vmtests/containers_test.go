@@ -200,3 +200,22 @@ func TestImagesFromEnv(t *testing.T) {
 		t.Errorf("imageOf: %s, %s", im.imageOf(im.HAProxy), im.imageOf(im.OpenBao))
 	}
 }
+
+// BenchmarkEnvUp is the time from nothing to an inventory the suites can
+// use, and back, with each provider: every server, OpenBao and the portal
+// included.
+func BenchmarkEnvUp(b *testing.B) {
+	for _, provider := range []Provider{ProviderProcesses, ProviderContainers} {
+		b.Run(string(provider), func(b *testing.B) {
+			if provider == ProviderContainers {
+				EngineT(b)
+			}
+			for b.Loop() {
+				env := Start(b, Options{Provider: provider})
+				if err := env.Down(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -45,12 +45,16 @@ demo: deps build
 	  if [ $$rc -ne 1 ]; then echo "expected exit 1 from the broken example, got $$rc"; exit 1; fi; \
 	  echo "(exit 1: the broken example is refused, as it should be)"
 
-# The scenario runner's walk-through: a local environment, the suites on
-# its inventory, and the environment stopped again.
+# The scenario runner's walk-through: a local environment with a cluster,
+# the suites on its inventory and on the cluster's, and everything stopped
+# again.
 ENV_DIR ?= /tmp/podroles-env
 env-demo: deps servers build
-	$(BIN) env up --dir $(ENV_DIR)
-	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; $(BIN) env down --dir $(ENV_DIR); exit $$rc
+	$(BIN) env up --dir $(ENV_DIR) --cluster examples/directory.nix
+	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; \
+	  $(BIN) scenarios run --kubeconfig $(ENV_DIR)/cluster/kubeconfig --namespace directory --node directory \
+	    --inventory $(ENV_DIR)/inventory.yaml examples/directory.nix --suite deployments,units,ldap || rc=$$?; \
+	  $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
 # Servers built from the Go module proxy at exact versions, each from a
 # wrapper module of its own under servers/ (never in podroles' go.mod), into

@@ -65,7 +65,7 @@ func controlPlane(t *testing.T) *vmtests.ControlPlane {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared.cp, shared.err = vmtests.StartControlPlane(ctx, shared.dir, vmtests.RandomLoopback(), true)
+		shared.cp, shared.err = vmtests.StartControlPlane(ctx, vmtests.ControlPlaneOptions{Dir: shared.dir, Loopback: vmtests.RandomLoopback(), Nodes: true})
 	})
 	if shared.err != nil {
 		if os.Getenv(vmtests.ServersEnv) == "" {
@@ -303,14 +303,7 @@ func TestLDAPSuiteOnClusterInventory(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	slapd := local.Roles["lldap"].Pods
-	d := deploy(t, ctx, cp, "directory.nix", env.Namespace, func(role string, i int) map[int32]string {
-		if role != "lldap" {
-			return nil
-		}
-		addr, _ := slapd[i].Dial(vmtests.PortLDAPS)
-		return map[int32]string{vmtests.PortLDAPS: addr}
-	})
+	d := deploy(t, ctx, cp, "directory.nix", env.Namespace, env.Forwards())
 	base, err := inventory.LoadBase(env.Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -475,20 +468,9 @@ func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
 	env := vmtests.Start(t, vmtests.Options{Node: "directory"})
-	local, err := inventory.Load(env.Inventory)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	slapd := local.Roles["lldap"].Pods
-	d := deploy(t, ctx, cp, "directory.nix", "streaming", func(role string, i int) map[int32]string {
-		if role != "lldap" {
-			return nil
-		}
-		addr, _ := slapd[i].Dial(vmtests.PortLDAPS)
-		return map[int32]string{vmtests.PortLDAPS: addr}
-	})
+	d := deploy(t, ctx, cp, "directory.nix", "streaming", env.Forwards())
 	base, err := inventory.LoadBase(env.Inventory)
 	if err != nil {
 		t.Fatal(err)

@@ -44,15 +44,29 @@ func (e *Env) controlPlaneAddress() string { return e.Loopback + ".60" }
 // NodeName is the fake node of a control plane with Nodes.
 const NodeName = "kwok-node-0"
 
-// StartControlPlane starts etcd and kube-apiserver in dir on loopback
-// addresses under prefix loopback ("127.0.1" when empty), and writes an
-// admin kubeconfig; with nodes, also the controllers, the scheduler and a
-// fake node. Stop it with Down.
-func StartControlPlane(ctx context.Context, dir, loopback string, nodes bool) (cp *ControlPlane, err error) {
+// ControlPlaneOptions say where a control plane runs.
+type ControlPlaneOptions struct {
+	// Dir holds its certificates, data, logs and admin kubeconfig.
+	Dir string
+	// Loopback is the prefix of its addresses ("127.0.1" when empty):
+	// the API server at .60, the fake node's kubelet at .70.
+	Loopback string
+	// Nodes adds the controllers, the scheduler and a fake node.
+	Nodes bool
+	// Detached processes outlive the process that started them.
+	Detached bool
+}
+
+// StartControlPlane starts etcd and kube-apiserver, and writes an admin
+// kubeconfig; with Nodes, also the controllers, the scheduler and a fake
+// node. Stop it with Down, or Down(o.Dir) from another process.
+func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlPlane, err error) {
+	dir, loopback := o.Dir, o.Loopback
 	if loopback == "" {
 		loopback = "127.0.1"
 	}
-	e := &Env{Options: Options{Dir: dir, Loopback: loopback}}
+	e := &Env{Options: Options{Dir: dir, Loopback: loopback, Detached: o.Detached}}
+	e.run = processes{e}
 	etcd, apiserver := findServer("etcd"), findServer("kube-apiserver")
 	if etcd == "" || apiserver == "" {
 		return nil, fmt.Errorf("control plane: etcd and kube-apiserver are not built: run make servers")
@@ -79,7 +93,7 @@ func StartControlPlane(ctx context.Context, dir, loopback string, nodes bool) (c
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 		"--initial-cluster", "podroles=" + peerURL, "--unsafe-no-fsync", "--log-level", "warn",
-	}, startOptions{dir: cpDir})
+	}, startOptions{dir: cpDir, detached: e.Detached})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +148,7 @@ func StartControlPlane(ctx context.Context, dir, loopback string, nodes bool) (c
 		"--endpoint-reconciler-type", "none",
 		"--kubelet-preferred-address-types", "InternalIP",
 		"--disable-admission-plugins", "ServiceAccount",
-	}, startOptions{dir: cpDir})
+	}, startOptions{dir: cpDir, detached: e.Detached})
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +165,7 @@ func StartControlPlane(ctx context.Context, dir, loopback string, nodes bool) (c
 	if err := waitHTTP(ctx, p, server+"/readyz", &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}); err != nil {
 		return nil, err
 	}
-	if nodes {
+	if o.Nodes {
 		if err := e.startNodes(ctx, cp); err != nil {
 			return nil, err
 		}
@@ -192,7 +206,7 @@ func (e *Env) startNodes(ctx context.Context, cp *ControlPlane) error {
 			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller"}},
 		{"kube-scheduler", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--bind-address", addr, "--secure-port", strconv.Itoa(ports[1])}},
 	} {
-		if _, err := e.start(ctx, c.name, append([]string{tools[c.name]}, c.args...), startOptions{dir: cpDir}); err != nil {
+		if _, err := e.start(ctx, c.name, append([]string{tools[c.name]}, c.args...), startOptions{dir: cpDir, detached: e.Detached}); err != nil {
 			return err
 		}
 	}
@@ -237,7 +251,7 @@ options:
 	if _, err := e.start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
 		"--manage-all-nodes", "--node-ip", e.kubeletAddress(), "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
 		"--enable-crds", "Exec,PortForward",
-	}, startOptions{dir: cpDir, env: []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}}); err != nil {
+	}, startOptions{dir: cpDir, detached: e.Detached, env: []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}}); err != nil {
 		return err
 	}
 	client, err := cp.Client()

@@ -33,6 +33,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -93,7 +94,10 @@ type Env struct {
 	ips        map[string]string
 
 	// run runs the servers, as the provider says.
-	run     provider
+	run provider
+	// cluster is the control plane that UpCluster started, if any.
+	cluster *ControlPlane
+
 	secrets secrets
 	pgPort  int
 
@@ -223,6 +227,9 @@ func isStep(names ...string) func(upStep) bool {
 // removes its containers and network.
 func (e *Env) Down() error {
 	var errs []error
+	if e.cluster != nil {
+		errs = append(errs, e.cluster.Down())
+	}
 	errs = append(errs, e.downContainers())
 	for i := len(e.procs) - 1; i >= 0; i-- {
 		errs = append(errs, e.procs[i].stop(10*time.Second))
@@ -258,6 +265,9 @@ func Down(dir string) error {
 		return err
 	}
 	var errs []error
+	if _, err := os.Stat(filepath.Join(clusterDir(dir), "state.json")); err == nil {
+		errs = append(errs, Down(clusterDir(dir)))
+	}
 	if len(st.Containers) > 0 || st.Network != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -581,4 +591,27 @@ func checkLoopback(prefix string) error {
 		return fmt.Errorf("env: --loopback %q: give the first three octets of loopback addresses, 127.X.Y", prefix)
 	}
 	return nil
+}
+
+// clusterDir is where UpCluster keeps the control plane of the
+// environment in dir.
+func clusterDir(dir string) string { return filepath.Join(dir, "cluster") }
+
+// UpCluster starts a control plane beside the environment, on its loopback
+// prefix, applies the node's plan p to it and binds the plan's pods to the
+// environment's servers through kwok (Forwards), so that the suites run on
+// a cluster inventory of the same world. Down stops it with the rest.
+func (e *Env) UpCluster(ctx context.Context, p *plan.Plan) (*ControlPlane, error) {
+	cp, err := StartControlPlane(ctx, ControlPlaneOptions{Dir: clusterDir(e.Dir), Loopback: e.Loopback, Nodes: true, Detached: e.Detached})
+	if err != nil {
+		return nil, fmt.Errorf("env: cluster: %w", err)
+	}
+	e.cluster = cp
+	if err := cp.Apply(ctx, p); err != nil {
+		return nil, fmt.Errorf("env: cluster: %w", err)
+	}
+	if _, err := cp.Bind(ctx, p, e.Forwards()); err != nil {
+		return nil, fmt.Errorf("env: cluster: %w", err)
+	}
+	return cp, nil
 }

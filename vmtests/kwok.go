@@ -241,3 +241,18 @@ func (b *BoundPod) SetUnit(unit string, active bool) error {
 	}
 	return writeFile(path, []byte("Type=simple\nLoadState=loaded\nActiveState=active\nSubState=running\nResult=success\nExecMainStartTimestampMonotonic=4242\n"), 0o644)
 }
+
+// Forwards binds the pods of a node's roles to the environment's
+// servers: the i-th pod of lldap to the i-th slapd replica, authelia's to
+// authelia.
+func (e *Env) Forwards() Forwards {
+	return func(role string, i int) map[int32]string {
+		switch {
+		case role == "lldap" && i < replicas:
+			return map[int32]string{PortLDAPS: net.JoinHostPort(e.podAddress(i), strconv.Itoa(PortLDAPS))}
+		case role == "authelia" && i == 0 && e.tools.vault != "":
+			return map[int32]string{PortAuthelia: net.JoinHostPort(e.autheliaPodAddress(), strconv.Itoa(PortAuthelia))}
+		}
+		return nil
+	}
+}

@@ -53,7 +53,7 @@ func StartControlPlaneT(t testing.TB, nodes bool) *ControlPlane {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := StartControlPlane(ctx, dir, RandomLoopback(), nodes)
+	cp, err := StartControlPlane(ctx, ControlPlaneOptions{Dir: dir, Loopback: RandomLoopback(), Nodes: nodes})
 	if err != nil {
 		if os.Getenv(ServersEnv) == "" {
 			t.Skipf("%v (make test builds them)", err)

@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/vmtests"
 )
 
@@ -21,12 +25,16 @@ func newEnvCmd(io *streams) *cobra.Command {
 func newEnvUpCmd(io *streams) *cobra.Command {
 	opts := vmtests.Options{Detached: true}
 	var provider string
+	var cluster bool
+	var sources sourceOptions
 	cmd := &cobra.Command{
-		Use:   "up --dir DIR",
-		Short: "Start slapd replicas, their Service and PostgreSQL on loopback, and write the inventory",
-		Long: `Starts real servers on loopback addresses as the pods of a node's lldap role:
-two OpenLDAP slapd replicas (LDAPS and plain LDAP), HAProxy as the role's
-Service with only the LDAPS port, and PostgreSQL with the role's database.
+		Use:   "up --dir DIR [--provider containers] [--cluster SOURCES]",
+		Short: "Start a node's world of real servers on loopback, and write its inventory",
+		Long: `Starts real servers on loopback addresses as the pods of a node's roles:
+two OpenLDAP slapd replicas of the lldap role (LDAPS and plain LDAP),
+HAProxy as its Service with only the LDAPS port, PostgreSQL with the role's
+database; where make servers built them, Vault as the OpenBao API with a
+sidecar agent per pod, authelia with its Service, and nginx as the portal.
 Writes DIR/inventory.yaml for podroles scenarios run, logs to DIR/logs and
 secrets to DIR/secrets. The servers run until podroles env down --dir DIR.
 
@@ -38,12 +46,27 @@ images are the official ones, pinned, each overridable with
 PODROLES_IMAGE_POSTGRES, _HAPROXY, _NGINX, _OPENBAO or _AUTHELIA, and ours
 for slapd (make images); PODROLES_IMAGE_SERVERS runs every server from
 ours. A container's output is in DIR/logs while env up runs, and in the
-engine (docker logs) after.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+engine (docker logs) after.
+
+With --cluster and the node's sources, a Kubernetes control plane starts
+too (make servers builds it), with KWOK as the kubelet of a fake node: the
+node's plan is applied, and its pods answer with the environment's servers,
+so that the cluster suites run against it.`,
+		Example: `  podroles env up --dir /tmp/env
+  podroles env up --dir /tmp/env --cluster examples/directory.nix`,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if opts.Provider, err = vmtests.ParseProvider(provider); err != nil {
 				return err
+			}
+			if !cluster && (len(args) > 0 || sources.given()) {
+				return fmt.Errorf("sources are for --cluster: give it, or no sources")
+			}
+			var p *plan.Plan
+			if cluster {
+				if p, err = envPlan(cmd, opts, sources, args, io); err != nil {
+					return err
+				}
 			}
 			start := time.Now()
 			env, err := vmtests.Up(cmd.Context(), opts)
@@ -51,6 +74,18 @@ engine (docker logs) after.`,
 				return err
 			}
 			fmt.Fprintf(io.Out, "environment up in %s: podroles scenarios run --inventory %s\n", time.Since(start).Round(10*time.Millisecond), env.Inventory)
+			if p == nil {
+				return nil
+			}
+			cp, err := env.UpCluster(cmd.Context(), p)
+			if err != nil {
+				if downErr := env.Down(); downErr != nil {
+					err = fmt.Errorf("%w; and stopping what started: %v", err, downErr)
+				}
+				return err
+			}
+			fmt.Fprintf(io.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s\n",
+				cp.Kubeconfig, env.Namespace, env.Node, env.Inventory, strings.Join(sources.describe(args), " "))
 			return nil
 		},
 	}
@@ -58,8 +93,28 @@ engine (docker logs) after.`,
 	cmd.Flags().StringVar(&opts.Loopback, "loopback", "127.0.1", "the first three octets of its loopback addresses")
 	cmd.Flags().StringVar(&opts.Node, "node", "directory", "the node's name")
 	cmd.Flags().StringVar(&provider, "provider", "processes", "run the pods as local processes, or as containers")
+	cmd.Flags().BoolVar(&cluster, "cluster", false, "also start a control plane and deploy the node of the sources to it")
+	sources.addFlags(cmd)
 	cmd.MarkFlagRequired("dir")
 	return cmd
+}
+
+// envPlan plans the environment's node from the sources, in the namespace
+// the environment serves.
+func envPlan(cmd *cobra.Command, opts vmtests.Options, sources sourceOptions, args []string, io *streams) (*plan.Plan, error) {
+	nodes, err := sources.load(cmd.Context(), args, io.ErrOut)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(nodes, func(n *nixeval.Node) bool { return n.Name == opts.Node })
+	if i < 0 {
+		return nil, fmt.Errorf("--cluster: the sources give no node %s (--node)", opts.Node)
+	}
+	namespace := opts.Namespace
+	if namespace == "" {
+		namespace = opts.Node
+	}
+	return plan.Make(nodes[i], plan.Options{Namespace: namespace})
 }
 
 func newEnvDownCmd(io *streams) *cobra.Command {

@@ -205,3 +205,38 @@ func TestEnvUpWithContainers(t *testing.T) {
 		t.Errorf("after env down the engine holds %v (%v)", left, err)
 	}
 }
+
+// TestEnvUpWithCluster: env up --cluster deploys the node to a control
+// plane whose pods answer with the environment's servers; the cluster
+// suites and the ldap suite pass on what scenarios run discovers there,
+// and env down stops the control plane too.
+func TestEnvUpWithCluster(t *testing.T) {
+	if os.Getenv(vmtests.ServersEnv) == "" {
+		t.Skipf("%s is not set: make servers builds the control plane", vmtests.ServersEnv)
+	}
+	// PostgreSQL's user must pass through the folder.
+	dir, err := os.MkdirTemp("", "podroles-env-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o711)
+	t.Cleanup(func() { vmtests.Down(dir); os.RemoveAll(dir) })
+	example := repo("examples/directory.nix")
+	r := run(t, "env", "up", "--dir", dir, "--loopback", vmtests.RandomLoopback(), "--cluster", example)
+	if r.code != exitOK || !strings.Contains(r.out, "cluster up: podroles scenarios run --kubeconfig "+filepath.Join(dir, "cluster", "kubeconfig")) {
+		t.Fatalf("env up --cluster: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	discover := []string{"scenarios", "run", "--kubeconfig", filepath.Join(dir, "cluster", "kubeconfig"), "--namespace", "directory", "--node", "directory",
+		"--inventory", filepath.Join(dir, "inventory.yaml"), example}
+	r = run(t, append(discover, "--suite", "deployments,units,ldap")...)
+	if r.code != exitOK || !strings.Contains(r.out, "9 passed, 0 failed, 0 skipped") {
+		t.Errorf("scenarios run on the cluster: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	if r := run(t, "env", "down", "--dir", dir); r.code != exitOK {
+		t.Fatalf("env down: exit %d\n%s", r.code, r.errOut)
+	}
+	r = run(t, append(discover, "--suite", "deployments")...)
+	if r.code != exitCantRun || !strings.Contains(r.errOut, "does not answer") {
+		t.Errorf("after env down the API server still answers: exit %d\n%s", r.code, r.errOut)
+	}
+}

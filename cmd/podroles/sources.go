@@ -104,3 +104,25 @@ func isTerminal(w io.Writer) bool {
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
+
+// given says a source was named by a flag.
+func (o *sourceOptions) given() bool {
+	return len(o.flakes)+len(o.files)+len(o.facts) > 0
+}
+
+// describe gives the sources back as arguments, for a command to print.
+func (o *sourceOptions) describe(args []string) []string {
+	var out []string
+	for _, f := range []struct {
+		flag   string
+		values []string
+	}{{"--flake", o.flakes}, {"--file", o.files}, {"--facts", o.facts}} {
+		for _, v := range f.values {
+			out = append(out, f.flag, v)
+		}
+	}
+	if o.k8sPodModule != "" {
+		out = append(out, "--k8s-pod-module", o.k8sPodModule)
+	}
+	return append(out, args...)
+}

@@ -216,6 +216,76 @@ func signalName(sig syscall.Signal) string {
 // folder, so that env down and the tests find them through the engine.
 const LabelEnv = "podroles.fediversity.eu/env"
 
+// LabelOwner marks the containers and network of an attached environment
+// (a test's) with the process that owns them, as PID-STARTTIME: the
+// processes of a killed test die with it, its containers do not, and
+// SweepOrphans removes them once their owner is gone.
+const LabelOwner = "podroles.fediversity.eu/owner"
+
+// labels are what the environment's containers and network carry.
+func (e *Env) labels() map[string]string {
+	l := map[string]string{LabelEnv: e.Dir}
+	if !e.Detached {
+		owner := e.owner
+		if owner == "" {
+			owner = fmt.Sprintf("%d-%s", os.Getpid(), startTime(os.Getpid()))
+		}
+		l[LabelOwner] = owner
+	}
+	return l
+}
+
+// SweepOrphans removes the containers and networks of attached
+// environments whose owner process is gone (a test killed, or stopped by
+// Ctrl-C, which runs no cleanup), and says what it removed.
+func SweepOrphans(ctx context.Context) ([]string, error) {
+	cli, err := engineClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	filter := client.Filters{}.Add("label", LabelOwner)
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, c := range cs.Items {
+		if ownerAlive(c.Labels[LabelOwner]) {
+			continue
+		}
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
+			continue
+		}
+		removed = append(removed, "container "+c.ID[:12])
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: filter})
+	if err != nil {
+		return removed, errors.Join(append(errs, err)...)
+	}
+	for _, n := range ns.Items {
+		if ownerAlive(n.Labels[LabelOwner]) {
+			continue
+		}
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+			continue
+		}
+		removed = append(removed, "network "+n.Name)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// ownerAlive says the process PID-STARTTIME still runs: the same PID
+// with the same start time, so that a reused PID is no owner.
+func ownerAlive(owner string) bool {
+	pid, start, ok := strings.Cut(owner, "-")
+	n, err := strconv.Atoi(pid)
+	return ok && err == nil && start != "" && startTime(n) == start
+}
+
 // podContainer is a pod of the environment run as a container, as
 // state.json records it.
 type podContainer struct {
@@ -259,7 +329,7 @@ func configureTestcontainers() {
 // startNetwork makes the environment's network.
 func (e *Env) startNetwork(ctx context.Context) error {
 	configureTestcontainers()
-	nw, err := network.New(ctx, network.WithLabels(map[string]string{LabelEnv: e.Dir}))
+	nw, err := network.New(ctx, network.WithLabels(e.labels()))
 	if err != nil {
 		return fmt.Errorf("create a network: %w (is a Docker API reachable? set DOCKER_HOST, e.g. to podman's socket)", err)
 	}
@@ -310,7 +380,7 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 		testcontainers.WithEntrypoint(spec.entrypoint...),
 		testcontainers.WithExposedPorts(exposed...),
 		testcontainers.WithFiles(spec.files...),
-		testcontainers.WithLabels(map[string]string{LabelEnv: e.Dir}),
+		testcontainers.WithLabels(e.labels()),
 		network.WithNetwork([]string{spec.name}, e.network),
 		testcontainers.WithLogConsumerConfig(&testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{logConsumer{logFile}}}),
 		testcontainers.WithConfigModifier(func(c *container.Config) {

@@ -1,11 +1,14 @@
 package vmtests
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,5 +220,62 @@ func BenchmarkEnvUp(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestKilledTestLeavesNoContainers: a test that starts an environment of
+// containers and is killed (its cleanup never runs) leaves them in the
+// engine until the next test's engine sweeps them; then nothing is left.
+func TestKilledTestLeavesNoContainers(t *testing.T) {
+	if dir := os.Getenv("PODROLES_CONTAINERS_HELPER"); dir != "" {
+		if _, err := Up(context.Background(), Options{Dir: dir, Loopback: RandomLoopback(), Provider: ProviderContainers}); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		select {}
+	}
+	EngineT(t)
+	dir := t.TempDir()
+	// The helper uses this test's engine (DOCKER_HOST), which outlives it.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledTestLeavesNoContainers$")
+	cmd.Env = append(os.Environ(), "PODROLES_CONTAINERS_HELPER="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeLeftovers(context.Background(), dir) })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if line := sc.Text(); line == "ready" {
+			break
+		} else if strings.HasPrefix(line, "error") {
+			t.Fatal(line)
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	ctx := context.Background()
+	if left, err := EngineLeftovers(ctx, dir); err != nil || len(left) < 5 {
+		t.Fatalf("the killed helper left %v (%v): it should have had its containers", left, err)
+	}
+	removed, err := SweepOrphans(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("swept %d objects", len(removed))
+	requireNoLeftovers(t, dir)
+	// What a living test owns is left alone.
+	living := &Env{Options: Options{Dir: t.TempDir(), Provider: ProviderContainers}}
+	if err := living.startNetwork(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { living.downContainers() })
+	if _, err := SweepOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := EngineLeftovers(ctx, living.Dir); len(left) != 1 {
+		t.Errorf("the sweep removed what a living test owns: %v left", left)
 	}
 }

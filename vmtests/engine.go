@@ -29,11 +29,15 @@ type Engine struct {
 // service on a socket in dir, to be stopped by its PID with Stop. It sets
 // what testcontainers reads: DOCKER_HOST, no reaper container (the
 // environment removes its own, and Podman runs no reaper), and the
-// published ports' host.
+// published ports' host. First it removes what killed tests left in the
+// engine (SweepOrphans).
 func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 	configureTestcontainers()
 	os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
 	if host := os.Getenv("DOCKER_HOST"); host != "" {
+		if _, err := SweepOrphans(ctx); err != nil {
+			return nil, fmt.Errorf("%s: remove the containers of killed tests: %w", host, err)
+		}
 		return &Engine{Host: host}, nil
 	}
 	podman, err := exec.LookPath("podman")
@@ -77,6 +81,10 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 		return nil, err
 	}
 	os.Setenv("DOCKER_HOST", eng.Host)
+	if _, err := SweepOrphans(ctx); err != nil {
+		eng.Stop()
+		return nil, fmt.Errorf("remove the containers of killed tests: %w", err)
+	}
 	return eng, nil
 }
 

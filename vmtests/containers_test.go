@@ -1,14 +1,11 @@
 package vmtests
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -238,15 +235,8 @@ func TestKilledTestLeavesNoContainers(t *testing.T) {
 	EngineT(t)
 	dir := t.TempDir()
 	// The helper uses this test's engine (DOCKER_HOST), which outlives it.
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledTestLeavesNoContainers$")
-	cmd.Env = append(os.Environ(), "PODROLES_CONTAINERS_HELPER="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { removeLeftovers(context.Background(), dir) })
-	sc := bufio.NewScanner(out)
+	cmd, sc := startHelper(t, "TestKilledTestLeavesNoContainers", "PODROLES_CONTAINERS_HELPER="+dir)
 	for sc.Scan() {
 		if line := sc.Text(); line == "ready" {
 			break

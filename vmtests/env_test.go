@@ -119,19 +119,8 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 	dir, _ := os.MkdirTemp("", "podroles-env-")
 	os.Chmod(dir, 0o711)
 	defer os.RemoveAll(dir)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledTestLeavesNothing$")
-	cmd.Env = append(os.Environ(), "PODROLES_ENV_HELPER="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
+	cmd, sc := startHelper(t, "TestKilledTestLeavesNothing", "PODROLES_ENV_HELPER="+dir)
 	var procs []*proc
-	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) == 0 {
@@ -155,4 +144,26 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	requireGone(t, procs)
+}
+
+// startHelper runs this test binary's test as a helper process with a
+// variable that makes it the helper, and returns its output, line by
+// line. The helper dies with the test; the test may kill it sooner.
+func startHelper(t *testing.T, test, variable string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), variable)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd, bufio.NewScanner(out)
 }

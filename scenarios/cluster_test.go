@@ -84,7 +84,7 @@ type deployed struct {
 	pods map[string]*vmtests.BoundPod
 }
 
-func deploy(t *testing.T, ctx context.Context, cp *vmtests.ControlPlane, example, namespace string, forwards vmtests.Forwards) *deployed {
+func deploy(t *testing.T, ctx context.Context, cp *vmtests.ControlPlane, example, namespace string, bindings vmtests.Bindings) *deployed {
 	t.Helper()
 	s, err := nixeval.FileSource("../examples/" + example)
 	if err != nil {
@@ -101,7 +101,7 @@ func deploy(t *testing.T, ctx context.Context, cp *vmtests.ControlPlane, example
 	if err := cp.Apply(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	pods, err := cp.Bind(ctx, p, forwards)
+	pods, err := cp.Bind(ctx, p, bindings)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestLDAPSuiteOnClusterInventory(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	d := deploy(t, ctx, cp, "directory.nix", env.Namespace, env.Forwards())
+	d := deploy(t, ctx, cp, "directory.nix", env.Namespace, env.Bindings())
 	base, err := inventory.LoadBase(env.Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -470,7 +470,7 @@ func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
 	env := vmtests.Start(t, vmtests.Options{Node: "directory"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	d := deploy(t, ctx, cp, "directory.nix", "streaming", env.Forwards())
+	d := deploy(t, ctx, cp, "directory.nix", "streaming", env.Bindings())
 	base, err := inventory.LoadBase(env.Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -488,5 +488,49 @@ func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
 			t.Errorf("WebSocket refused: %d WebSocket and %d SPDY upgrades; want both, SPDY after the refusal", ws, spdy)
 		}
 		t.Logf("refuse WebSocket %v: %d WebSocket, %d SPDY upgrades", refuse, ws, spdy)
+	}
+}
+
+// TestRotationOnClusterInventory runs the secrets and rotation suites on
+// the inventory found in the cluster: secrets read through exec in each
+// pod (kwok maps a pod's /run/secrets to its environment pod's folder),
+// restarts read from the pods' status (which MirrorStatus keeps, as a
+// kubelet would, from the environment's pods), credentials revoked in
+// OpenBao. The same results as on the local inventory.
+func TestRotationOnClusterInventory(t *testing.T) {
+	t.Parallel()
+	cp := controlPlane(t)
+	// A namespace of its own on the package's control plane.
+	env := vmtests.Start(t, vmtests.Options{Node: "directory", Namespace: "rotation"})
+	requireOpenBao(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	d := deploy(t, ctx, cp, "directory.nix", env.Namespace, env.Bindings())
+	mirrorCtx, stopMirror := context.WithCancel(ctx)
+	mirrored := make(chan error, 1)
+	go func() { mirrored <- cp.MirrorStatus(mirrorCtx, d.pods) }()
+	defer func() { stopMirror(); <-mirrored }()
+	base, err := inventory.LoadBase(env.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := discover(t, ctx, cp.Kubeconfig, env.Namespace, d, base)
+	for _, pod := range inv.Roles["lldap"].Pods {
+		if pod.StatusFile != "" || pod.SecretsDir != "" || pod.UID == "" {
+			t.Fatalf("pod %s is not read through the cluster: %+v", pod.Name, pod)
+		}
+	}
+	results := runSuites(ctx, t, inv, 30*time.Second, "secrets", "rotation")
+	for id, r := range results {
+		want := scenarios.Passed
+		if id == "secrets/identity-not-readable" {
+			want = scenarios.Skipped // a cluster pod's file system is not the host's to look at
+		}
+		if r.Status != want {
+			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
+		}
+	}
+	if notes := strings.Join(results["rotation/restart-secret-restarts"].Steps[0].Notes, "\n"); !strings.Contains(notes, "restarted its service in the same pod") {
+		t.Errorf("no restart seen through the pods' status: %s", notes)
 	}
 }

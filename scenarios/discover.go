@@ -208,13 +208,24 @@ func ClusterConfig(kubeconfig string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("in-cluster config: %w (outside a pod, give --kubeconfig)", err)
 		}
+		withRate(cfg)
 		return cfg, nil
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
+	withRate(cfg)
 	return cfg, nil
+}
+
+// withRate lets a client poll as the suites do (several pods, a few
+// times a second each), at kubectl's rate: client-go's default of 5
+// requests a second would make a wait fail on the client's own limiter.
+func withRate(cfg *rest.Config) {
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 }
 
 // ClusterClient returns a client of the cluster a kubeconfig names, and

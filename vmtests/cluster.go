@@ -239,13 +239,15 @@ options:
 		return err
 	}
 	// kwok runs an exec'd command from its own PATH: the fake pods'
-	// systemctl comes first on it.
+	// systemctl and cat come first on it.
 	bin := filepath.Join(cpDir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(bin, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
-		return err
+	for name, script := range map[string]string{"systemctl": fakeSystemctl, "cat": fakeCat} {
+		if err := writeFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			return err
+		}
 	}
 	kubelet := net.JoinHostPort(e.kubeletAddress(), strconv.Itoa(kubeletPorts[0]))
 	if _, err := e.start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),

@@ -602,7 +602,7 @@ func clusterDir(dir string) string { return filepath.Join(dir, "cluster") }
 
 // UpCluster starts a control plane beside the environment, on its loopback
 // prefix, applies the node's plan p to it and binds the plan's pods to the
-// environment's servers through kwok (Forwards), so that the suites run on
+// environment's servers through kwok (Bindings), so that the suites run on
 // a cluster inventory of the same world. Down stops it with the rest.
 func (e *Env) UpCluster(ctx context.Context, p *plan.Plan) (*ControlPlane, error) {
 	cp, err := StartControlPlane(ctx, ControlPlaneOptions{Dir: clusterDir(e.Dir), Loopback: e.Loopback, Nodes: true, Detached: e.Detached})
@@ -613,7 +613,7 @@ func (e *Env) UpCluster(ctx context.Context, p *plan.Plan) (*ControlPlane, error
 	if err := cp.Apply(ctx, p); err != nil {
 		return nil, fmt.Errorf("env: cluster: %w", err)
 	}
-	if _, err := cp.Bind(ctx, p, e.Forwards()); err != nil {
+	if _, err := cp.Bind(ctx, p, e.Bindings()); err != nil {
 		return nil, fmt.Errorf("env: cluster: %w", err)
 	}
 	return cp, nil

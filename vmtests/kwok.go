@@ -22,6 +22,7 @@ import (
 
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // KWOK's pods run nothing: what a pod answers to exec and port-forward is
@@ -61,6 +62,20 @@ for unit in "$@"; do
 		printf 'LoadState=not-found\nActiveState=inactive\nSubState=dead\nResult=success\nExecMainStartTimestampMonotonic=0\n'
 	fi
 done
+`
+
+// fakeCat stands in for cat in a pod of a role with secrets: the pod's
+// /run/secrets is the local environment's folder of that pod's secrets,
+// $PODROLES_SECRETS; other paths are the host's.
+const fakeCat = `#!/bin/sh
+for arg; do
+	shift
+	case "$arg" in
+	/run/secrets/*) set -- "$@" "${PODROLES_SECRETS:?this pod has no secrets}/${arg#/run/secrets/}" ;;
+	*) set -- "$@" "$arg" ;;
+	esac
+done
+exec /bin/cat "$@"
 `
 
 // applyCRDs creates the CustomResourceDefinitions of YAML documents and
@@ -111,10 +126,19 @@ func (cp *ControlPlane) dynamic() (dynamic.Interface, error) {
 	return dynamic.NewForConfig(cfg)
 }
 
-// Forwards says where the ports of the pods of a role lead: for the pod
-// with index i (in name order) of role, a map from each port of the pod to
-// a local address "host:port". Ports it leaves out are not served.
-type Forwards func(role string, i int) map[int32]string
+// PodBinding says what a fake pod answers with: where each of its ports
+// leads (a local address "host:port"; ports left out are not served), the
+// folder its /run/secrets reads, and the status file of the pod of the
+// environment whose restarts it reports (MirrorStatus).
+type PodBinding struct {
+	Forwards   map[int32]string
+	SecretsDir string
+	StatusFile string
+}
+
+// Bindings gives the binding of the pod with index i (in name order) of a
+// role.
+type Bindings func(role string, i int) PodBinding
 
 // BoundPod is a pod that Bind made answer.
 type BoundPod struct {
@@ -122,7 +146,8 @@ type BoundPod struct {
 	// Units are the units the pod's systemd runs, from its units
 	// annotation; nil for a pod of a service's image.
 	Units []string
-	dir   string
+	PodBinding
+	dir string
 }
 
 // Bind waits until every pod of the plan's Deployments runs, then makes
@@ -131,7 +156,7 @@ type BoundPod struct {
 // the pod's units annotation are active (as k8s-pod.nix would start them);
 // each port forwards to the address forwards gives. It returns the pods by
 // name.
-func (cp *ControlPlane) Bind(ctx context.Context, p *plan.Plan, forwards Forwards) (map[string]*BoundPod, error) {
+func (cp *ControlPlane) Bind(ctx context.Context, p *plan.Plan, bindings Bindings) (map[string]*BoundPod, error) {
 	client, err := cp.Client()
 	if err != nil {
 		return nil, err
@@ -162,6 +187,9 @@ func (cp *ControlPlane) Bind(ctx context.Context, p *plan.Plan, forwards Forward
 		role := d.Spec.Template.Labels[plan.LabelRole]
 		for i, pod := range pods {
 			b := &BoundPod{Namespace: pod.Namespace, Name: pod.Name, Role: role, dir: filepath.Join(cp.env.Dir, "control-plane", "pods", pod.Namespace, pod.Name)}
+			if bindings != nil {
+				b.PodBinding = bindings(role, i)
+			}
 			if slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == plan.ContainerNode }) {
 				b.Units = []string{}
 				if a := pod.Annotations[plan.AnnotationUnits]; a != "" {
@@ -171,24 +199,26 @@ func (cp *ControlPlane) Bind(ctx context.Context, p *plan.Plan, forwards Forward
 			if err := b.writeUnits(); err != nil {
 				return nil, err
 			}
+			envs := []any{map[string]any{"name": "PODROLES_UNITS", "value": filepath.Join(b.dir, "units")}}
+			if b.SecretsDir != "" {
+				envs = append(envs, map[string]any{"name": "PODROLES_SECRETS", "value": b.SecretsDir})
+			}
 			if err := createKwokObject(ctx, dyn, execResource, "Exec", pod, map[string]any{"execs": []any{map[string]any{
-				"local": map[string]any{"workDir": b.dir, "envs": []any{map[string]any{"name": "PODROLES_UNITS", "value": filepath.Join(b.dir, "units")}}},
+				"local": map[string]any{"workDir": b.dir, "envs": envs},
 			}}}); err != nil {
 				return nil, err
 			}
 			var fw []any
-			if forwards != nil {
-				for port, addr := range forwards(role, i) {
-					host, target, err := net.SplitHostPort(addr)
-					if err != nil {
-						return nil, fmt.Errorf("forward of port %d of pod %s: %w", port, pod.Name, err)
-					}
-					targetPort, err := strconv.ParseInt(target, 10, 32)
-					if err != nil {
-						return nil, fmt.Errorf("forward of port %d of pod %s: %q is no port", port, pod.Name, target)
-					}
-					fw = append(fw, map[string]any{"ports": []any{int64(port)}, "target": map[string]any{"address": host, "port": targetPort}})
+			for port, addr := range b.Forwards {
+				host, target, err := net.SplitHostPort(addr)
+				if err != nil {
+					return nil, fmt.Errorf("forward of port %d of pod %s: %w", port, pod.Name, err)
 				}
+				targetPort, err := strconv.ParseInt(target, 10, 32)
+				if err != nil {
+					return nil, fmt.Errorf("forward of port %d of pod %s: %q is no port", port, pod.Name, target)
+				}
+				fw = append(fw, map[string]any{"ports": []any{int64(port)}, "target": map[string]any{"address": host, "port": targetPort}})
 			}
 			if len(fw) > 0 {
 				if err := createKwokObject(ctx, dyn, portForwardResource, "PortForward", pod, map[string]any{"forwards": fw}); err != nil {
@@ -242,17 +272,66 @@ func (b *BoundPod) SetUnit(unit string, active bool) error {
 	return writeFile(path, []byte("Type=simple\nLoadState=loaded\nActiveState=active\nSubState=running\nResult=success\nExecMainStartTimestampMonotonic=4242\n"), 0o644)
 }
 
-// Forwards binds the pods of a node's roles to the environment's
-// servers: the i-th pod of lldap to the i-th slapd replica, authelia's to
-// authelia.
-func (e *Env) Forwards() Forwards {
-	return func(role string, i int) map[int32]string {
+// Bindings binds the pods of a node's roles to the environment's servers:
+// the i-th pod of lldap to the i-th slapd replica, its secrets and status,
+// authelia's to authelia.
+func (e *Env) Bindings() Bindings {
+	return func(role string, i int) PodBinding {
 		switch {
 		case role == "lldap" && i < replicas:
-			return map[int32]string{PortLDAPS: net.JoinHostPort(e.podAddress(i), strconv.Itoa(PortLDAPS))}
+			b := PodBinding{Forwards: map[int32]string{PortLDAPS: net.JoinHostPort(e.podAddress(i), strconv.Itoa(PortLDAPS))}}
+			if e.tools.vault != "" {
+				b.SecretsDir, b.StatusFile = e.podSecretsDir(i), e.podStatusFile(e.podName(i))
+			}
+			return b
 		case role == "authelia" && i == 0 && e.tools.vault != "":
-			return map[int32]string{PortAuthelia: net.JoinHostPort(e.autheliaPodAddress(), strconv.Itoa(PortAuthelia))}
+			return PodBinding{
+				Forwards:   map[int32]string{PortAuthelia: net.JoinHostPort(e.autheliaPodAddress(), strconv.Itoa(PortAuthelia))},
+				SecretsDir: e.autheliaSecretsDir(), StatusFile: e.podStatusFile(e.autheliaPodName()),
+			}
 		}
-		return nil
+		return PodBinding{}
+	}
+}
+
+// MirrorStatus reports, as a kubelet does, the restarts of each bound
+// pod's environment pod as the restart count of the pod's first
+// container (its service's), until ctx ends: the rotation suite then
+// reads the restarts of a cluster's pods from their status.
+func (cp *ControlPlane) MirrorStatus(ctx context.Context, pods map[string]*BoundPod) error {
+	client, err := cp.Client()
+	if err != nil {
+		return err
+	}
+	reported := map[string]int32{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for name, b := range pods {
+			if b.StatusFile == "" {
+				continue
+			}
+			st, err := inventory.ReadPodStatus(b.StatusFile)
+			if err != nil || int32(st.RestartCount) == reported[name] {
+				continue
+			}
+			pod, err := client.CoreV1().Pods(b.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || len(pod.Status.ContainerStatuses) == 0 {
+				continue
+			}
+			for i, c := range pod.Status.ContainerStatuses {
+				if c.Name == pod.Spec.Containers[0].Name {
+					pod.Status.ContainerStatuses[i].RestartCount = int32(st.RestartCount)
+				}
+			}
+			if _, err := client.CoreV1().Pods(b.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err == nil {
+				reported[name] = int32(st.RestartCount)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
 	}
 }

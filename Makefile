@@ -53,7 +53,7 @@ env-demo: deps servers build
 	$(BIN) env up --dir $(ENV_DIR) --cluster examples/directory.nix
 	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; \
 	  $(BIN) scenarios run --kubeconfig $(ENV_DIR)/cluster/kubeconfig --namespace directory --node directory \
-	    --inventory $(ENV_DIR)/inventory.yaml examples/directory.nix --suite deployments,units,ldap || rc=$$?; \
+	    --inventory $(ENV_DIR)/inventory.yaml examples/directory.nix --suite deployments,units,ldap,postgres,secrets || rc=$$?; \
 	  $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
 # Servers built from the Go module proxy at exact versions, each from a

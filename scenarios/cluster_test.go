@@ -530,7 +530,7 @@ func TestRotationOnClusterInventory(t *testing.T) {
 			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
 		}
 	}
-	if notes := strings.Join(results["rotation/restart-secret-restarts"].Steps[0].Notes, "\n"); !strings.Contains(notes, "restarted its service in the same pod") {
-		t.Errorf("no restart seen through the pods' status: %s", notes)
+	if r := results["rotation/restart-secret-restarts"]; r == nil || len(r.Steps) == 0 || !strings.Contains(strings.Join(r.Steps[0].Notes, "\n"), "restarted its service in the same pod") {
+		t.Errorf("no restart seen through the pods' status: %+v", r)
 	}
 }

@@ -126,9 +126,9 @@ func Permanent(err error) error { return &permanent{err} }
 // first call that fails: it shows that something does not happen over a
 // window, polling, where a test would otherwise sleep.
 func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) error) error {
-	// A check runs under the caller's context, not the window's: a request
-	// that the window's end would cut short is no failure of what it
-	// watches.
+	// A check runs under the caller's context, not the window's, bounded
+	// by a window of its own: a request that the window's end would cut
+	// short is no failure of what it watches.
 	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, p.Within)
 	defer cancel()
@@ -136,7 +136,10 @@ func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) 
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for tries := 1; ; tries++ {
-		if err := check(outer); err != nil {
+		checkCtx, cancelCheck := context.WithTimeout(outer, p.Within)
+		err := check(checkCtx)
+		cancelCheck()
+		if err != nil {
 			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err}
 		}
 		select {

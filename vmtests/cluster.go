@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -244,7 +245,11 @@ options:
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	for name, script := range map[string]string{"systemctl": fakeSystemctl, "cat": fakeCat} {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		return fmt.Errorf("control plane: the pods' cat stands in front of the host's, and there is none: %w", err)
+	}
+	for name, script := range map[string]string{"systemctl": fakeSystemctl, "cat": strings.ReplaceAll(fakeCat, "exec CAT", "exec "+shellQuote([]string{cat}))} {
 		if err := writeFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	mobynetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -217,22 +218,28 @@ func signalName(sig syscall.Signal) string {
 const LabelEnv = "podroles.fediversity.eu/env"
 
 // LabelOwner marks the containers and network of an attached environment
-// (a test's) with the process that owns them, as PID-STARTTIME: the
+// (a test's) with the process that owns them, as PID-STARTTIME@SCOPE: the
 // processes of a killed test die with it, its containers do not, and
 // SweepOrphans removes them once their owner is gone.
 const LabelOwner = "podroles.fediversity.eu/owner"
 
-// labels are what the environment's containers and network carry.
+// labels are what the environment's containers and network carry. An
+// environment of env up (detached) has no owner: env down removes it.
 func (e *Env) labels() map[string]string {
 	l := map[string]string{LabelEnv: e.Dir}
 	if !e.Detached {
-		owner := e.owner
-		if owner == "" {
-			owner = fmt.Sprintf("%d-%s", os.Getpid(), startTime(os.Getpid()))
-		}
-		l[LabelOwner] = owner
+		l[LabelOwner] = fmt.Sprintf("%d-%s@%s", os.Getpid(), startTime(os.Getpid()), processScope())
 	}
 	return l
+}
+
+// processScope names where a PID means this process: the boot and the PID
+// namespace. An engine may be shared with other hosts or namespaces, whose
+// PIDs this process cannot judge.
+func processScope() string {
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	return strings.TrimSpace(string(boot)) + "/" + ns
 }
 
 // SweepOrphans removes the containers and networks of attached
@@ -255,7 +262,8 @@ func SweepOrphans(ctx context.Context) ([]string, error) {
 		if ownerAlive(c.Labels[LabelOwner]) {
 			continue
 		}
-		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+		// Another test binary's sweep may remove it first.
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !goneOrGoing(err) {
 			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
 			continue
 		}
@@ -269,7 +277,7 @@ func SweepOrphans(ctx context.Context) ([]string, error) {
 		if ownerAlive(n.Labels[LabelOwner]) {
 			continue
 		}
-		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !goneOrGoing(err) {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 			continue
 		}
@@ -278,12 +286,24 @@ func SweepOrphans(ctx context.Context) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// ownerAlive says the process PID-STARTTIME still runs: the same PID
-// with the same start time, so that a reused PID is no owner.
+// goneOrGoing is an engine's answer for what another removal took first.
+func goneOrGoing(err error) bool { return cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) }
+
+// ownerAlive says the owner PID-STARTTIME@SCOPE still runs: the same PID
+// with the same start time, so that a reused PID is no owner. An owner of
+// another boot or PID namespace, or one it cannot read, counts as alive:
+// it is not this process's to judge.
 func ownerAlive(owner string) bool {
-	pid, start, ok := strings.Cut(owner, "-")
+	proc, scope, ok := strings.Cut(owner, "@")
+	if !ok || scope != processScope() {
+		return true
+	}
+	pid, start, ok := strings.Cut(proc, "-")
 	n, err := strconv.Atoi(pid)
-	return ok && err == nil && start != "" && startTime(n) == start
+	if !ok || err != nil || start == "" {
+		return true
+	}
+	return startTime(n) == start
 }
 
 // podContainer is a pod of the environment run as a container, as

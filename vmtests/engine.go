@@ -35,9 +35,7 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 	configureTestcontainers()
 	os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
 	if host := os.Getenv("DOCKER_HOST"); host != "" {
-		if _, err := SweepOrphans(ctx); err != nil {
-			return nil, fmt.Errorf("%s: remove the containers of killed tests: %w", host, err)
-		}
+		sweep(ctx)
 		return &Engine{Host: host}, nil
 	}
 	podman, err := exec.LookPath("podman")
@@ -81,11 +79,16 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 		return nil, err
 	}
 	os.Setenv("DOCKER_HOST", eng.Host)
-	if _, err := SweepOrphans(ctx); err != nil {
-		eng.Stop()
-		return nil, fmt.Errorf("remove the containers of killed tests: %w", err)
-	}
+	sweep(ctx)
 	return eng, nil
+}
+
+// sweep removes what killed tests left: housekeeping, whose trouble is
+// said but stops no test.
+func sweep(ctx context.Context) {
+	if _, err := SweepOrphans(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "podroles: removing the containers of killed tests: %s\n", oneLineErr(err))
+	}
 }
 
 // Stop stops the Podman service that StartEngine started, by its PID

@@ -97,9 +97,6 @@ type Env struct {
 	run provider
 	// cluster is the control plane that UpCluster started, if any.
 	cluster *ControlPlane
-	// owner overrides the owner label of the environment's containers
-	// (a test's orphan).
-	owner string
 
 	secrets secrets
 	pgPort  int

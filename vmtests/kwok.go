@@ -67,6 +67,8 @@ done
 // fakeCat stands in for cat in a pod of a role with secrets: the pod's
 // /run/secrets is the local environment's folder of that pod's secrets,
 // $PODROLES_SECRETS; other paths are the host's.
+// The host's cat, found before the stand-in comes first on kwok's PATH,
+// goes in for CAT.
 const fakeCat = `#!/bin/sh
 for arg; do
 	shift
@@ -75,7 +77,7 @@ for arg; do
 	*) set -- "$@" "$arg" ;;
 	esac
 done
-exec /bin/cat "$@"
+exec CAT "$@"
 `
 
 // applyCRDs creates the CustomResourceDefinitions of YAML documents and
@@ -154,8 +156,8 @@ type BoundPod struct {
 // each answer through kwok: exec in a pod of the node's image runs the
 // fake systemctl over unit states of its own, where exactly the units of
 // the pod's units annotation are active (as k8s-pod.nix would start them);
-// each port forwards to the address forwards gives. It returns the pods by
-// name.
+// each port forwards to the address its binding gives, and its
+// /run/secrets is its binding's folder. It returns the pods by name.
 func (cp *ControlPlane) Bind(ctx context.Context, p *plan.Plan, bindings Bindings) (map[string]*BoundPod, error) {
 	client, err := cp.Client()
 	if err != nil {
@@ -303,7 +305,6 @@ func (cp *ControlPlane) MirrorStatus(ctx context.Context, pods map[string]*Bound
 	if err != nil {
 		return err
 	}
-	reported := map[string]int32{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -312,20 +313,26 @@ func (cp *ControlPlane) MirrorStatus(ctx context.Context, pods map[string]*Bound
 				continue
 			}
 			st, err := inventory.ReadPodStatus(b.StatusFile)
-			if err != nil || int32(st.RestartCount) == reported[name] {
-				continue
+			if err != nil {
+				continue // not written yet
 			}
 			pod, err := client.CoreV1().Pods(b.Namespace).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || len(pod.Status.ContainerStatuses) == 0 {
-				continue
+			if err != nil {
+				continue // tried again at the next tick
 			}
+			// The pod's own count is compared, not what was reported: a
+			// status rewritten meanwhile is put right again.
+			changed := false
 			for i, c := range pod.Status.ContainerStatuses {
-				if c.Name == pod.Spec.Containers[0].Name {
+				if c.Name == pod.Spec.Containers[0].Name && c.RestartCount != int32(st.RestartCount) {
 					pod.Status.ContainerStatuses[i].RestartCount = int32(st.RestartCount)
+					changed = true
 				}
 			}
-			if _, err := client.CoreV1().Pods(b.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err == nil {
-				reported[name] = int32(st.RestartCount)
+			if changed {
+				// A conflict with kwok's own update is retried at the next
+				// tick.
+				client.CoreV1().Pods(b.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 			}
 		}
 		select {

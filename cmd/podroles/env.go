@@ -51,7 +51,8 @@ engine (docker logs) after.
 With --cluster and the node's sources, a Kubernetes control plane starts
 too (make servers builds it), with KWOK as the kubelet of a fake node: the
 node's plan is applied, and its pods answer with the environment's servers,
-so that the cluster suites run against it.`,
+so that the cluster suites run against it (all but rotation, whose
+restarts a kubelet reports and kwok's pods do not).`,
 		Example: `  podroles env up --dir /tmp/env
   podroles env up --dir /tmp/env --cluster examples/directory.nix`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -84,7 +85,9 @@ so that the cluster suites run against it.`,
 				}
 				return err
 			}
-			fmt.Fprintf(io.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s\n",
+			// rotation needs a kubelet's restart counts, which kwok's pods
+			// do not report by themselves.
+			fmt.Fprintf(io.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s --suite deployments,units,ldap,postgres,secrets\n",
 				cp.Kubeconfig, env.Namespace, env.Node, env.Inventory, strings.Join(sources.describe(args), " "))
 			return nil
 		},

@@ -66,30 +66,28 @@ type clusterView struct {
 	plan   *plan.Plan
 }
 
-// clusterPlan connects to the inventory's cluster and plans the node.
+// clusterPlan is the inventory's cluster, connected once per run of a
+// scenario, with the node's plan.
 func clusterPlan(s *State) (*clusterView, error) {
-	c := s.Inv.Cluster
-	doc, err := nixeval.ReadFacts(c.FactsFile)
+	c, err := stateCluster(s)
+	if err != nil || c.plan != nil {
+		return c, err
+	}
+	facts := s.Inv.Cluster.FactsFile
+	doc, err := nixeval.ReadFacts(facts)
 	if err != nil {
-		return nil, Permanent(fmt.Errorf("facts %s: %w", c.FactsFile, err))
+		return nil, Permanent(fmt.Errorf("facts %s: %w", facts, err))
 	}
 	i := slices.IndexFunc(doc.Nodes, func(n *nixeval.Node) bool { return n.Name == s.Inv.Node })
 	if i < 0 {
-		return nil, Permanent(fmt.Errorf("facts %s have no node %s", c.FactsFile, s.Inv.Node))
+		return nil, Permanent(fmt.Errorf("facts %s have no node %s", facts, s.Inv.Node))
 	}
-	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: c.Namespace})
+	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: s.Inv.Cluster.Namespace})
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	cfg, err := ClusterConfig(c.Kubeconfig)
-	if err != nil {
-		return nil, Permanent(err)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, Permanent(err)
-	}
-	return &clusterView{client: client, config: cfg, node: doc.Nodes[i], plan: p}, nil
+	c.node, c.plan = doc.Nodes[i], p
+	return c, nil
 }
 
 func deploymentsAsPlanned(ctx context.Context, s *State) error {

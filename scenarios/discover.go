@@ -83,14 +83,11 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ClusterConfig(o.Kubeconfig)
+	c, err := connect(o.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
+	cfg, client := c.config, c.client
 	if _, err := client.Discovery().ServerVersion(); err != nil {
 		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneLine(err))
 	}
@@ -231,15 +228,25 @@ func withRate(cfg *rest.Config) {
 // ClusterClient returns a client of the cluster a kubeconfig names, and
 // the API server's address.
 func ClusterClient(kubeconfig string) (kubernetes.Interface, string, error) {
-	cfg, err := ClusterConfig(kubeconfig)
+	c, err := connect(kubeconfig)
 	if err != nil {
 		return nil, "", err
 	}
+	return c.client, c.config.Host, nil
+}
+
+// connect makes a client of the cluster a kubeconfig names (the pod's own
+// with none), keeping its config for the streaming calls.
+func connect(kubeconfig string) (*clusterView, error) {
+	cfg, err := ClusterConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
-	return client, cfg.Host, nil
+	return &clusterView{client: client, config: cfg}, nil
 }
 
 // discoverError says in one line which object could not be read and why:

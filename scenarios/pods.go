@@ -42,11 +42,11 @@ func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endp
 	if !inCluster(inv, pod) {
 		return inventory.ReadPodStatus(pod.StatusFile)
 	}
-	client, _, err := ClusterClient(inv.Cluster.Kubeconfig)
+	c, err := connect(inv.Cluster.Kubeconfig)
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	return clusterPodStatus(ctx, client, inv.Cluster.Namespace, pod)
+	return clusterPodStatus(ctx, c.client, inv.Cluster.Namespace, pod)
 }
 
 func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint) (*inventory.PodStatus, error) {
@@ -99,15 +99,10 @@ func stateCluster(s *State) (*clusterView, error) {
 	if c, ok := s.Values[clusterKey].(*clusterView); ok {
 		return c, nil
 	}
-	cfg, err := ClusterConfig(s.Inv.Cluster.Kubeconfig)
+	c, err := connect(s.Inv.Cluster.Kubeconfig)
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, Permanent(err)
-	}
-	c := &clusterView{client: client, config: cfg}
 	s.Values[clusterKey] = c
 	return c, nil
 }

@@ -246,12 +246,19 @@ func processScope() string {
 // environments whose owner process is gone (a test killed, or stopped by
 // Ctrl-C, which runs no cleanup), and says what it removed.
 func SweepOrphans(ctx context.Context) ([]string, error) {
+	return removeLabelled(ctx, LabelOwner, func(labels map[string]string) bool { return ownerAlive(labels[LabelOwner]) })
+}
+
+// removeLabelled removes the containers, then the networks, that carry
+// label (KEY or KEY=VALUE), but those keep says to keep, and says what it
+// removed. What another removal took first is no error.
+func removeLabelled(ctx context.Context, label string, keep func(labels map[string]string) bool) ([]string, error) {
 	cli, err := engineClient(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer cli.Close()
-	filter := client.Filters{}.Add("label", LabelOwner)
+	filter := client.Filters{}.Add("label", label)
 	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
 	if err != nil {
 		return nil, err
@@ -259,10 +266,9 @@ func SweepOrphans(ctx context.Context) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, c := range cs.Items {
-		if ownerAlive(c.Labels[LabelOwner]) {
+		if keep != nil && keep(c.Labels) {
 			continue
 		}
-		// Another test binary's sweep may remove it first.
 		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !goneOrGoing(err) {
 			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
 			continue
@@ -274,7 +280,7 @@ func SweepOrphans(ctx context.Context) ([]string, error) {
 		return removed, errors.Join(append(errs, err)...)
 	}
 	for _, n := range ns.Items {
-		if ownerAlive(n.Labels[LabelOwner]) {
+		if keep != nil && keep(n.Labels) {
 			continue
 		}
 		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !goneOrGoing(err) {
@@ -539,8 +545,11 @@ func (e *Env) containerName(name string) string {
 }
 
 // imagePorts are the ports an image declares, pulling it first when the
-// engine lacks it.
+// engine lacks it; asked once per image.
 func (e *Env) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port, error) {
+	if ports, ok := e.declared[image]; ok {
+		return ports, nil
+	}
 	provider, err := testcontainers.NewDockerProvider()
 	if err != nil {
 		return nil, fmt.Errorf("the container engine: %w", err)
@@ -565,6 +574,10 @@ func (e *Env) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port,
 			ports = append(ports, p)
 		}
 	}
+	if e.declared == nil {
+		e.declared = map[string][]mobynetwork.Port{}
+	}
+	e.declared[image] = ports
 	return ports, nil
 }
 
@@ -629,32 +642,8 @@ func EngineLeftovers(ctx context.Context, dir string) ([]string, error) {
 // network labelled with dir (env down of an environment whose process is
 // gone).
 func removeLeftovers(ctx context.Context, dir string) error {
-	cli, err := engineClient(ctx)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	filter := client.Filters{}.Add("label", LabelEnv+"="+dir)
-	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, c := range cs.Items {
-		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
-			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
-		}
-	}
-	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: filter})
-	if err != nil {
-		return errors.Join(append(errs, err)...)
-	}
-	for _, n := range ns.Items {
-		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
-			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
-		}
-	}
-	return errors.Join(errs...)
+	_, err := removeLabelled(ctx, LabelEnv+"="+dir, nil)
+	return err
 }
 
 func engineClient(ctx context.Context) (*testcontainers.DockerClient, error) {

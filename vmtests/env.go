@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	mobynetwork "github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/fediversity/podroles/internal/openbao"
@@ -92,6 +93,7 @@ type Env struct {
 	network    *testcontainers.DockerNetwork
 	containers []*podContainer
 	ips        map[string]string
+	declared   map[string][]mobynetwork.Port // ports by image
 
 	// run runs the servers, as the provider says.
 	run provider

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/vmtests"
 )
@@ -105,19 +103,15 @@ restarts a kubelet reports and kwok's pods do not).`,
 // envPlan plans the environment's node from the sources, in the namespace
 // the environment serves.
 func envPlan(cmd *cobra.Command, opts vmtests.Options, sources sourceOptions, args []string, io *streams) (*plan.Plan, error) {
-	nodes, err := sources.load(cmd.Context(), args, io.ErrOut)
+	node, err := sources.loadNode(cmd.Context(), args, io.ErrOut, opts.Node)
 	if err != nil {
 		return nil, err
-	}
-	i := slices.IndexFunc(nodes, func(n *nixeval.Node) bool { return n.Name == opts.Node })
-	if i < 0 {
-		return nil, fmt.Errorf("--cluster: the sources give no node %s (--node)", opts.Node)
 	}
 	namespace := opts.Namespace
 	if namespace == "" {
 		namespace = opts.Node
 	}
-	return plan.Make(nodes[i], plan.Options{Namespace: namespace})
+	return plan.Make(node, plan.Options{Namespace: namespace})
 }
 
 func newEnvDownCmd(io *streams) *cobra.Command {

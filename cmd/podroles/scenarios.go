@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -198,20 +197,16 @@ func (o *scenariosRunOptions) loadInventory(ctx context.Context, args []string) 
 			return nil, nothing, err
 		}
 	}
-	nodes, err := o.sources.load(ctx, args, o.io.ErrOut)
+	node, err := o.sources.loadNode(ctx, args, o.io.ErrOut, o.node)
 	if err != nil {
 		return nil, nothing, err
-	}
-	i := slices.IndexFunc(nodes, func(n *nixeval.Node) bool { return n.Name == o.node })
-	if i < 0 {
-		return nil, nothing, fmt.Errorf("--node %s: the sources give no node %s", o.node, o.node)
 	}
 	dir, err := os.MkdirTemp("", "podroles-discovered-")
 	if err != nil {
 		return nil, nothing, err
 	}
 	d, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{
-		Kubeconfig: o.kubeconfig, Namespace: o.namespace, Node: nodes[i], Dir: dir,
+		Kubeconfig: o.kubeconfig, Namespace: o.namespace, Node: node, Dir: dir,
 		Base: base, Direct: o.inCluster, Log: o.io.ErrOut,
 	})
 	if err != nil {

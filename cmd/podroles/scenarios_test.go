@@ -69,6 +69,8 @@ func TestScenariosCannotRun(t *testing.T) {
 		{[]string{"scenarios", "run"}, "podroles scenarios run: give --inventory FILE"},
 		{[]string{"scenarios", "run", "--kubeconfig", bad}, "podroles scenarios run: --kubeconfig and --in-cluster need --namespace and --node"},
 		{[]string{"scenarios", "run", "--in-cluster", "--kubeconfig", bad}, "podroles scenarios run: --in-cluster and --kubeconfig exclude each other"},
+		{[]string{"scenarios", "run", "--kubeconfig", bad, "--namespace", "x", "--node", "nope", repo("examples/directory.nix")}, "podroles scenarios run: --node nope: the sources give no node nope"},
+		{[]string{"env", "up", "--dir", dir, "--node", "nope", "--cluster", repo("examples/directory.nix")}, "podroles env up: --node nope: the sources give no node nope"},
 		// Outside a pod there is no service account to reach the cluster.
 		{[]string{"scenarios", "run", "--in-cluster", "--namespace", "directory", "--node", "directory", repo("examples/directory.nix")}, "podroles scenarios run: in-cluster config: "},
 		{[]string{"scenarios", "run", "--inventory", bad}, "podroles scenarios run: inventory " + bad + ": roles: no roles"},

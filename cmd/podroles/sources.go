@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -125,4 +126,18 @@ func (o *sourceOptions) describe(args []string) []string {
 		out = append(out, "--k8s-pod-module", o.k8sPodModule)
 	}
 	return append(out, args...)
+}
+
+// loadNode evaluates the sources and returns the node named name, which
+// the flag --node names.
+func (o *sourceOptions) loadNode(ctx context.Context, args []string, errOut io.Writer, name string) (*nixeval.Node, error) {
+	nodes, err := o.load(ctx, args, errOut)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(nodes, func(n *nixeval.Node) bool { return n.Name == name })
+	if i < 0 {
+		return nil, fmt.Errorf("--node %s: the sources give no node %s", name, name)
+	}
+	return nodes[i], nil
 }

@@ -141,7 +141,7 @@ func (e *Env) startAuthelia(ctx context.Context) error {
 	if err := writeFile(conf, []byte(e.autheliaConfig()), 0o600); err != nil {
 		return err
 	}
-	argv, err := e.podCommand(e.autheliaPodName(), e.autheliaSecretsDir(), e.autheliaSecrets(), []string{e.tools.authelia, "--config", conf})
+	argv, err := e.podCommand(e.autheliaPodName(), e.autheliaSecretsDir(), e.autheliaSecrets(), nil, []string{e.tools.authelia, "--config", conf})
 	if err != nil {
 		return err
 	}

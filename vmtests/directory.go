@@ -135,7 +135,7 @@ func (e *Env) startDirectory(ctx context.Context) error {
 			before: [][]string{{e.tools.slapadd, "-f", conf, "-l", ldif}}}
 		listen := e.listen(e.podAddress(i))
 		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", listen, PortLDAP, listen, PortLDAPS)
-		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
+		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), nil, []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
 		if err != nil {
 			return err
 		}

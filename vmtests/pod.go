@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,6 +30,11 @@ type PodOptions struct {
 	Status string
 	// RestartOn are the files of the secrets with restart.
 	RestartOn []string
+	// EnvFiles are environment files (VAR=VALUE lines, as systemd's
+	// EnvironmentFile= reads them) whose variables the service gets, read
+	// anew at each start: a credential rotated into one reaches the
+	// restarted service.
+	EnvFiles []string
 	// Command is the service.
 	Command []string
 	Log     io.Writer
@@ -43,10 +49,26 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	uid := make([]byte, 8)
 	rand.Read(uid)
 	status := inventory.PodStatus{Pod: o.Name, UID: hex.EncodeToString(uid)}
-	seen := hashFiles(o.RestartOn)
 	backoff := time.Duration(0)
 	for {
+		// Hashed before the service reads them: a change after this
+		// restarts it, none is missed.
+		seen := hashFiles(o.RestartOn)
+		env, err := readEnvFiles(o.EnvFiles)
+		if err != nil {
+			// As a kubelet does with a container that cannot start: say
+			// why, and try again ever more slowly.
+			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
+			fmt.Fprintf(o.Log, "pod %s: %v: retrying in %s\n", o.Name, err, backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			continue
+		}
 		cmd := exec.Command(o.Command[0], o.Command[1:]...)
+		cmd.Env = append(os.Environ(), env...)
 		cmd.Stdout, cmd.Stderr = o.Log, o.Log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
@@ -74,7 +96,6 @@ func RunPod(ctx context.Context, o PodOptions) error {
 			return err
 		}
 		stopService(cmd, exited)
-		seen = hashFiles(o.RestartOn)
 		// A service that keeps crashing is restarted ever more slowly, as
 		// a kubelet backs off.
 		if crashed && time.Since(status.StartedAt) < 10*time.Second {
@@ -128,6 +149,36 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 	}
 }
 
+// readEnvFiles reads VAR=VALUE lines from files, skipping blank lines and
+// comments, and unquoting a value in matching quotes. An error names the
+// file and line, never a value: they hold secrets.
+func readEnvFiles(files []string) ([]string, error) {
+	var env []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("environment file: %w", err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || line[0] == '#' || line[0] == ';' {
+				continue
+			}
+			name, value, ok := strings.Cut(line, "=")
+			name = strings.TrimSpace(name)
+			if !ok || !shellName.MatchString(name) {
+				return nil, fmt.Errorf("environment file %s, line %d: not VAR=VALUE", f, i+1)
+			}
+			value = strings.TrimSpace(value)
+			if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+				value = value[1 : len(value)-1]
+			}
+			env = append(env, name+"="+value)
+		}
+	}
+	return env, nil
+}
+
 func stopService(cmd *exec.Cmd, exited <-chan struct{}) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -171,7 +222,7 @@ func (e *Env) podRoot(pod string) string { return filepath.Join(e.Dir, "pods", p
 // podCommand runs argv as the service of pod: through podroles' pod
 // supervisor, restarting it when a secret with restart changes, where the
 // role has secrets; as it is where it has none.
-func (e *Env) podCommand(pod, secretsDir string, secrets map[string]nixeval.Secret, argv []string) ([]string, error) {
+func (e *Env) podCommand(pod, secretsDir string, secrets map[string]nixeval.Secret, envFiles []string, argv []string) ([]string, error) {
 	if e.openbao == nil {
 		return argv, nil
 	}
@@ -186,6 +237,9 @@ func (e *Env) podCommand(pod, secretsDir string, secrets map[string]nixeval.Secr
 				cmd = append(cmd, "--restart-on", filepath.Join(secretsDir, file))
 			}
 		}
+	}
+	for _, file := range envFiles {
+		cmd = append(cmd, "--env-file", filepath.Join(secretsDir, file))
 	}
 	return append(append(cmd, "--"), argv...), nil
 }

@@ -13,7 +13,7 @@ import (
 func newPodCmd(io *streams) *cobra.Command {
 	o := vmtests.PodOptions{}
 	cmd := &cobra.Command{
-		Use:    "pod --name POD --status FILE [--restart-on FILE]... -- COMMAND [ARG]...",
+		Use:    "pod --name POD --status FILE [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",
 		Short:  "Run a service as a pod of the local environment, restarting it when a secret with restart changes",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -27,5 +27,6 @@ func newPodCmd(io *streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.Name, "name", "", "the pod's name")
 	cmd.Flags().StringVar(&o.Status, "status", "", "the file of the pod's status")
 	cmd.Flags().StringArrayVar(&o.RestartOn, "restart-on", nil, "a file of a secret with restart (repeatable)")
+	cmd.Flags().StringArrayVar(&o.EnvFiles, "env-file", nil, "an environment file whose variables the service gets, read at each start (repeatable)")
 	return cmd
 }

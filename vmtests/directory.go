@@ -184,14 +184,23 @@ func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
 		}
 		err = conn.Bind("cn=admin,"+baseDN, e.secrets.rootDN)
 		if err == nil {
-			req := ldap.NewModifyRequest(fmt.Sprintf("uid=%s,ou=people,%s", ldap.EscapeDN(uid), baseDN), nil)
-			req.Replace("userPassword", []string{ssha(password)})
-			err = conn.Modify(req)
+			err = setPassword(conn, uid, password)
 		}
 		conn.Close()
 		if err != nil {
 			return fmt.Errorf("slapd-%d: %w", i, err)
 		}
+	}
+	return nil
+}
+
+// setPassword sets a person's password through conn, bound as an admin,
+// with the password modify operation (RFC 3062): slapd hashes it as it
+// is configured to, and lldap takes a password no other way over LDAP.
+func setPassword(conn *ldap.Conn, uid, password string) error {
+	dn := fmt.Sprintf("uid=%s,ou=people,%s", ldap.EscapeDN(uid), baseDN)
+	if _, err := conn.PasswordModify(ldap.NewPasswordModifyRequest(dn, "", password)); err != nil {
+		return fmt.Errorf("set the password of %s: %w", dn, err)
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-ldap/ldap/v3"
+
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -166,4 +168,29 @@ func startHelper(t *testing.T, test, variable string) (*exec.Cmd, *bufio.Scanner
 		cmd.Wait()
 	})
 	return cmd, bufio.NewScanner(out)
+}
+
+// ChangePassword goes through the password modify operation, the one
+// way lldap takes a password over LDAP: afterwards the new password binds
+// at every replica and the old one no longer does.
+func TestChangePassword(t *testing.T) {
+	env := Start(t, Options{})
+	old := env.secrets.bind
+	if err := env.ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
+		t.Fatal(err)
+	}
+	dn := "uid=authelia-bind,ou=people," + baseDN
+	for i := range replicas {
+		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(env.podAddress(i), fmt.Sprint(PortLDAP))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.Bind(dn, "a-new-password"); err != nil {
+			t.Errorf("slapd-%d: the new password: %v", i, err)
+		}
+		if err := conn.Bind(dn, old); !ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
+			t.Errorf("slapd-%d: the old password: %v, want invalid credentials", i, err)
+		}
+		conn.Close()
+	}
 }

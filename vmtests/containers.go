@@ -57,19 +57,22 @@ func ParseProvider(s string) (Provider, error) {
 }
 
 // Images are what the containers provider runs, each overridable by a
-// variable. Servers is ours (make images): Debian's slapd, HAProxy and
-// nginx, into which the host's static Vault (OpenBao's API), Authelia and
-// podroles are mounted; the others are official images, pinned, and an
-// empty one runs its server from Servers instead. Every server runs the
-// processes provider's own command and configuration.
+// variable or env up's --image. Servers is ours (make images): Debian's
+// slapd, HAProxy and nginx, into which the host's static Vault (OpenBao's
+// API), Authelia and podroles are mounted; the others are official
+// images, pinned, and an empty one runs its server from Servers instead
+// (LLDAP empty: slapd serves the lldap role). Every server but lldap runs
+// the processes provider's own command and configuration.
 type Images struct {
 	Servers                                     string
 	Postgres, HAProxy, Nginx, OpenBao, Authelia string
+	LLDAP                                       string
 }
 
 // Variables that override the images. PODROLES_IMAGE_SERVERS names the
-// servers' image and runs every server from it, PostgreSQL included (CI
-// reaches no registry); the others then name an official image for one.
+// servers' image and runs every server from it, PostgreSQL included, and
+// slapd as lldap (CI reaches no registry); the others then name an
+// official image for one.
 const (
 	EnvImageServers  = "PODROLES_IMAGE_SERVERS"
 	EnvImagePostgres = "PODROLES_IMAGE_POSTGRES"
@@ -77,6 +80,7 @@ const (
 	EnvImageNginx    = "PODROLES_IMAGE_NGINX"
 	EnvImageOpenBao  = "PODROLES_IMAGE_OPENBAO"
 	EnvImageAuthelia = "PODROLES_IMAGE_AUTHELIA"
+	EnvImageLLDAP    = "PODROLES_IMAGE_LLDAP"
 )
 
 // DefaultImages are the images when no variable names others.
@@ -87,18 +91,48 @@ var DefaultImages = Images{
 	Nginx:    "docker.io/library/nginx:1.27.3",
 	OpenBao:  "quay.io/openbao/openbao:2.5.3",
 	Authelia: "docker.io/authelia/authelia:4.38.17",
+	LLDAP:    "docker.io/lldap/lldap:v0.6.1",
+}
+
+// field is the image of a server by its name in --image and the
+// variables (PODROLES_IMAGE_ and the name in capitals).
+func (im *Images) field(name string) *string {
+	return map[string]*string{
+		"servers": &im.Servers, "postgres": &im.Postgres, "haproxy": &im.HAProxy, "nginx": &im.Nginx,
+		"openbao": &im.OpenBao, "authelia": &im.Authelia, "lldap": &im.LLDAP,
+	}[name]
+}
+
+// imageNames are the names field takes, servers first: setting it resets
+// the others.
+var imageNames = []string{"servers", "postgres", "haproxy", "nginx", "openbao", "authelia", "lldap"}
+
+// Set sets a server's image from NAME=REF, as --image gives it; an empty
+// REF runs the server from the servers' image (slapd for lldap).
+// servers=REF runs every server from REF, as PODROLES_IMAGE_SERVERS does.
+func (im *Images) Set(assignment string) error {
+	name, ref, ok := strings.Cut(assignment, "=")
+	dst := im.field(name)
+	if !ok || dst == nil {
+		return fmt.Errorf("--image %q: give NAME=IMAGE, NAME one of %s", assignment, strings.Join(imageNames, ", "))
+	}
+	if name == "servers" {
+		if ref == "" {
+			return errors.New("--image servers=: the servers' image cannot be empty")
+		}
+		*im = Images{Servers: ref, Postgres: ref}
+		return nil
+	}
+	*dst = ref
+	return nil
 }
 
 // ImagesFromEnv returns the default images, overridden by the variables.
 func ImagesFromEnv() Images {
 	im := DefaultImages
-	if s := os.Getenv(EnvImageServers); s != "" {
-		im = Images{Servers: s, Postgres: s}
-	}
-	for v, dst := range map[string]*string{EnvImagePostgres: &im.Postgres, EnvImageHAProxy: &im.HAProxy,
-		EnvImageNginx: &im.Nginx, EnvImageOpenBao: &im.OpenBao, EnvImageAuthelia: &im.Authelia} {
-		if s := os.Getenv(v); s != "" {
-			*dst = s
+	for _, name := range imageNames {
+		if ref := os.Getenv("PODROLES_IMAGE_" + strings.ToUpper(name)); ref != "" {
+			im.Set(name + "=" + ref)
 		}
 	}
 	return im

@@ -174,14 +174,14 @@ func TestContainersPublishOnlyOnLoopback(t *testing.T) {
 // TestImagesFromEnv: official images by default, pinned; CI's servers'
 // image for all; one official image named back in over it.
 func TestImagesFromEnv(t *testing.T) {
-	for _, v := range []string{EnvImageServers, EnvImagePostgres, EnvImageHAProxy, EnvImageNginx, EnvImageOpenBao, EnvImageAuthelia} {
+	for _, v := range []string{EnvImageServers, EnvImagePostgres, EnvImageHAProxy, EnvImageNginx, EnvImageOpenBao, EnvImageAuthelia, EnvImageLLDAP} {
 		t.Setenv(v, "")
 	}
 	im := ImagesFromEnv()
 	if im != DefaultImages {
 		t.Errorf("no variables: %+v", im)
 	}
-	for _, ref := range []string{im.Postgres, im.HAProxy, im.Nginx, im.OpenBao, im.Authelia} {
+	for _, ref := range []string{im.Postgres, im.HAProxy, im.Nginx, im.OpenBao, im.Authelia, im.LLDAP} {
 		if _, tag, ok := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":"); !ok || tag == "" || tag == "latest" {
 			t.Errorf("%s is not pinned by a tag", ref)
 		}
@@ -198,6 +198,34 @@ func TestImagesFromEnv(t *testing.T) {
 	}
 	if im.imageOf(im.HAProxy) != "localhost/servers:x" || im.imageOf(im.OpenBao) != "quay.io/openbao/openbao:2.5.3" {
 		t.Errorf("imageOf: %s, %s", im.imageOf(im.HAProxy), im.imageOf(im.OpenBao))
+	}
+	t.Setenv(EnvImageLLDAP, "registry.example/lldap:v9")
+	if im = ImagesFromEnv(); im.LLDAP != "registry.example/lldap:v9" || im.Servers != "localhost/servers:x" {
+		t.Errorf("lldap's image over the servers': %+v", im)
+	}
+}
+
+// TestImagesSet: env up's --image, by name; servers= resets the others,
+// lldap= gives the role back to slapd, and a wrong name is named.
+func TestImagesSet(t *testing.T) {
+	im := DefaultImages
+	for _, a := range []string{"nginx=localhost/nginx:1", "lldap="} {
+		if err := im.Set(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := DefaultImages
+	want.Nginx, want.LLDAP = "localhost/nginx:1", ""
+	if im != want {
+		t.Errorf("got %+v, want %+v", im, want)
+	}
+	if err := im.Set("servers=localhost/s:1"); err != nil || im != (Images{Servers: "localhost/s:1", Postgres: "localhost/s:1"}) {
+		t.Errorf("servers=: %v, %+v", err, im)
+	}
+	for _, bad := range []string{"ldap=x", "nginx", "servers="} {
+		if err := im.Set(bad); err == nil || !strings.Contains(err.Error(), "--image") {
+			t.Errorf("%q: %v, want an error naming --image", bad, err)
+		}
 	}
 }
 

@@ -23,10 +23,11 @@ func newEnvCmd(io *streams) *cobra.Command {
 func newEnvUpCmd(io *streams) *cobra.Command {
 	opts := vmtests.Options{Detached: true}
 	var provider string
+	var images []string
 	var cluster bool
 	var sources sourceOptions
 	cmd := &cobra.Command{
-		Use:   "up --dir DIR [--provider containers] [--cluster SOURCES]",
+		Use:   "up --dir DIR [--provider containers [--image NAME=IMAGE]...] [--cluster SOURCES]",
 		Short: "Start a node's world of real servers on loopback, and write its inventory",
 		Long: `Starts real servers on loopback addresses as the pods of a node's roles:
 two OpenLDAP slapd replicas of the lldap role (LDAPS and plain LDAP),
@@ -40,11 +41,13 @@ With --provider containers each server is a container of its own, through
 the Docker API that DOCKER_HOST names (Docker's or Podman's socket), on a
 network of the environment's own; each container publishes its ports on
 its pod's loopback address and port, so the inventory is the same. The
-images are the official ones, pinned, each overridable with
-PODROLES_IMAGE_POSTGRES, _HAPROXY, _NGINX, _OPENBAO or _AUTHELIA, and ours
-for slapd (make images); PODROLES_IMAGE_SERVERS runs every server from
-ours. A container's output is in DIR/logs while env up runs, and in the
-engine (docker logs) after.
+images are the official ones, pinned, each overridable with --image
+NAME=IMAGE or PODROLES_IMAGE_NAME, NAME one of postgres, haproxy, nginx,
+openbao, authelia, lldap; ours (make images) for slapd. servers=IMAGE (or
+PODROLES_IMAGE_SERVERS) runs every server from ours, with slapd serving
+the lldap role, as CI does; lldap= gives the role to slapd alone. A
+container's output is in DIR/logs while env up runs, and in the engine
+(docker logs) after.
 
 With --cluster and the node's sources, a Kubernetes control plane starts
 too (make servers builds it), with KWOK as the kubelet of a fake node: the
@@ -57,6 +60,17 @@ restarts a kubelet reports and kwok's pods do not).`,
 			var err error
 			if opts.Provider, err = vmtests.ParseProvider(provider); err != nil {
 				return err
+			}
+			if len(images) > 0 && opts.Provider != vmtests.ProviderContainers {
+				return fmt.Errorf("--image is for --provider containers")
+			}
+			if opts.Provider == vmtests.ProviderContainers {
+				opts.Images = vmtests.ImagesFromEnv()
+				for _, a := range images {
+					if err := opts.Images.Set(a); err != nil {
+						return err
+					}
+				}
 			}
 			if !cluster && (len(args) > 0 || sources.given()) {
 				return fmt.Errorf("sources are for --cluster: give it, or no sources")
@@ -94,6 +108,7 @@ restarts a kubelet reports and kwok's pods do not).`,
 	cmd.Flags().StringVar(&opts.Loopback, "loopback", "127.0.1", "the first three octets of its loopback addresses")
 	cmd.Flags().StringVar(&opts.Node, "node", "directory", "the node's name")
 	cmd.Flags().StringVar(&provider, "provider", "processes", "run the pods as local processes, or as containers")
+	cmd.Flags().StringArrayVar(&images, "image", nil, "NAME=IMAGE: the image of a server of the containers provider (repeatable)")
 	cmd.Flags().BoolVar(&cluster, "cluster", false, "also start a control plane and deploy the node of the sources to it")
 	sources.addFlags(cmd)
 	cmd.MarkFlagRequired("dir")

@@ -79,6 +79,8 @@ func TestScenariosCannotRun(t *testing.T) {
 		{[]string{"scenarios", "run", "--inventory", good, "--run", "("}, `podroles scenarios run: --run "(": error parsing regexp`},
 		{[]string{"scenarios", "run", "--inventory", good, "--run", "nothing-matches"}, "podroles scenarios run: no scenario matches"},
 		{[]string{"env", "up"}, `podroles env up: required flag(s) "dir" not set`},
+		{[]string{"env", "up", "--dir", dir, "--image", "lldap=x"}, "podroles env up: --image is for --provider containers"},
+		{[]string{"env", "up", "--dir", dir, "--provider", "containers", "--image", "ldap=x"}, `podroles env up: --image "ldap=x": give NAME=IMAGE, NAME one of servers, postgres, haproxy, nginx, openbao, authelia, lldap`},
 		{[]string{"env", "down", "--dir", dir}, "podroles env down: " + dir + " has no state.json: no environment was started there"},
 	}
 	for _, c := range cases {

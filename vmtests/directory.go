@@ -117,12 +117,15 @@ access to * by users read by * none
 // startDirectory loads the directory into each replica and starts them,
 // each on its own loopback address as a pod of the role.
 func (e *Env) startDirectory(ctx context.Context) error {
+	if e.servesLLDAP() {
+		return e.startLLDAP(ctx)
+	}
 	ldif := filepath.Join(e.Dir, "directory.ldif")
 	if err := writeFile(ldif, []byte(e.directoryLDIF()), 0o600); err != nil {
 		return err
 	}
 	for i := range replicas {
-		name := fmt.Sprintf("slapd-%d", i)
+		name := e.directoryPod(i)
 		dir := filepath.Join(e.Dir, name)
 		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
 			return err

@@ -521,7 +521,7 @@ func (e *Env) writeInventory() error {
 		Node: e.Node,
 		Roles: map[string]*inventory.Role{
 			"lldap": {
-				Server: inventory.ServerSlapd,
+				Server: e.directoryServer(),
 				Service: &inventory.Endpoint{
 					Name: e.ServiceName(), Address: e.serviceAddress(),
 					Ports: map[string]int{"ldaps": PortLDAPS},
@@ -543,6 +543,9 @@ func (e *Env) writeInventory() error {
 			Name: e.podName(i), Address: e.podAddress(i),
 			Ports: map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS},
 		}
+		if e.servesLLDAP() {
+			pod.Ports["http"] = PortLLDAPHTTP
+		}
 		if e.openbao != nil {
 			pod.SecretsDir, pod.StatusFile, pod.RootDir = e.podSecretsDir(i), e.podStatusFile(e.podName(i)), e.podRoot(e.podName(i))
 		}
@@ -562,6 +565,10 @@ func (e *Env) writeInventory() error {
 	}
 	if e.PlainPortOnService {
 		inv.Roles["lldap"].Service.Ports["ldap"] = PortLDAP
+	}
+	if e.servesLLDAP() {
+		inv.Roles["lldap"].Service.Ports["http"] = PortLLDAPHTTP
+		inv.LDAP.HTTPPort = PortLLDAPHTTP
 	}
 	e.Inventory = filepath.Join(e.Dir, "inventory.yaml")
 	return inv.Write(e.Inventory)

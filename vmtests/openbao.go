@@ -2,7 +2,6 @@ package vmtests
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -76,8 +75,8 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 }
 
 func (e *Env) configureOpenBao(ctx context.Context) error {
-	jwt := make([]byte, 32)
-	rand.Read(jwt)
+	// Text, as lldap reads its JWT secret, behind a base64 field.
+	jwt := []byte(randomPassword() + randomPassword())
 	e.kv = map[string]map[string]any{
 		// a base64 field
 		"secret/data/lldap/jwt": {"value": base64.StdEncoding.EncodeToString(jwt)},
@@ -189,7 +188,7 @@ func (e *Env) lldapSecrets() map[string]nixeval.Secret {
 		"admin-password": {Path: "secret/data/lldap/env", Field: str("env"), Variable: str("LLDAP_LDAP_USER_PASS")},
 		"key-seed":       {Path: "secret/data/lldap/key-seed", Field: str("value"), Restart: true},
 		"db.env": {Path: "database/creds/lldap", Restart: true,
-			Template: str(fmt.Sprintf("LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@%s/lldap", net.JoinHostPort(e.postgresAddress(), fmt.Sprint(e.pgPort))))},
+			Template: str(fmt.Sprintf("LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@%s/lldap", net.JoinHostPort(e.reach("postgres", e.postgresAddress()), fmt.Sprint(e.pgPort))))},
 		"tls.pem": {Path: "pki/issue/internal", Restart: true,
 			Template:   str("{{ .Data.certificate }}\n{{ .Data.private_key }}"),
 			Parameters: map[string]any{"common_name": e.ServiceName(), "ttl": "1h"}},

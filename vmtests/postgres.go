@@ -155,14 +155,19 @@ func (e *Env) fillPostgres(ctx context.Context, conn *pgx.Conn, super *url.URL) 
 		return fmt.Errorf("connect as lldap: %w", err)
 	}
 	defer db.Close(ctx)
-	for _, sql := range []string{
-		// The part of lldap's own schema that the suites read.
-		`CREATE TABLE users (user_id TEXT PRIMARY KEY, email TEXT NOT NULL, display_name TEXT, creation_date TIMESTAMP NOT NULL DEFAULT now())`,
-		`INSERT INTO users (user_id, email, display_name) VALUES ('admin', 'admin@example.com', 'Administrator'), ('authelia-bind', 'authelia-bind@example.com', 'authelia-bind')`,
+	statements := []string{
 		// OpenTofu's pg backend, with schema_name = "lldap_provision".
 		`CREATE SCHEMA lldap_provision`,
 		`CREATE TABLE lldap_provision.states (id BIGSERIAL PRIMARY KEY, name TEXT UNIQUE NOT NULL, data TEXT)`,
-	} {
+	}
+	if !e.servesLLDAP() {
+		// The part of lldap's own schema that the suites read; a real
+		// lldap makes its own.
+		statements = append(statements,
+			`CREATE TABLE users (user_id TEXT PRIMARY KEY, email TEXT NOT NULL, display_name TEXT, creation_date TIMESTAMP NOT NULL DEFAULT now())`,
+			`INSERT INTO users (user_id, email, display_name) VALUES ('admin', 'admin@example.com', 'Administrator'), ('authelia-bind', 'authelia-bind@example.com', 'authelia-bind')`)
+	}
+	for _, sql := range statements {
 		if _, err := db.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("%s: %w", firstWords(sql), err)
 		}

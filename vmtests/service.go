@@ -27,6 +27,9 @@ defaults
 func (e *Env) lldapFrontends(bind string, pods []string) string {
 	var b strings.Builder
 	ports := []int{PortLDAPS}
+	if e.servesLLDAP() {
+		ports = append(ports, PortLLDAPHTTP)
+	}
 	if e.PlainPortOnService {
 		ports = append(ports, PortLDAP)
 	}
@@ -50,10 +53,13 @@ func autheliaFrontend(bind, pod string) string {
 func (e *Env) startService(ctx context.Context) error {
 	var pods []string
 	for i := range replicas {
-		pods = append(pods, e.reach(fmt.Sprintf("slapd-%d", i), e.podAddress(i)))
+		pods = append(pods, e.reach(e.directoryPod(i), e.podAddress(i)))
 	}
 	config := haproxyDefaults + e.lldapFrontends(e.listen(e.serviceAddress()), pods)
 	publish := map[int]string{PortLDAPS: e.serviceAddress()}
+	if e.servesLLDAP() {
+		publish[PortLLDAPHTTP] = e.serviceAddress()
+	}
 	if e.PlainPortOnService {
 		publish[PortLDAP] = e.serviceAddress()
 	}

@@ -45,9 +45,11 @@ images are the official ones, pinned, each overridable with --image
 NAME=IMAGE or PODROLES_IMAGE_NAME, NAME one of postgres, haproxy, nginx,
 openbao, authelia, lldap; ours (make images) for slapd. servers=IMAGE (or
 PODROLES_IMAGE_SERVERS) runs every server from ours, with slapd serving
-the lldap role, as CI does; lldap= gives the role to slapd alone. A
-container's output is in DIR/logs while env up runs, and in the engine
-(docker logs) after.
+the lldap role, as CI does; lldap= gives the role to slapd alone. With
+lldap's image, its replicas serve the role (LDAP, LDAPS and HTTP) and env up
+creates the reader authelia-bind in lldap_strict_readonly. A container's
+output is in DIR/logs while env up runs, and in the engine (docker logs)
+after.
 
 With --cluster and the node's sources, a Kubernetes control plane starts
 too (make servers builds it), with KWOK as the kubelet of a fake node: the

@@ -1,0 +1,275 @@
+package vmtests
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+
+	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// The lldap role served by lldap's official image, where the containers
+// provider has one (a laptop's registry). UNTRIED HERE: this project's
+// machines reach no registry and cannot build lldap (a Rust program whose
+// crates are out of reach), so CI serves the role with slapd and this
+// path has never run. What it is built from is tested on slapd: the
+// supervisor's environment files that give lldap its rotated database
+// URL, the password modify operation that sets the reader's password,
+// and the key conversion. It follows lldap's documented configuration
+// (LLDAP_ variables, _FILE for secrets) and GraphQL schema.
+
+// PortLLDAPHTTP is lldap's HTTP port: its login and GraphQL API.
+const PortLLDAPHTTP = 17170
+
+// lldapBinary is lldap in its official image.
+const lldapBinary = "/app/lldap"
+
+// servesLLDAP says lldap's image serves the lldap role.
+func (e *Env) servesLLDAP() bool {
+	return e.Provider == ProviderContainers && e.Images.LLDAP != ""
+}
+
+// directoryPod is the name of the server of the role's pod i.
+func (e *Env) directoryPod(i int) string {
+	if e.servesLLDAP() {
+		return fmt.Sprintf("lldap-%d", i)
+	}
+	return fmt.Sprintf("slapd-%d", i)
+}
+
+// directoryServer is what serves the lldap role, as the inventory says.
+func (e *Env) directoryServer() string {
+	if e.servesLLDAP() {
+		return inventory.ServerLLDAP
+	}
+	return inventory.ServerSlapd
+}
+
+// lldapEnv is the configuration of the lldap of pod i, all in variables:
+// the secrets from the files the pod's sidecar writes (the database URL
+// comes from db.env through the supervisor, read anew at each start), the
+// server's key from a file both replicas share (a key seed that changed
+// would make lldap refuse to start, and the rotation suite changes
+// key-seed: here it only restarts the pods), LDAPS with the Service's
+// certificate. lldap reads any LLDAP_X_FILE as X from that file, but for
+// key_file and cert_file, which are paths.
+func (e *Env) lldapEnv(i int, dir string) []string {
+	secrets := e.podSecretsDir(i)
+	return []string{
+		"LLDAP_LDAP_BASE_DN=" + baseDN,
+		"LLDAP_LDAP_USER_DN=admin",
+		"LLDAP_LDAP_USER_EMAIL=admin@example.com",
+		"LLDAP_LDAP_USER_PASS_FILE=" + filepath.Join(secrets, "admin-password"),
+		"LLDAP_JWT_SECRET_FILE=" + filepath.Join(secrets, "jwt"),
+		"LLDAP_KEY_FILE=" + filepath.Join(dir, "server_key"),
+		"LLDAP_LDAP_HOST=0.0.0.0", fmt.Sprintf("LLDAP_LDAP_PORT=%d", PortLDAP),
+		"LLDAP_HTTP_HOST=0.0.0.0", fmt.Sprintf("LLDAP_HTTP_PORT=%d", PortLLDAPHTTP),
+		fmt.Sprintf("LLDAP_HTTP_URL=http://%s:%d", e.ServiceName(), PortLLDAPHTTP),
+		"LLDAP_LDAPS_OPTIONS__ENABLED=true", fmt.Sprintf("LLDAP_LDAPS_OPTIONS__PORT=%d", PortLDAPS),
+		"LLDAP_LDAPS_OPTIONS__CERT_FILE=" + filepath.Join(e.Dir, "tls", "server.pem"),
+		"LLDAP_LDAPS_OPTIONS__KEY_FILE=" + filepath.Join(dir, "server.key"),
+	}
+}
+
+// lldapEnvFiles are the secrets the supervisor gives lldap as variables.
+var lldapEnvFiles = []string{"db.env"}
+
+// startLLDAP starts the role's replicas from lldap's image, one after the
+// other (the first makes the schema in the shared database), and
+// provisions the reader.
+func (e *Env) startLLDAP(ctx context.Context) error {
+	if e.openbao == nil {
+		return errors.New("lldap's image needs OpenBao for its secrets: give the environment Vault or OpenBao's image, or --image lldap= for slapd")
+	}
+	dir := filepath.Join(e.Dir, "lldap")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	key, err := os.ReadFile(filepath.Join(e.Dir, "tls", "server.key"))
+	if err != nil {
+		return err
+	}
+	if key, err = pkcs8PEM(key); err != nil {
+		return fmt.Errorf("the Service's key: %w", err)
+	}
+	if err := writeFile(filepath.Join(dir, "server.key"), key, 0o600); err != nil {
+		return err
+	}
+	for i := range replicas {
+		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), lldapEnvFiles, []string{lldapBinary, "run"})
+		if err != nil {
+			return err
+		}
+		at := e.podAddress(i)
+		p, err := e.launch(ctx, e.directoryPod(i), argv, startOptions{
+			dir: dir, detached: e.Detached, env: e.lldapEnv(i, dir), image: e.Images.LLDAP,
+			publish: map[int]string{PortLDAP: at, PortLDAPS: at, PortLLDAPHTTP: at},
+		})
+		if err != nil {
+			return err
+		}
+		if err := e.waitTLS(ctx, p, net.JoinHostPort(at, fmt.Sprint(PortLDAPS))); err != nil {
+			return err
+		}
+	}
+	return e.provisionLLDAP(ctx)
+}
+
+// provisionLLDAP does the companion's work for the suites: the reader
+// authelia-bind, in lldap_strict_readonly, with its password. Users and
+// groups go through lldap's GraphQL API, the password through LDAP: lldap
+// takes it no other way but its own OPAQUE exchange.
+func (e *Env) provisionLLDAP(ctx context.Context) error {
+	api := fmt.Sprintf("http://%s", net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLLDAPHTTP)))
+	token, err := lldapToken(ctx, api, "admin", e.secrets.admin)
+	if err != nil {
+		return err
+	}
+	const reader, group = "authelia-bind", "lldap_strict_readonly"
+	if err := lldapGraphQL(ctx, api, token, `mutation($user: CreateUserInput!) { createUser(user: $user) { id } }`,
+		map[string]any{"user": map[string]any{"id": reader, "email": reader + "@example.com", "displayName": reader}}, nil); err != nil {
+		return fmt.Errorf("create %s: %w", reader, err)
+	}
+	var groups struct {
+		Groups []struct {
+			ID          int    `json:"id"`
+			DisplayName string `json:"displayName"`
+		} `json:"groups"`
+	}
+	if err := lldapGraphQL(ctx, api, token, `{ groups { id displayName } }`, nil, &groups); err != nil {
+		return fmt.Errorf("list the groups: %w", err)
+	}
+	id := -1
+	for _, g := range groups.Groups {
+		if g.DisplayName == group {
+			id = g.ID
+		}
+	}
+	if id < 0 {
+		return fmt.Errorf("lldap has no group %s", group)
+	}
+	if err := lldapGraphQL(ctx, api, token, `mutation($user: String!, $group: Int!) { addUserToGroup(userId: $user, groupId: $group) { ok } }`,
+		map[string]any{"user": reader, "group": id}, nil); err != nil {
+		return fmt.Errorf("add %s to %s: %w", reader, group, err)
+	}
+	conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLDAP))))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.Bind("uid=admin,ou=people,"+baseDN, e.secrets.admin); err != nil {
+		return fmt.Errorf("bind as lldap's admin: %w", err)
+	}
+	return setPassword(conn, reader, e.secrets.bind)
+}
+
+// lldapClient never goes through a proxy: passwords are sent.
+var lldapClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+
+// lldapToken logs user in at lldap's API, waiting for it to answer.
+func lldapToken(ctx context.Context, api, user, password string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
+	var token string
+	probe := scenarios.Probe{Endpoint: api + "/auth/simple/login", Expect: "a login of " + user, Within: 30 * time.Second}
+	err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		var out struct {
+			Token string `json:"token"`
+		}
+		if err := lldapPost(ctx, api+"/auth/simple/login", "", body, &out); err != nil {
+			return err
+		}
+		if out.Token == "" {
+			return scenarios.Saw("no token")
+		}
+		token = out.Token
+		return nil
+	})
+	return token, err
+}
+
+// lldapGraphQL runs a query with variables at lldap's GraphQL API, and
+// decodes its data into out.
+func lldapGraphQL(ctx context.Context, api, token, query string, vars map[string]any, out any) error {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	var resp struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := lldapPost(ctx, api+"/api/graphql", token, body, &resp); err != nil {
+		return err
+	}
+	if len(resp.Errors) > 0 {
+		return errors.New(resp.Errors[0].Message)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(resp.Data, out)
+}
+
+// lldapPost posts JSON, with token as bearer if given, and decodes the
+// answer of a 200 into out.
+func lldapPost(ctx context.Context, url, token string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := lldapClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return scenarios.Saw("HTTP %d", resp.StatusCode)
+	}
+	return json.Unmarshal(data, out)
+}
+
+// pkcs8PEM rewrites a private key (PKCS#8, SEC 1 or PKCS#1 PEM, as PKI
+// engines give them) as PKCS#8, which every TLS library reads.
+func pkcs8PEM(keyPEM []byte) ([]byte, error) {
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return nil, errors.New("no PEM block")
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "PRIVATE KEY":
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	default:
+		return nil, fmt.Errorf("a PEM block of %s, not a private key", block.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}

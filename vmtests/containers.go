@@ -591,7 +591,13 @@ func (e *Env) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port,
 	defer provider.Close()
 	inspect, err := provider.Client().ImageInspect(ctx, image)
 	if err != nil {
-		if err := provider.PullImage(ctx, image); err != nil {
+		// Pulled here, not through testcontainers, whose pull drops the
+		// error that the engine reports inside its answer's stream.
+		pull, err := provider.Client().ImagePull(ctx, image, client.ImagePullOptions{})
+		if err == nil {
+			err = pull.Wait(ctx)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("pull %s: %w", image, err)
 		}
 		if inspect, err = provider.Client().ImageInspect(ctx, image); err != nil {

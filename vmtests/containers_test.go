@@ -91,6 +91,30 @@ func TestContainersInterruptedUpLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestContainersImageNotPulled: an image the engine cannot pull (lldap's,
+// from a registry on a refused loopback port: nothing beyond loopback is
+// dialled) fails env up in one line that names it and the engine's
+// reason, and what started before is removed.
+func TestContainersImageNotPulled(t *testing.T) {
+	EngineT(t)
+	dir := t.TempDir()
+	const image = "127.0.0.1:1/lldap/lldap:v0.6.1"
+	im := ImagesFromEnv()
+	im.LLDAP = image
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env, err := Up(ctx, Options{Dir: dir, Loopback: RandomLoopback(), Provider: ProviderContainers, Images: im})
+	if err == nil {
+		env.Down()
+		t.Fatal("env up went through with an image that cannot be pulled")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "env: directory: container lldap-0: pull "+image+": ") || !strings.Contains(msg, "refused") || strings.Contains(msg, "\n") {
+		t.Errorf("want one line naming lldap-0, the image and the engine's reason; got %q", msg)
+	}
+	requireNoLeftovers(t, dir)
+}
+
 // TestContainersDownByDir is env down of an environment that env up
 // started in another process: it finds the containers through the engine.
 func TestContainersDownByDir(t *testing.T) {

@@ -188,7 +188,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		{"openbao", e.startOpenBao},
 		{"certificates", e.makeCertificates},
 		{"sidecars", e.startSidecars},
-		{"slapd", e.startDirectory},
+		{"directory", e.startDirectory},
 		{"haproxy", e.startService},
 		{"authelia", e.startAuthelia},
 		{"haproxy-authelia", e.startAutheliaService},

@@ -112,7 +112,23 @@ IMAGE_BASE ?= localhost/podroles-debian:bookworm
 export CONTAINERS_CONF ?= $(CURDIR)/vmtests/images/containers.conf
 # Tagged by its Dockerfile's hash, so that a changed Dockerfile builds anew.
 export PODROLES_IMAGE_SERVERS ?= localhost/podroles-servers:$(shell sha256sum vmtests/images/servers/Dockerfile | cut -c1-12)
-images: deps
+# OpenBao's and Authelia's places: our static builds copied into images laid
+# out as the official ones, tagged by the Dockerfile and the server's go.sum.
+ifndef PODROLES_IMAGE_OPENBAO
+export PODROLES_IMAGE_OPENBAO := localhost/podroles-openbao:$(shell cat vmtests/images/openbao/Dockerfile servers/vault/go.sum | sha256sum | cut -c1-12)
+endif
+ifndef PODROLES_IMAGE_AUTHELIA
+export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(shell cat vmtests/images/authelia/Dockerfile servers/authelia/go.sum | sha256sum | cut -c1-12)
+endif
+# server_image IMAGE,NAME,BINARY: build vmtests/images/NAME with BINARY in its
+# context, unless the engine has IMAGE.
+define server_image
+	@$(CONTAINER_CLI) image inspect $(1) >/dev/null 2>&1 || { \
+	  rm -rf .cache/images/$(2) && mkdir -p .cache/images/$(2) && \
+	  cp vmtests/images/$(2)/Dockerfile .cache/images/$(2)/ && ln -f $(3) .cache/images/$(2)/ && \
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(1) .cache/images/$(2) >/dev/null && rm -rf .cache/images/$(2); }
+endef
+images: deps servers
 	@if ! $(CONTAINER_CLI) image inspect $(IMAGE_BASE) >/dev/null 2>&1 && [ "$(IMAGE_BASE)" = localhost/podroles-debian:bookworm ]; then \
 	  echo "debootstrap: $(IMAGE_BASE)"; rm -rf .cache/rootfs; \
 	  $(SUDO) debootstrap --variant=minbase bookworm .cache/rootfs >/dev/null && \
@@ -120,6 +136,8 @@ images: deps
 	fi
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SERVERS) >/dev/null 2>&1 || \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers
+	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
+	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 
 test: deps servers images build vet
 	$(GO) test -count=1 ./...

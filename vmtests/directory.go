@@ -185,13 +185,18 @@ func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
 		if err != nil {
 			return err
 		}
-		err = conn.Bind("cn=admin,"+baseDN, e.secrets.rootDN)
+		// slapd's root; lldap knows only its people, of which the admin.
+		adminDN, adminPassword := "cn=admin,"+baseDN, e.secrets.rootDN
+		if e.servesLLDAP() {
+			adminDN, adminPassword = "uid=admin,ou=people,"+baseDN, e.secrets.admin
+		}
+		err = conn.Bind(adminDN, adminPassword)
 		if err == nil {
 			err = setPassword(conn, uid, password)
 		}
 		conn.Close()
 		if err != nil {
-			return fmt.Errorf("slapd-%d: %w", i, err)
+			return fmt.Errorf("%s: %w", e.directoryPod(i), err)
 		}
 	}
 	return nil

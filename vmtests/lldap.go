@@ -85,6 +85,10 @@ func (e *Env) lldapEnv(i int, dir string) []string {
 }
 
 // lldapEnvFiles are the secrets the supervisor gives lldap as variables.
+// (lldap reads its JWT secret, a secret without restart, only at start:
+// after the rotation suite writes a new one, replicas that restart at
+// different moments disagree on tokens for a while. The runner runs the
+// rotation suite after lldap-http.)
 var lldapEnvFiles = []string{"db.env"}
 
 // startLLDAP starts the role's replicas from lldap's image, one after the
@@ -115,7 +119,8 @@ func (e *Env) startLLDAP(ctx context.Context) error {
 		}
 		at := e.podAddress(i)
 		p, err := e.launch(ctx, e.directoryPod(i), argv, startOptions{
-			dir: dir, detached: e.Detached, env: e.lldapEnv(i, dir), image: e.Images.LLDAP,
+			// lldap serves its web pages from ./app, relative to /app.
+			dir: "/app", detached: e.Detached, env: e.lldapEnv(i, dir), image: e.Images.LLDAP,
 			publish: map[int]string{PortLDAP: at, PortLDAPS: at, PortLLDAPHTTP: at},
 		})
 		if err != nil {
@@ -240,6 +245,15 @@ func lldapPost(ctx context.Context, url, token string, body []byte, out any) err
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
+		// lldap answers a GraphQL error with a 400 that says it.
+		var e struct {
+			Errors []struct {
+				Message string `json:"message"`
+			} `json:"errors"`
+		}
+		if json.Unmarshal(data, &e) == nil && len(e.Errors) > 0 {
+			return scenarios.Permanent(fmt.Errorf("HTTP %d: %s", resp.StatusCode, e.Errors[0].Message))
+		}
 		return scenarios.Saw("HTTP %d", resp.StatusCode)
 	}
 	return json.Unmarshal(data, out)

@@ -277,6 +277,9 @@ func (e *Env) podroles() (string, error) {
 		built.path = filepath.Join(dir, "podroles")
 		tmp := fmt.Sprintf("%s.%d", built.path, os.Getpid())
 		cmd := exec.Command("go", "build", "-o", tmp, "github.com/fediversity/podroles/cmd/podroles")
+		// Static, as make builds it: the supervisor runs in images of
+		// any libc (lldap's is Alpine's musl).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			os.Remove(tmp)

@@ -139,8 +139,9 @@ images: deps servers
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 
+# make test TESTFLAGS="-run TestEnvUp -v" runs some tests only.
 test: deps servers images build vet
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $(TESTFLAGS) ./...
 
 bench: deps servers images build
 	$(GO) test -run '^$$' -bench . -benchmem ./...

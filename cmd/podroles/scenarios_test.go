@@ -191,9 +191,22 @@ func TestEnvUpWithContainers(t *testing.T) {
 	if os.Getenv(vmtests.ServersEnv) == "" {
 		t.Skipf("%s is not set: the secrets suite needs the Vault that make servers builds", vmtests.ServersEnv)
 	}
+	// --image reaches the engine: lldap's image from a registry that
+	// refuses (on loopback) fails env up in one line naming both, and what
+	// started before is gone.
+	failed := t.TempDir()
+	const image = "127.0.0.1:1/lldap/lldap:v0.6.1"
+	r := run(t, "env", "up", "--dir", failed, "--provider", "containers", "--loopback", vmtests.RandomLoopback(), "--image", "lldap="+image)
+	if r.code != exitCantRun || !strings.Contains(r.errOut, "container lldap-0: pull "+image) || strings.Count(r.errOut, "\n") != 1 {
+		t.Errorf("env up with an image that cannot be pulled: exit %d, stderr %q", r.code, r.errOut)
+	}
+	if left, err := vmtests.EngineLeftovers(context.Background(), failed); err != nil || len(left) > 0 {
+		t.Errorf("after a failed env up the engine holds %v (%v)", left, err)
+	}
+
 	dir := t.TempDir()
 	t.Cleanup(func() { vmtests.Down(dir) })
-	r := run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", vmtests.RandomLoopback())
+	r = run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", vmtests.RandomLoopback())
 	if r.code != exitOK || !strings.Contains(r.out, "environment up in") {
 		t.Fatalf("env up: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}

@@ -125,7 +125,7 @@ endif
 define server_image
 	@$(CONTAINER_CLI) image inspect $(1) >/dev/null 2>&1 || { \
 	  rm -rf .cache/images/$(2) && mkdir -p .cache/images/$(2) && \
-	  cp vmtests/images/$(2)/Dockerfile .cache/images/$(2)/ && ln -f $(3) .cache/images/$(2)/ && \
+	  cp vmtests/images/$(2)/Dockerfile .cache/images/$(2)/ && { ln -f $(3) .cache/images/$(2)/ 2>/dev/null || cp $(3) .cache/images/$(2)/; } && \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(1) .cache/images/$(2) >/dev/null && rm -rf .cache/images/$(2); }
 endef
 images: deps servers

@@ -110,15 +110,19 @@ vet:
 CONTAINER_CLI ?= podman
 IMAGE_BASE ?= localhost/podroles-debian:bookworm
 export CONTAINERS_CONF ?= $(CURDIR)/vmtests/images/containers.conf
-# Tagged by its Dockerfile's hash, so that a changed Dockerfile builds anew.
-export PODROLES_IMAGE_SERVERS ?= localhost/podroles-servers:$(shell sha256sum vmtests/images/servers/Dockerfile | cut -c1-12)
+# Each tagged by what it is built from (Dockerfile, base, server's module),
+# so that a change builds anew.
+image_tag = $(shell { cat $(1); echo $(IMAGE_BASE); } | sha256sum | cut -c1-12)
+ifndef PODROLES_IMAGE_SERVERS
+export PODROLES_IMAGE_SERVERS := localhost/podroles-servers:$(call image_tag,vmtests/images/servers/Dockerfile)
+endif
 # OpenBao's and Authelia's places: our static builds copied into images laid
-# out as the official ones, tagged by the Dockerfile and the server's go.sum.
+# out as the official ones.
 ifndef PODROLES_IMAGE_OPENBAO
-export PODROLES_IMAGE_OPENBAO := localhost/podroles-openbao:$(shell cat vmtests/images/openbao/Dockerfile servers/vault/go.sum | sha256sum | cut -c1-12)
+export PODROLES_IMAGE_OPENBAO := localhost/podroles-openbao:$(call image_tag,vmtests/images/openbao/Dockerfile servers/vault/go.mod servers/vault/go.sum)
 endif
 ifndef PODROLES_IMAGE_AUTHELIA
-export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(shell cat vmtests/images/authelia/Dockerfile servers/authelia/go.sum | sha256sum | cut -c1-12)
+export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(call image_tag,vmtests/images/authelia/Dockerfile servers/authelia/go.mod servers/authelia/go.sum)
 endif
 # server_image IMAGE,NAME,BINARY: build vmtests/images/NAME with BINARY in its
 # context, unless the engine has IMAGE.
@@ -128,14 +132,14 @@ define server_image
 	  cp vmtests/images/$(2)/Dockerfile .cache/images/$(2)/ && { ln -f $(3) .cache/images/$(2)/ 2>/dev/null || cp $(3) .cache/images/$(2)/; } && \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(1) .cache/images/$(2) >/dev/null && rm -rf .cache/images/$(2); }
 endef
-images: deps servers
+images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	@if ! $(CONTAINER_CLI) image inspect $(IMAGE_BASE) >/dev/null 2>&1 && [ "$(IMAGE_BASE)" = localhost/podroles-debian:bookworm ]; then \
 	  echo "debootstrap: $(IMAGE_BASE)"; rm -rf .cache/rootfs; \
 	  $(SUDO) debootstrap --variant=minbase bookworm .cache/rootfs >/dev/null && \
 	  $(SUDO) tar -C .cache/rootfs -c . | $(CONTAINER_CLI) import - $(IMAGE_BASE) >/dev/null && $(SUDO) rm -rf .cache/rootfs; \
 	fi
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SERVERS) >/dev/null 2>&1 || \
-	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers >/dev/null
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 

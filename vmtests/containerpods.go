@@ -39,7 +39,7 @@ func (e *Env) startPostgresContainer(ctx context.Context) error {
 		"exec " + asPostgres + shellQuote(postgres),
 	}, "\n")
 	p, err := e.runContainer(ctx, containerSpec{
-		name: "postgres", image: e.Images.Postgres, entrypoint: []string{"sh", "-c", script}, user: "root",
+		name: "postgres", image: e.Images.imageOf(e.Images.Postgres), entrypoint: []string{"sh", "-c", script}, user: "root",
 		files:   []testcontainers.ContainerFile{{Reader: strings.NewReader(e.secrets.pgSuper + "\n"), ContainerFilePath: containerConfDir + "/superuser-password", FileMode: 0o600}},
 		publish: map[int]string{e.pgPort: e.postgresAddress()},
 		// A fast shutdown: with SIGTERM, PostgreSQL waits for clients.

@@ -3,6 +3,7 @@ package vmtests
 import (
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/authconfig"
 	"github.com/moby/moby/api/types/container"
 	mobynetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -69,19 +71,11 @@ type Images struct {
 	LLDAP                                       string
 }
 
-// Variables that override the images. PODROLES_IMAGE_SERVERS names the
-// servers' image and runs every server from it, PostgreSQL included, and
-// slapd as lldap (CI reaches no registry); the others then name an
-// official image for one.
-const (
-	EnvImageServers  = "PODROLES_IMAGE_SERVERS"
-	EnvImagePostgres = "PODROLES_IMAGE_POSTGRES"
-	EnvImageHAProxy  = "PODROLES_IMAGE_HAPROXY"
-	EnvImageNginx    = "PODROLES_IMAGE_NGINX"
-	EnvImageOpenBao  = "PODROLES_IMAGE_OPENBAO"
-	EnvImageAuthelia = "PODROLES_IMAGE_AUTHELIA"
-	EnvImageLLDAP    = "PODROLES_IMAGE_LLDAP"
-)
+// EnvImageServers names the servers' image, and runs every server from
+// it, PostgreSQL included, and slapd as lldap (CI reaches no registry);
+// the variables of the other images (imageVariable) then name an image
+// for one server.
+const EnvImageServers = "PODROLES_IMAGE_SERVERS"
 
 // DefaultImages are the images when no variable names others.
 var DefaultImages = Images{
@@ -94,45 +88,77 @@ var DefaultImages = Images{
 	LLDAP:    "docker.io/lldap/lldap:v0.6.1",
 }
 
-// field is the image of a server by its name in --image and the
-// variables (PODROLES_IMAGE_ and the name in capitals).
-func (im *Images) field(name string) *string {
-	return map[string]*string{
-		"servers": &im.Servers, "postgres": &im.Postgres, "haproxy": &im.HAProxy, "nginx": &im.Nginx,
-		"openbao": &im.OpenBao, "authelia": &im.Authelia, "lldap": &im.LLDAP,
-	}[name]
+// imageSetting is an image by the name that --image and its variable
+// give it.
+type imageSetting struct {
+	name  string
+	field func(*Images) *string
 }
 
-// imageNames are the names field takes, servers first: setting it resets
-// the others.
-var imageNames = []string{"servers", "postgres", "haproxy", "nginx", "openbao", "authelia", "lldap"}
+// imageSettings are the images, servers first: setting it resets the
+// others.
+var imageSettings = []imageSetting{
+	{"servers", func(im *Images) *string { return &im.Servers }},
+	{"postgres", func(im *Images) *string { return &im.Postgres }},
+	{"haproxy", func(im *Images) *string { return &im.HAProxy }},
+	{"nginx", func(im *Images) *string { return &im.Nginx }},
+	{"openbao", func(im *Images) *string { return &im.OpenBao }},
+	{"authelia", func(im *Images) *string { return &im.Authelia }},
+	{"lldap", func(im *Images) *string { return &im.LLDAP }},
+}
+
+// imageVariable is the variable of the image named name.
+func imageVariable(name string) string { return "PODROLES_IMAGE_" + strings.ToUpper(name) }
 
 // Set sets a server's image from NAME=REF, as --image gives it; an empty
 // REF runs the server from the servers' image (slapd for lldap).
 // servers=REF runs every server from REF, as PODROLES_IMAGE_SERVERS does.
 func (im *Images) Set(assignment string) error {
 	name, ref, ok := strings.Cut(assignment, "=")
-	dst := im.field(name)
-	if !ok || dst == nil {
-		return fmt.Errorf("--image %q: give NAME=IMAGE, NAME one of %s", assignment, strings.Join(imageNames, ", "))
+	i := slices.IndexFunc(imageSettings, func(s imageSetting) bool { return s.name == name })
+	if !ok || i < 0 {
+		names := make([]string, len(imageSettings))
+		for i, s := range imageSettings {
+			names[i] = s.name
+		}
+		return fmt.Errorf("--image %q: give NAME=IMAGE, NAME one of %s", assignment, strings.Join(names, ", "))
 	}
 	if name == "servers" {
 		if ref == "" {
 			return errors.New("--image servers=: the servers' image cannot be empty")
 		}
-		*im = Images{Servers: ref, Postgres: ref}
+		*im = Images{Servers: ref}
 		return nil
 	}
-	*dst = ref
+	*imageSettings[i].field(im) = ref
 	return nil
 }
 
-// ImagesFromEnv returns the default images, overridden by the variables.
+// SetAll sets the images of --image's assignments, servers= first, so
+// that it resets what the variables chose and not what a flag did.
+func (im *Images) SetAll(assignments []string) error {
+	servers := func(a string) bool { return strings.HasPrefix(a, "servers=") }
+	for _, first := range []bool{true, false} {
+		for _, a := range assignments {
+			if servers(a) != first {
+				continue
+			}
+			if err := im.Set(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ImagesFromEnv returns the default images, overridden by the variables:
+// one set but empty runs its server from the servers' image (slapd for
+// lldap).
 func ImagesFromEnv() Images {
 	im := DefaultImages
-	for _, name := range imageNames {
-		if ref := os.Getenv("PODROLES_IMAGE_" + strings.ToUpper(name)); ref != "" {
-			im.Set(name + "=" + ref)
+	for _, s := range imageSettings {
+		if ref, ok := os.LookupEnv(imageVariable(s.name)); ok && (ref != "" || s.name != "servers") {
+			im.Set(s.name + "=" + ref)
 		}
 	}
 	return im
@@ -214,8 +240,12 @@ func (c containers) launch(ctx context.Context, name string, argv []string, opts
 		entrypoint = append([]string{"sh", "-c", strings.Join(prelude, " && ") + ` && exec "$@"`, "sh"}, argv...)
 	}
 	binds := []string{e.Dir + ":" + e.Dir}
+	hostPrograms, err := e.hostPrograms()
+	if err != nil {
+		return nil, err
+	}
 	for _, a := range argv {
-		if mountedBinary(a) {
+		if slices.Contains(hostPrograms, a) {
 			binds = append(binds, a+":"+a+":ro")
 		}
 	}
@@ -226,15 +256,46 @@ func (c containers) launch(ctx context.Context, name string, argv []string, opts
 	})
 }
 
-// mountedBinary says a command's argument is a program of the host that
-// the servers' image lacks: a static server built by make servers, or
-// podroles itself.
-func mountedBinary(arg string) bool {
-	if !filepath.IsAbs(arg) || strings.HasPrefix(arg, "/usr/") || strings.HasPrefix(arg, "/etc/") {
-		return false
+// hostPrograms are the programs of the host that containers run, mounted
+// at their own paths: podroles (the pods' supervisor), and the static
+// Vault and Authelia that make servers built where no image of their own
+// is given. Each must be static, since images differ in their libc.
+func (e *Env) hostPrograms() ([]string, error) {
+	var programs []string
+	for _, p := range []string{e.tools.vault, e.tools.authelia} {
+		if filepath.IsAbs(p) {
+			programs = append(programs, p)
+		}
 	}
-	info, err := os.Stat(arg)
-	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
+	if e.openbao != nil {
+		bin, err := e.podroles()
+		if err != nil {
+			return nil, err
+		}
+		programs = append(programs, bin)
+	}
+	for _, p := range programs {
+		if err := requireStatic(p); err != nil {
+			return nil, err
+		}
+	}
+	return programs, nil
+}
+
+// requireStatic refuses a program that needs a dynamic loader: the
+// containers' images have their own libc, or none.
+func requireStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s, to run in containers: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked, and containers have their own libc: build it static (CGO_ENABLED=0, as make build does)", path)
+		}
+	}
+	return nil
 }
 
 func signalName(sig syscall.Signal) string {
@@ -467,9 +528,11 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 		PreStarts: []testcontainers.ContainerHook{onlyLoopback},
 	}))
 	c, err := testcontainers.Run(ctx, spec.image, opts...)
-	pc := &podContainer{Name: spec.name, Log: logPath, c: c, log: logFile}
+	pc := &podContainer{Name: spec.name, Log: logPath, log: logFile}
 	if c != nil {
-		pc.ID = c.GetContainerID()
+		// Only a container that is one: a nil *DockerContainer in the
+		// interface would not compare equal to nil.
+		pc.c, pc.ID = c, c.GetContainerID()
 		e.containers = append(e.containers, pc)
 		if saveErr := e.saveState(); saveErr != nil && err == nil {
 			err = saveErr
@@ -512,7 +575,7 @@ func (pc *podContainer) lastLines(n int) string {
 
 // containerOutput is the last lines a container printed: from its log
 // file, or from the engine when it exited before its log was followed.
-func containerOutput(c testcontainers.Container, logPath string) string {
+func containerOutput(c *testcontainers.DockerContainer, logPath string) string {
 	data, _ := os.ReadFile(logPath)
 	if len(data) == 0 && c != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -592,8 +655,15 @@ func (e *Env) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port,
 	inspect, err := provider.Client().ImageInspect(ctx, image)
 	if err != nil {
 		// Pulled here, not through testcontainers, whose pull drops the
-		// error that the engine reports inside its answer's stream.
-		pull, err := provider.Client().ImagePull(ctx, image, client.ImagePullOptions{})
+		// error that the engine reports inside its answer's stream; with
+		// the credentials of the user's Docker configuration, as it would.
+		opts := client.ImagePullOptions{}
+		if _, auth, err := testcontainers.DockerImageAuth(ctx, image); err == nil {
+			if opts.RegistryAuth, err = authconfig.Encode(auth); err != nil {
+				return nil, fmt.Errorf("pull %s: the registry's credentials: %w", image, err)
+			}
+		}
+		pull, err := provider.Client().ImagePull(ctx, image, opts)
 		if err == nil {
 			err = pull.Wait(ctx)
 		}

@@ -25,10 +25,13 @@ func TestMain(m *testing.M) {
 
 // TestContainersUpDown brings the environment up with the containers
 // provider: the same inventory as the processes provider writes, and
-// nothing left in the engine once it is down.
+// nothing left in the engine once it is down. Every server runs from the
+// servers' image, the host's Vault and Authelia mounted in, which no
+// other test does (they run OpenBao and Authelia from images of their
+// own).
 func TestContainersUpDown(t *testing.T) {
 	EngineT(t)
-	env := Start(t, Options{Provider: ProviderContainers})
+	env := Start(t, Options{Provider: ProviderContainers, Images: Images{Servers: os.Getenv(EnvImageServers)}})
 	inv, err := inventory.Load(env.Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -89,30 +92,6 @@ func TestContainersInterruptedUpLeavesNothing(t *testing.T) {
 		t.Logf("interrupted with %d objects in the engine: %v", after, err)
 		requireNoLeftovers(t, dir)
 	}
-}
-
-// TestContainersImageNotPulled: an image the engine cannot pull (lldap's,
-// from a registry on a refused loopback port: nothing beyond loopback is
-// dialled) fails env up in one line that names it and the engine's
-// reason, and what started before is removed.
-func TestContainersImageNotPulled(t *testing.T) {
-	EngineT(t)
-	dir := t.TempDir()
-	const image = "127.0.0.1:1/lldap/lldap:v0.6.1"
-	im := ImagesFromEnv()
-	im.LLDAP = image
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	env, err := Up(ctx, Options{Dir: dir, Loopback: RandomLoopback(), Provider: ProviderContainers, Images: im})
-	if err == nil {
-		env.Down()
-		t.Fatal("env up went through with an image that cannot be pulled")
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, "env: directory: container lldap-0: pull "+image+": ") || !strings.Contains(msg, "refused") || strings.Contains(msg, "\n") {
-		t.Errorf("want one line naming lldap-0, the image and the engine's reason; got %q", msg)
-	}
-	requireNoLeftovers(t, dir)
 }
 
 // TestContainersDownByDir is env down of an environment that env up
@@ -196,10 +175,13 @@ func TestContainersPublishOnlyOnLoopback(t *testing.T) {
 }
 
 // TestImagesFromEnv: official images by default, pinned; CI's servers'
-// image for all; one official image named back in over it.
+// image for all; one official image named back in over it; a variable
+// set empty runs its server from the servers' image.
 func TestImagesFromEnv(t *testing.T) {
-	for _, v := range []string{EnvImageServers, EnvImagePostgres, EnvImageHAProxy, EnvImageNginx, EnvImageOpenBao, EnvImageAuthelia, EnvImageLLDAP} {
-		t.Setenv(v, "")
+	for _, s := range imageSettings {
+		// Restored when the test ends; unset while it runs.
+		t.Setenv(imageVariable(s.name), "")
+		os.Unsetenv(imageVariable(s.name))
 	}
 	im := ImagesFromEnv()
 	if im != DefaultImages {
@@ -214,37 +196,46 @@ func TestImagesFromEnv(t *testing.T) {
 		t.Errorf("official images run their own programs: %+v", tl)
 	}
 	t.Setenv(EnvImageServers, "localhost/servers:x")
-	t.Setenv(EnvImageOpenBao, "quay.io/openbao/openbao:2.5.3")
+	t.Setenv("PODROLES_IMAGE_OPENBAO", "quay.io/openbao/openbao:2.5.3")
 	im = ImagesFromEnv()
-	want := Images{Servers: "localhost/servers:x", Postgres: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3"}
+	want := Images{Servers: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3"}
 	if im != want {
 		t.Errorf("servers' image with OpenBao's: %+v, want %+v", im, want)
 	}
-	if im.imageOf(im.HAProxy) != "localhost/servers:x" || im.imageOf(im.OpenBao) != "quay.io/openbao/openbao:2.5.3" {
-		t.Errorf("imageOf: %s, %s", im.imageOf(im.HAProxy), im.imageOf(im.OpenBao))
+	if im.imageOf(im.Postgres) != "localhost/servers:x" || im.imageOf(im.OpenBao) != "quay.io/openbao/openbao:2.5.3" {
+		t.Errorf("imageOf: %s, %s", im.imageOf(im.Postgres), im.imageOf(im.OpenBao))
 	}
-	t.Setenv(EnvImageLLDAP, "registry.example/lldap:v9")
+	t.Setenv("PODROLES_IMAGE_LLDAP", "registry.example/lldap:v9")
 	if im = ImagesFromEnv(); im.LLDAP != "registry.example/lldap:v9" || im.Servers != "localhost/servers:x" {
 		t.Errorf("lldap's image over the servers': %+v", im)
 	}
+	os.Unsetenv(EnvImageServers)
+	t.Setenv("PODROLES_IMAGE_LLDAP", "")
+	if im = ImagesFromEnv(); im.LLDAP != "" || im.Servers != DefaultImages.Servers || im.Authelia != DefaultImages.Authelia {
+		t.Errorf("PODROLES_IMAGE_LLDAP set empty: %+v, want slapd and the other defaults", im)
+	}
 }
 
-// TestImagesSet: env up's --image, by name; servers= resets the others,
-// lldap= gives the role back to slapd, and a wrong name is named.
+// TestImagesSet: env up's --image, by name; servers= resets the others
+// whatever its place among the flags, lldap= gives the role back to
+// slapd, postgres= runs PostgreSQL from the servers' image, and a wrong
+// name is named.
 func TestImagesSet(t *testing.T) {
 	im := DefaultImages
-	for _, a := range []string{"nginx=localhost/nginx:1", "lldap="} {
-		if err := im.Set(a); err != nil {
-			t.Fatal(err)
-		}
+	if err := im.SetAll([]string{"nginx=localhost/nginx:1", "lldap=", "postgres="}); err != nil {
+		t.Fatal(err)
 	}
 	want := DefaultImages
-	want.Nginx, want.LLDAP = "localhost/nginx:1", ""
-	if im != want {
+	want.Nginx, want.LLDAP, want.Postgres = "localhost/nginx:1", "", ""
+	if im != want || im.imageOf(im.Postgres) != DefaultImages.Servers {
 		t.Errorf("got %+v, want %+v", im, want)
 	}
-	if err := im.Set("servers=localhost/s:1"); err != nil || im != (Images{Servers: "localhost/s:1", Postgres: "localhost/s:1"}) {
-		t.Errorf("servers=: %v, %+v", err, im)
+	im = DefaultImages
+	if err := im.SetAll([]string{"lldap=registry.example/lldap:v9", "servers=localhost/s:1"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Images{Servers: "localhost/s:1", LLDAP: "registry.example/lldap:v9"}); im != want {
+		t.Errorf("lldap= before servers=: %+v, want %+v", im, want)
 	}
 	for _, bad := range []string{"ldap=x", "nginx", "servers="} {
 		if err := im.Set(bad); err == nil || !strings.Contains(err.Error(), "--image") {
@@ -321,5 +312,23 @@ func TestKilledTestLeavesNoContainers(t *testing.T) {
 	}
 	if left, _ := EngineLeftovers(ctx, living.Dir); len(left) != 1 {
 		t.Errorf("the sweep removed what a living test owns: %v left", left)
+	}
+}
+
+// TestRequireStatic: the host programs mounted into containers must not
+// need the host's loader; a dynamic one is refused, named, with the fix.
+func TestRequireStatic(t *testing.T) {
+	if err := requireStatic("/bin/sh"); err == nil || !strings.Contains(err.Error(), "/bin/sh is dynamically linked") || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		t.Errorf("/bin/sh: %v", err)
+	}
+	if err := requireStatic(filepath.Join(t.TempDir(), "nope")); err == nil || !strings.Contains(err.Error(), "nope, to run in containers") {
+		t.Errorf("a missing program: %v", err)
+	}
+	bin, err := (&Env{}).podroles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := requireStatic(bin); err != nil {
+		t.Errorf("the supervisor that the tests build or make builds: %v", err)
 	}
 }

@@ -30,10 +30,11 @@ type PodOptions struct {
 	Status string
 	// RestartOn are the files of the secrets with restart.
 	RestartOn []string
-	// EnvFiles are environment files (VAR=VALUE lines, as systemd's
-	// EnvironmentFile= reads them) whose variables the service gets, read
-	// anew at each start: a credential rotated into one reaches the
-	// restarted service.
+	// EnvFiles are environment files (VAR=VALUE lines, the part of
+	// systemd's EnvironmentFile= format that secrets' templates write: no
+	// escapes, no values over several lines) whose variables the service
+	// gets, read anew at each start: a credential rotated into one reaches
+	// the restarted service.
 	EnvFiles []string
 	// Command is the service.
 	Command []string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,4 +93,40 @@ func TestPodEnvFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFile("postgres://two@db/lldap ")
+}
+
+func TestReadEnvFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(content string) string {
+		f, err := os.CreateTemp(dir, "env")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(content)
+		f.Close()
+		return f.Name()
+	}
+	good := write("# a comment\r\n; another\r\n\r\nURL=postgres://u:p@db/lldap?sslmode=disable\r\n  SPACED = ab#cd  \nQUOTED='x y'\nDOUBLE=\"z\"\nEMPTY=\nLAST=no line end")
+	got, err := readEnvFiles([]string{good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"URL=postgres://u:p@db/lldap?sslmode=disable", "SPACED=ab#cd", "QUOTED=x y", "DOUBLE=z", "EMPTY=", "LAST=no line end"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	for content, wantErr := range map[string]string{
+		"A=1\nno-equals-sign\n": "line 2: not VAR=VALUE",
+		"1A=x\n":                "line 1: not VAR=VALUE",
+		"=x\n":                  "line 1: not VAR=VALUE",
+	} {
+		f := write(content)
+		if _, err := readEnvFiles([]string{good, f}); err == nil || !strings.Contains(err.Error(), f+", "+wantErr) {
+			t.Errorf("%q: %v, want %q", content, err, wantErr)
+		}
+	}
+	missing := filepath.Join(dir, "missing.env")
+	if _, err := readEnvFiles([]string{missing}); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a missing file: %v", err)
+	}
 }

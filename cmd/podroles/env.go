@@ -68,10 +68,8 @@ restarts a kubelet reports and kwok's pods do not).`,
 			}
 			if opts.Provider == vmtests.ProviderContainers {
 				opts.Images = vmtests.ImagesFromEnv()
-				for _, a := range images {
-					if err := opts.Images.Set(a); err != nil {
-						return err
-					}
+				if err := opts.Images.SetAll(images); err != nil {
+					return err
 				}
 			}
 			if !cluster && (len(args) > 0 || sources.given()) {

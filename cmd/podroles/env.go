@@ -47,7 +47,8 @@ openbao, authelia, lldap; ours (make images) for slapd. servers=IMAGE (or
 PODROLES_IMAGE_SERVERS) runs every server from ours, with slapd serving
 the lldap role, as CI does; lldap= gives the role to slapd alone. With
 lldap's image, its replicas serve the role (LDAP, LDAPS and HTTP) and env up
-creates the reader authelia-bind in lldap_strict_readonly. A container's
+creates the reader authelia-bind in lldap_strict_readonly (a path this
+project's CI, which reaches no registry, has never run). A container's
 output is in DIR/logs while env up runs, and in the engine (docker logs)
 after.
 
@@ -57,6 +58,7 @@ node's plan is applied, and its pods answer with the environment's servers,
 so that the cluster suites run against it (all but rotation, whose
 restarts a kubelet reports and kwok's pods do not).`,
 		Example: `  podroles env up --dir /tmp/env
+  podroles env up --dir /tmp/env --provider containers --image lldap=
   podroles env up --dir /tmp/env --cluster examples/directory.nix`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error

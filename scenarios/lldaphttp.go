@@ -1,14 +1,11 @@
 package scenarios
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"time"
 
+	"github.com/fediversity/podroles/internal/lldap"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -89,9 +86,6 @@ func needsLLDAP(inv *inventory.Inventory) string {
 	return ""
 }
 
-// httpClient never goes through a proxy: the admin's password is sent.
-var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
-
 // lldapLogin logs the inventory's admin in at endpoint and returns the
 // token.
 func lldapLogin(ctx context.Context, s *State, at inventory.Endpoint) (string, error) {
@@ -100,30 +94,15 @@ func lldapLogin(ctx context.Context, s *State, at inventory.Endpoint) (string, e
 	if err != nil {
 		return "", Permanent(err)
 	}
-	body, _ := json.Marshal(map[string]string{"username": l.AdminUser, "password": password})
-	addr, err := dialAddr(at, l.HTTPPort)
+	c, err := lldapClient(at, l.HTTPPort)
 	if err != nil {
 		return "", err
 	}
-	url := fmt.Sprintf("http://%s/auth/simple/login", addr)
 	var token string
-	err = Eventually(ctx, Probe{Endpoint: url + " (" + at.Name + ")", Expect: "a login of " + l.AdminUser + " with a token", Within: s.Patience}, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		var out struct {
-			Token string `json:"token"`
-		}
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &out) != nil || out.Token == "" {
-			return Saw("HTTP %d", resp.StatusCode)
-		}
-		token = out.Token
-		return nil
+	err = Eventually(ctx, Probe{Endpoint: c.Addr + "/auth/simple/login (" + at.Name + ")", Expect: "a login of " + l.AdminUser + " with a token", Within: s.Patience}, func(ctx context.Context) error {
+		var err error
+		token, err = c.Login(ctx, l.AdminUser, password)
+		return sawRefusal(err)
 	})
 	if err == nil {
 		s.Note("%s: %s logged in", at.Name, l.AdminUser)
@@ -134,33 +113,45 @@ func lldapLogin(ctx context.Context, s *State, at inventory.Endpoint) (string, e
 // lldapWhoAmI asks endpoint's GraphQL API for the admin with token.
 func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, token string) error {
 	l := s.Inv.LDAP
-	addr, err := dialAddr(at, l.HTTPPort)
+	c, err := lldapClient(at, l.HTTPPort)
 	if err != nil {
 		return err
 	}
-	url := fmt.Sprintf("http://%s/api/graphql", addr)
-	body, _ := json.Marshal(map[string]string{"query": fmt.Sprintf(`{ user(userId: %q) { id } }`, l.AdminUser)})
-	return Eventually(ctx, Probe{Endpoint: url + " (" + at.Name + ")", Expect: "the token of the other replica to be accepted", Within: s.Patience}, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
+	return Eventually(ctx, Probe{Endpoint: c.Addr + "/api/graphql (" + at.Name + ")", Expect: "the token of the other replica to be accepted", Within: s.Patience}, func(ctx context.Context) error {
 		var out struct {
-			Data struct {
-				User struct {
-					ID string `json:"id"`
-				} `json:"user"`
-			} `json:"data"`
+			User struct {
+				ID string `json:"id"`
+			} `json:"user"`
 		}
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &out) != nil || out.Data.User.ID != l.AdminUser {
-			return Saw("HTTP %d", resp.StatusCode)
+		err := c.GraphQL(ctx, token, `query($id: String!) { user(userId: $id) { id } }`, map[string]any{"id": l.AdminUser}, &out)
+		if err != nil {
+			return sawRefusal(err)
+		}
+		if out.User.ID != l.AdminUser {
+			return Saw("user %q", out.User.ID)
 		}
 		s.Note("%s accepted the token of the other replica", at.Name)
 		return nil
 	})
+}
+
+// lldapClient is a client of lldap's HTTP API at endpoint.
+func lldapClient(at inventory.Endpoint, port int) (*lldap.Client, error) {
+	addr, err := dialAddr(at, port)
+	if err != nil {
+		return nil, err
+	}
+	return lldap.New("http://" + addr), nil
+}
+
+// sawRefusal reports what lldap answered, where it answered, as seen.
+func sawRefusal(err error) error {
+	var le *lldap.Error
+	if errors.As(err, &le) {
+		if le.Message != "" {
+			return Saw("HTTP %d: %s", le.Status, le.Message)
+		}
+		return Saw("HTTP %d", le.Status)
+	}
+	return err
 }

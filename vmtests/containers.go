@@ -205,8 +205,16 @@ type containers struct{ e *Env }
 
 func (c containers) tools(im Images) (tools, error) { return imageTools(im), nil }
 
-// prepare makes the environment's network.
-func (c containers) prepare(ctx context.Context) error { return c.e.startNetwork(ctx) }
+// prepare checks the host programs the containers will run, once, and
+// makes the environment's network.
+func (c containers) prepare(ctx context.Context) error {
+	programs, err := c.e.hostPrograms()
+	if err != nil {
+		return err
+	}
+	c.e.mounted = programs
+	return c.e.startNetwork(ctx)
+}
 
 func (c containers) startPostgres(ctx context.Context) error { return c.e.startPostgresContainer(ctx) }
 
@@ -240,12 +248,8 @@ func (c containers) launch(ctx context.Context, name string, argv []string, opts
 		entrypoint = append([]string{"sh", "-c", strings.Join(prelude, " && ") + ` && exec "$@"`, "sh"}, argv...)
 	}
 	binds := []string{e.Dir + ":" + e.Dir}
-	hostPrograms, err := e.hostPrograms()
-	if err != nil {
-		return nil, err
-	}
 	for _, a := range argv {
-		if slices.Contains(hostPrograms, a) {
+		if slices.Contains(e.mounted, a) {
 			binds = append(binds, a+":"+a+":ro")
 		}
 	}
@@ -267,7 +271,8 @@ func (e *Env) hostPrograms() ([]string, error) {
 			programs = append(programs, p)
 		}
 	}
-	if e.openbao != nil {
+	// With OpenBao, the pods with secrets run under the supervisor.
+	if e.tools.vault != "" {
 		bin, err := e.podroles()
 		if err != nil {
 			return nil, err

@@ -134,7 +134,7 @@ func (e *Env) startDirectory(ctx context.Context) error {
 		if err := writeFile(conf, []byte(e.slapdConfig(dir, filepath.Join(e.Dir, "tls"), e.tools.ldapSchema, e.tools.ldapModules)), 0o600); err != nil {
 			return err
 		}
-		opts := startOptions{dir: dir, detached: e.Detached, publish: map[int]string{PortLDAP: e.podAddress(i), PortLDAPS: e.podAddress(i)},
+		opts := startOptions{dir: dir, detached: e.Detached, publish: publishOn(e.podPorts(), e.podAddress(i)),
 			before: [][]string{{e.tools.slapadd, "-f", conf, "-l", ldif}}}
 		listen := e.listen(e.podAddress(i))
 		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", listen, PortLDAP, listen, PortLDAPS)
@@ -177,8 +177,10 @@ func runQuiet(ctx context.Context, name string, args ...string) (string, error) 
 	return strings.TrimSpace(string(out)), err
 }
 
-// ChangePassword sets a user's password in every replica, as the directory
-// would after a change the contract's file did not follow.
+// ChangePassword sets a user's password in every replica, bound as the
+// directory's admin: the provisioning of lldap's reader, and a test's
+// change that the contract's file does not follow. (lldap's replicas share
+// one database: the second setting repeats the first.)
 func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
 	for i := range replicas {
 		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(e.podAddress(i), fmt.Sprint(PortLDAP))))

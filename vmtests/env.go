@@ -94,6 +94,7 @@ type Env struct {
 	containers []*podContainer
 	ips        map[string]string
 	declared   map[string][]mobynetwork.Port // ports by image
+	mounted    []string                      // host programs, at their paths
 
 	// run runs the servers, as the provider says.
 	run provider
@@ -523,13 +524,12 @@ func (e *Env) writeInventory() error {
 			"lldap": {
 				Server: e.directoryServer(),
 				Service: &inventory.Endpoint{
-					Name: e.ServiceName(), Address: e.serviceAddress(),
-					Ports: map[string]int{"ldaps": PortLDAPS},
+					Name: e.ServiceName(), Address: e.serviceAddress(), Ports: e.servicePorts(),
 				},
 			},
 		},
 		LDAP: &inventory.LDAP{
-			Role: "lldap", Host: e.ServiceName(), Port: PortLDAPS, PlainPort: PortLDAP,
+			Role: "lldap", Host: e.ServiceName(), Port: PortLDAPS, PlainPort: PortLDAP, HTTPPort: e.podPorts()["http"],
 			CAFile: "tls/ca.pem", BaseDN: baseDN,
 			BindDN: "uid=authelia-bind,ou=people," + baseDN, BindPasswordFile: "secrets/bind-password",
 			User: "authelia-bind", Group: "lldap_strict_readonly",
@@ -539,13 +539,7 @@ func (e *Env) writeInventory() error {
 		},
 	}
 	for i := range replicas {
-		pod := inventory.Endpoint{
-			Name: e.podName(i), Address: e.podAddress(i),
-			Ports: map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS},
-		}
-		if e.servesLLDAP() {
-			pod.Ports["http"] = PortLLDAPHTTP
-		}
+		pod := inventory.Endpoint{Name: e.podName(i), Address: e.podAddress(i), Ports: e.podPorts()}
 		if e.openbao != nil {
 			pod.SecretsDir, pod.StatusFile, pod.RootDir = e.podSecretsDir(i), e.podStatusFile(e.podName(i)), e.podRoot(e.podName(i))
 		}
@@ -562,13 +556,6 @@ func (e *Env) writeInventory() error {
 		if len(e.CertNames) == 0 {
 			e.addPortal(inv)
 		}
-	}
-	if e.PlainPortOnService {
-		inv.Roles["lldap"].Service.Ports["ldap"] = PortLDAP
-	}
-	if e.servesLLDAP() {
-		inv.Roles["lldap"].Service.Ports["http"] = PortLLDAPHTTP
-		inv.LDAP.HTTPPort = PortLLDAPHTTP
 	}
 	e.Inventory = filepath.Join(e.Dir, "inventory.yaml")
 	return inv.Write(e.Inventory)

@@ -1,22 +1,18 @@
 package vmtests
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
-	"github.com/go-ldap/ldap/v3"
-
+	"github.com/fediversity/podroles/internal/lldap"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -121,7 +117,7 @@ func (e *Env) startLLDAP(ctx context.Context) error {
 		p, err := e.launch(ctx, e.directoryPod(i), argv, startOptions{
 			// lldap serves its web pages from ./app, relative to /app.
 			dir: "/app", detached: e.Detached, env: e.lldapEnv(i, dir), image: e.Images.LLDAP,
-			publish: map[int]string{PortLDAP: at, PortLDAPS: at, PortLLDAPHTTP: at},
+			publish: publishOn(e.podPorts(), at),
 		})
 		if err != nil {
 			return err
@@ -138,125 +134,43 @@ func (e *Env) startLLDAP(ctx context.Context) error {
 // groups go through lldap's GraphQL API, the password through LDAP: lldap
 // takes it no other way but its own OPAQUE exchange.
 func (e *Env) provisionLLDAP(ctx context.Context) error {
-	api := fmt.Sprintf("http://%s", net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLLDAPHTTP)))
-	token, err := lldapToken(ctx, api, "admin", e.secrets.admin)
+	api := lldap.New(fmt.Sprintf("http://%s", net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLLDAPHTTP))))
+	var token string
+	probe := scenarios.Probe{Endpoint: api.Addr + "/auth/simple/login", Expect: "a login of lldap's admin", Within: 30 * time.Second}
+	err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		var err error
+		token, err = api.Login(ctx, "admin", e.secrets.admin)
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	const reader, group = "authelia-bind", "lldap_strict_readonly"
-	if err := lldapGraphQL(ctx, api, token, `mutation($user: CreateUserInput!) { createUser(user: $user) { id } }`,
+	if err := api.GraphQL(ctx, token, `mutation($user: CreateUserInput!) { createUser(user: $user) { id } }`,
 		map[string]any{"user": map[string]any{"id": reader, "email": reader + "@example.com", "displayName": reader}}, nil); err != nil {
 		return fmt.Errorf("create %s: %w", reader, err)
 	}
 	var groups struct {
-		Groups []struct {
-			ID          int    `json:"id"`
-			DisplayName string `json:"displayName"`
-		} `json:"groups"`
+		Groups []lldapGroup `json:"groups"`
 	}
-	if err := lldapGraphQL(ctx, api, token, `{ groups { id displayName } }`, nil, &groups); err != nil {
+	if err := api.GraphQL(ctx, token, `{ groups { id displayName } }`, nil, &groups); err != nil {
 		return fmt.Errorf("list the groups: %w", err)
 	}
-	id := -1
-	for _, g := range groups.Groups {
-		if g.DisplayName == group {
-			id = g.ID
-		}
-	}
-	if id < 0 {
+	i := slices.IndexFunc(groups.Groups, func(g lldapGroup) bool { return g.DisplayName == group })
+	if i < 0 {
 		return fmt.Errorf("lldap has no group %s", group)
 	}
-	if err := lldapGraphQL(ctx, api, token, `mutation($user: String!, $group: Int!) { addUserToGroup(userId: $user, groupId: $group) { ok } }`,
-		map[string]any{"user": reader, "group": id}, nil); err != nil {
+	if err := api.GraphQL(ctx, token, `mutation($user: String!, $group: Int!) { addUserToGroup(userId: $user, groupId: $group) { ok } }`,
+		map[string]any{"user": reader, "group": groups.Groups[i].ID}, nil); err != nil {
 		return fmt.Errorf("add %s to %s: %w", reader, group, err)
 	}
-	conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLDAP))))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if err := conn.Bind("uid=admin,ou=people,"+baseDN, e.secrets.admin); err != nil {
-		return fmt.Errorf("bind as lldap's admin: %w", err)
-	}
-	return setPassword(conn, reader, e.secrets.bind)
+	return e.ChangePassword(ctx, reader, e.secrets.bind)
 }
 
-// lldapClient never goes through a proxy: passwords are sent.
-var lldapClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
-
-// lldapToken logs user in at lldap's API, waiting for it to answer.
-func lldapToken(ctx context.Context, api, user, password string) (string, error) {
-	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
-	var token string
-	probe := scenarios.Probe{Endpoint: api + "/auth/simple/login", Expect: "a login of " + user, Within: 30 * time.Second}
-	err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
-		var out struct {
-			Token string `json:"token"`
-		}
-		if err := lldapPost(ctx, api+"/auth/simple/login", "", body, &out); err != nil {
-			return err
-		}
-		if out.Token == "" {
-			return scenarios.Saw("no token")
-		}
-		token = out.Token
-		return nil
-	})
-	return token, err
-}
-
-// lldapGraphQL runs a query with variables at lldap's GraphQL API, and
-// decodes its data into out.
-func lldapGraphQL(ctx context.Context, api, token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	var resp struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-	}
-	if err := lldapPost(ctx, api+"/api/graphql", token, body, &resp); err != nil {
-		return err
-	}
-	if len(resp.Errors) > 0 {
-		return errors.New(resp.Errors[0].Message)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(resp.Data, out)
-}
-
-// lldapPost posts JSON, with token as bearer if given, and decodes the
-// answer of a 200 into out.
-func lldapPost(ctx context.Context, url, token string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := lldapClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		// lldap answers a GraphQL error with a 400 that says it.
-		var e struct {
-			Errors []struct {
-				Message string `json:"message"`
-			} `json:"errors"`
-		}
-		if json.Unmarshal(data, &e) == nil && len(e.Errors) > 0 {
-			return scenarios.Permanent(fmt.Errorf("HTTP %d: %s", resp.StatusCode, e.Errors[0].Message))
-		}
-		return scenarios.Saw("HTTP %d", resp.StatusCode)
-	}
-	return json.Unmarshal(data, out)
+// lldapGroup is a group as lldap's GraphQL API lists it.
+type lldapGroup struct {
+	ID          int    `json:"id"`
+	DisplayName string `json:"displayName"`
 }
 
 // pkcs8PEM rewrites a private key (PKCS#8, SEC 1 or PKCS#1 PEM, as PKI

@@ -3,8 +3,10 @@ package vmtests
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -21,19 +23,40 @@ defaults
   timeout server 60s
 `
 
-// lldapFrontends is the lldap role's Service, bound on bind, with only the
-// LDAPS port (unless a test puts the plain port on it too), in front of
-// the replicas at pods.
+// podPorts are the ports of the lldap role's pods by name: LDAP and
+// LDAPS, and lldap's HTTP where lldap serves.
+func (e *Env) podPorts() map[string]int {
+	ports := map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS}
+	if e.servesLLDAP() {
+		ports["http"] = PortLLDAPHTTP
+	}
+	return ports
+}
+
+// servicePorts are the ports of the role's Service: the pods' but the
+// plain LDAP port, unless a test puts it there too.
+func (e *Env) servicePorts() map[string]int {
+	ports := e.podPorts()
+	if !e.PlainPortOnService {
+		delete(ports, "ldap")
+	}
+	return ports
+}
+
+// publishOn publishes each of ports on addr.
+func publishOn(ports map[string]int, addr string) map[int]string {
+	publish := make(map[int]string, len(ports))
+	for _, port := range ports {
+		publish[port] = addr
+	}
+	return publish
+}
+
+// lldapFrontends is the lldap role's Service, bound on bind with its
+// ports, in front of the replicas at pods.
 func (e *Env) lldapFrontends(bind string, pods []string) string {
 	var b strings.Builder
-	ports := []int{PortLDAPS}
-	if e.servesLLDAP() {
-		ports = append(ports, PortLLDAPHTTP)
-	}
-	if e.PlainPortOnService {
-		ports = append(ports, PortLDAP)
-	}
-	for _, port := range ports {
+	for _, port := range slices.Sorted(maps.Values(e.servicePorts())) {
 		fmt.Fprintf(&b, "\nfrontend service-%d\n  bind %s:%d\n  default_backend pods-%d\n", port, bind, port, port)
 		fmt.Fprintf(&b, "\nbackend pods-%d\n  balance roundrobin\n", port)
 		for i, pod := range pods {
@@ -56,13 +79,7 @@ func (e *Env) startService(ctx context.Context) error {
 		pods = append(pods, e.reach(e.directoryPod(i), e.podAddress(i)))
 	}
 	config := haproxyDefaults + e.lldapFrontends(e.listen(e.serviceAddress()), pods)
-	publish := map[int]string{PortLDAPS: e.serviceAddress()}
-	if e.servesLLDAP() {
-		publish[PortLLDAPHTTP] = e.serviceAddress()
-	}
-	if e.PlainPortOnService {
-		publish[PortLDAP] = e.serviceAddress()
-	}
+	publish := publishOn(e.servicePorts(), e.serviceAddress())
 	return e.startHAProxy(ctx, "haproxy", config, publish, net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)))
 }
 

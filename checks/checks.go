@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 )
 
 // Severity of a finding: errors refuse the node, warnings do not unless the
@@ -133,7 +133,7 @@ func (r *Result) Count() (errors, warnings int) {
 }
 
 // Check runs every rule on every node.
-func Check(nodes []*nixeval.Node) []*Result {
+func Check(nodes []*facts.Node) []*Result {
 	results := make([]*Result, 0, len(nodes))
 	for _, n := range nodes {
 		results = append(results, CheckNode(n, Rules()))
@@ -143,7 +143,7 @@ func Check(nodes []*nixeval.Node) []*Result {
 
 // CheckNode runs rules on one node. Findings come sorted by rule, subject
 // and message, so that the same node always reads the same.
-func CheckNode(facts *nixeval.Node, rules []*Rule) *Result {
+func CheckNode(facts *facts.Node, rules []*Rule) *Result {
 	n := index(facts)
 	defer n.release()
 	res := &Result{Node: n.Name, Source: n.Source, K8sPod: n.K8sPod.Enable, RulesRun: []string{}, Skipped: []Skip{}, Findings: []Finding{}}
@@ -188,7 +188,7 @@ type unitList struct {
 // name once in a map and nothing sorts them (findings are sorted once at
 // the end).
 type node struct {
-	*nixeval.Node
+	*facts.Node
 	roles []string
 	lists []unitList
 	// units are the node's units, each with the first list that names it.
@@ -232,22 +232,22 @@ func (n *node) release() {
 	indexes.Put(n)
 }
 
-func index(facts *nixeval.Node) *node {
+func index(nf *facts.Node) *node {
 	n := indexes.Get().(*node)
-	n.Node, n.roles = facts, facts.RoleNames()
+	n.Node, n.roles = nf, nf.RoleNames()
 	for _, r := range n.roles {
 		n.lists = append(n.lists, unitList{
 			label:  "role " + r,
-			option: fmt.Sprintf("fediversity.podRoles.roles.%s.units", nixeval.AttrName(r)),
-			units:  facts.PodRoles.Roles[r].Units,
+			option: fmt.Sprintf("fediversity.podRoles.roles.%s.units", facts.AttrName(r)),
+			units:  nf.PodRoles.Roles[r].Units,
 		})
 	}
 	n.lists = append(n.lists,
-		unitList{label: "mainUnits", option: "fediversity.podRoles.mainUnits", units: facts.PodRoles.MainUnits},
-		unitList{label: "sharedUnits", option: "fediversity.podRoles.sharedUnits", units: facts.PodRoles.SharedUnits},
+		unitList{label: "mainUnits", option: "fediversity.podRoles.mainUnits", units: nf.PodRoles.MainUnits},
+		unitList{label: "sharedUnits", option: "fediversity.podRoles.sharedUnits", units: nf.PodRoles.SharedUnits},
 	)
-	n.units = slices.Grow(n.units, len(facts.Units))
-	for name, u := range facts.Units {
+	n.units = slices.Grow(n.units, len(nf.Units))
+	for name, u := range nf.Units {
 		n.unitIdx[name] = int32(len(n.units))
 		n.units = append(n.units, unitInfo{name: name, enable: u.Enable, firstList: -1})
 	}
@@ -285,15 +285,15 @@ func index(facts *nixeval.Node) *node {
 }
 
 // eachRole calls f for each role in name order.
-func (n *node) eachRole(f func(name string, r nixeval.Role)) {
+func (n *node) eachRole(f func(name string, r facts.Role)) {
 	for _, name := range n.roles {
 		f(name, n.PodRoles.Roles[name])
 	}
 }
 
 // eachSecret calls f for each secret of each role, in order.
-func (n *node) eachSecret(f func(role, file string, s nixeval.Secret)) {
-	n.eachRole(func(role string, r nixeval.Role) {
+func (n *node) eachSecret(f func(role, file string, s facts.Secret)) {
+	n.eachRole(func(role string, r facts.Role) {
 		for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
 			f(role, file, r.Secrets[file])
 		}
@@ -303,7 +303,7 @@ func (n *node) eachSecret(f func(role, file string, s nixeval.Secret)) {
 // rolesRunning returns the roles that run modular service s.
 func (n *node) rolesRunning(s string) []string {
 	var out []string
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if r.RunsService(s) {
 			out = append(out, name)
 		}

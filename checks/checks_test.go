@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 )
 
 func TestRulesAreWellFormed(t *testing.T) {
@@ -59,9 +59,9 @@ func TestIsLoopback(t *testing.T) {
 }
 
 func TestFirewallOpens(t *testing.T) {
-	fw := nixeval.Firewall{Enable: true, PortLists: nixeval.PortLists{
-		AllowedTCPPorts: []int{80}, AllowedUDPPortRanges: []nixeval.PortRange{{From: 5000, To: 5010}},
-	}, Interfaces: map[string]nixeval.PortLists{"eth0": {AllowedTCPPorts: []int{9100}}}}
+	fw := facts.Firewall{Enable: true, PortLists: facts.PortLists{
+		AllowedTCPPorts: []int{80}, AllowedUDPPortRanges: []facts.PortRange{{From: 5000, To: 5010}},
+	}, Interfaces: map[string]facts.PortLists{"eth0": {AllowedTCPPorts: []int{9100}}}}
 	cases := []struct {
 		proto string
 		port  int

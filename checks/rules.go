@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 )
 
 // Rules returns every rule, in ID order.
@@ -141,7 +141,7 @@ var rules = []*Rule{
 	{
 		ID: "PR511", Name: "authelia-loopback-host", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.host is a loopback address.",
-		check: autheliaCheck(func(a nixeval.Authelia) string {
+		check: autheliaCheck(func(a facts.Authelia) string {
 			if isLoopback(a.Host) {
 				return fmt.Sprintf("fediversity.authelia.host is %q, a loopback address: the nginx of the main pod cannot reach the role there; set it to the name of the role's Service", a.Host)
 			}
@@ -151,7 +151,7 @@ var rules = []*Rule{
 	{
 		ID: "PR512", Name: "authelia-without-ca-file", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.caFile is null.",
-		check: autheliaCheck(func(a nixeval.Authelia) string {
+		check: autheliaCheck(func(a facts.Authelia) string {
 			if a.CAFile == nil {
 				return "fediversity.authelia.caFile is null: nginx cannot verify the role's HTTPS certificate; set it to the CA file of OpenBao's PKI engine"
 			}
@@ -161,7 +161,7 @@ var rules = []*Rule{
 	{
 		ID: "PR513", Name: "authelia-local-storage", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia with fediversity.authelia.storage.local: a file in a pod is lost with the pod.",
-		check: autheliaCheck(func(a nixeval.Authelia) string {
+		check: autheliaCheck(func(a facts.Authelia) string {
 			if a.Storage.Local != nil {
 				return fmt.Sprintf("fediversity.authelia.storage.local keeps logins in %s, a file of the pod that is lost with it; use fediversity.authelia.storage.postgres", a.Storage.Local.Path)
 			}
@@ -171,7 +171,7 @@ var rules = []*Rule{
 	{
 		ID: "PR514", Name: "authelia-without-smtp", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.smtp is null.",
-		check: autheliaCheck(func(a nixeval.Authelia) string {
+		check: autheliaCheck(func(a facts.Authelia) string {
 			if !a.SMTP {
 				return "fediversity.authelia.smtp is null: without a mail server authelia notifies through a file of the pod; set fediversity.authelia.smtp"
 			}
@@ -181,7 +181,7 @@ var rules = []*Rule{
 	{
 		ID: "PR515", Name: "authelia-forward-auth", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia with fediversity.authelia.forwardAuth.enable.",
-		check: autheliaCheck(func(a nixeval.Authelia) string {
+		check: autheliaCheck(func(a facts.Authelia) string {
 			if a.ForwardAuth.Enable {
 				return "fediversity.authelia.forwardAuth.enable is true, which a role of authelia does not support; set it to false"
 			}
@@ -276,7 +276,7 @@ func unknownUnit(n *node, report reportFunc) {
 		if near != "" {
 			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, joinAnd(options))
 		}
-		report(unit(u), "%s %s unit %s, which is no unit of the node (no systemd.services.%s): %s", joinAnd(labels), verb, u, nixeval.AttrName(u), hint)
+		report(unit(u), "%s %s unit %s, which is no unit of the node (no systemd.services.%s): %s", joinAnd(labels), verb, u, facts.AttrName(u), hint)
 	}
 }
 
@@ -312,7 +312,7 @@ func unlistedUnit(n *node, report reportFunc) {
 			continue
 		}
 		if runner := n.rolesRunning(u); len(runner) > 0 {
-			report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], nixeval.AttrName(u))
+			report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], facts.AttrName(u))
 			continue
 		}
 		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: add it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName)
@@ -331,7 +331,7 @@ var runOncePatterns = regexp.MustCompile(`^acme-|(^|[-_@.])(init|initdb|setup|mi
 var perMachineUnits = map[string]bool{"network-setup": true, "resolvconf-setup": true, "nscd-setup": true}
 
 func runOnceUnitShared(n *node, report reportFunc) {
-	for _, u := range nixeval.UniqueNames(n.PodRoles.SharedUnits) {
+	for _, u := range facts.UniqueNames(n.PodRoles.SharedUnits) {
 		if runOncePatterns.MatchString(u) && !strings.HasPrefix(u, "systemd-") && !perMachineUnits[u] {
 			report(unit(u), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
 		}
@@ -339,7 +339,7 @@ func runOnceUnitShared(n *node, report reportFunc) {
 }
 
 func roleUnitsWithoutRequest(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if len(r.Units) > 0 && !r.Requested() {
 			report(role(name), "role %s has units (%s) but no request: replicas is null; request the role, or leave its units empty", name, joinAnd(r.Units))
 		}
@@ -347,27 +347,27 @@ func roleUnitsWithoutRequest(n *node, report reportFunc) {
 }
 
 func roleRequestWithoutUnits(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if r.Requested() && r.RunsNodeImage() && len(r.Units) == 0 {
-			report(role(name), "role %s is requested with %d replicas of the node's image but lists no units, so its pods would run nothing; list its units in fediversity.podRoles.roles.%s.units, or give it a service", name, *r.Replicas, nixeval.AttrName(name))
+			report(role(name), "role %s is requested with %d replicas of the node's image but lists no units, so its pods would run nothing; list its units in fediversity.podRoles.roles.%s.units, or give it a service", name, *r.Replicas, facts.AttrName(name))
 		}
 	})
 }
 
 func unknownModularService(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if r.Service != nil && !slices.Contains(n.ModularServices, *r.Service) {
 			hint := "enable the modular service in system.services or fix the name"
 			if near := nearest(*r.Service, n.ModularServices); near != "" {
 				hint = fmt.Sprintf("did you mean %s?", near)
 			}
-			report(role(name), "role %s runs service %s, which is no modular service of the node (no system.services.%s): %s", name, *r.Service, nixeval.AttrName(*r.Service), hint)
+			report(role(name), "role %s runs service %s, which is no modular service of the node (no system.services.%s): %s", name, *r.Service, facts.AttrName(*r.Service), hint)
 		}
 	})
 }
 
 func serviceRoleWithUnits(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if r.Service != nil && len(r.Units) > 0 {
 			report(role(name), "role %s runs the image of service %s, which has no systemd, and also lists units (%s); remove the units, or the service to run the node's image", name, *r.Service, joinAnd(r.Units))
 		}
@@ -380,12 +380,12 @@ func settingsForUnknownService(n *node, report reportFunc) {
 		if slices.Contains(n.ModularServices, s) || len(cfg.Environment) == 0 {
 			continue
 		}
-		report(service(s), "fediversity.podRoles.services.%s.environment gives variables (%s) to service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", nixeval.AttrName(s), joinAnd(cfg.Environment), s, nixeval.AttrName(s))
+		report(service(s), "fediversity.podRoles.services.%s.environment gives variables (%s) to service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", facts.AttrName(s), joinAnd(cfg.Environment), s, facts.AttrName(s))
 	}
 }
 
 func companionWithoutSecrets(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if r.Companion && len(r.Secrets) == 0 {
 			report(role(name), "role %s asks for a companion but has no secrets: a companion exists to work with the role's secrets; add the secrets or set companion to false", name)
 		}
@@ -393,7 +393,7 @@ func companionWithoutSecrets(n *node, report reportFunc) {
 }
 
 func companionWithoutProgram(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if !r.Companion {
 			return
 		}
@@ -402,13 +402,13 @@ func companionWithoutProgram(n *node, report reportFunc) {
 			return
 		}
 		if n.PodRoles.Services[*r.Service].Companion == nil {
-			report(role(name), "role %s asks for a companion but fediversity.podRoles.services.%s.companion is null; give the path of the program in the image of %s", name, nixeval.AttrName(*r.Service), *r.Service)
+			report(role(name), "role %s asks for a companion but fediversity.podRoles.services.%s.companion is null; give the path of the program in the image of %s", name, facts.AttrName(*r.Service), *r.Service)
 		}
 	})
 }
 
 func secretsWithoutService(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if r.RunsNodeImage() && len(r.Secrets) > 0 {
 			report(role(name), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(slices.Sorted(maps.Keys(r.Secrets))))
 		}
@@ -416,7 +416,7 @@ func secretsWithoutService(n *node, report reportFunc) {
 }
 
 func secretNotAFileName(n *node, report reportFunc) {
-	n.eachSecret(func(roleName, file string, _ nixeval.Secret) {
+	n.eachSecret(func(roleName, file string, _ facts.Secret) {
 		if file == "" || file == "." || file == ".." || strings.ContainsAny(file, "/\x00") {
 			report(secret(file), "secret %q of role %s is not the name of a file in /run/secrets; name it as a file, with no / and not . or ..", file, roleName)
 		}
@@ -424,7 +424,7 @@ func secretNotAFileName(n *node, report reportFunc) {
 }
 
 func templateWithField(n *node, report reportFunc) {
-	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if s.Template == nil {
 			return
 		}
@@ -444,7 +444,7 @@ func templateWithField(n *node, report reportFunc) {
 }
 
 func parametersWithoutTemplate(n *node, report reportFunc) {
-	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if len(s.Parameters) > 0 && s.Template == nil {
 			report(secret(file), "secret %s of role %s has parameters but no template: parameters go with a template over the response of the engine; add the template or remove the parameters", file, roleName)
 		}
@@ -452,12 +452,12 @@ func parametersWithoutTemplate(n *node, report reportFunc) {
 }
 
 func portNotOpen(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if !r.RunsNodeImage() {
 			return
 		}
 		for _, p := range r.Ports {
-			if (p.Protocol == nixeval.ProtocolTCP || p.Protocol == nixeval.ProtocolUDP) && !n.Firewall.Opens(p.Protocol, p.Port) {
+			if (p.Protocol == facts.ProtocolTCP || p.Protocol == facts.ProtocolUDP) && !n.Firewall.Opens(p.Protocol, p.Port) {
 				report(role(name), "role %s runs the image of the node and has port %d/%s, which the node's firewall does not open, so the pod's firewall would drop its connections; add %d to networking.firewall.allowed%sPorts", name, p.Port, p.Protocol, p.Port, p.Protocol)
 			}
 		}
@@ -465,22 +465,22 @@ func portNotOpen(n *node, report reportFunc) {
 }
 
 func metricsPortNotOpen(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
-		if r.RunsNodeImage() && r.Metrics != nil && !n.Firewall.Opens(nixeval.ProtocolTCP, r.Metrics.Port) {
+	n.eachRole(func(name string, r facts.Role) {
+		if r.RunsNodeImage() && r.Metrics != nil && !n.Firewall.Opens(facts.ProtocolTCP, r.Metrics.Port) {
 			report(role(name), "role %s runs the image of the node and has metrics port %d, which the node's firewall does not open, so the main pod could not scrape it; add %d to networking.firewall.allowedTCPPorts", name, r.Metrics.Port, r.Metrics.Port)
 		}
 	})
 }
 
 // eachRoleRunning calls f for each role that runs modular service s.
-func (n *node) eachRoleRunning(s string, f func(name string, r nixeval.Role)) {
+func (n *node) eachRoleRunning(s string, f func(name string, r facts.Role)) {
 	for _, name := range n.rolesRunning(s) {
 		f(name, n.PodRoles.Roles[name])
 	}
 }
 
 func lldapWithoutCompanion(n *node, report reportFunc) {
-	n.eachRoleRunning("lldap", func(name string, r nixeval.Role) {
+	n.eachRoleRunning("lldap", func(name string, r facts.Role) {
 		if !r.Companion {
 			report(role(name), "role %s runs lldap without a companion: the companion does the work of lldap-provision, which the main pod does not start; set companion to true", name)
 		}
@@ -488,7 +488,7 @@ func lldapWithoutCompanion(n *node, report reportFunc) {
 }
 
 func lldapLoopbackHost(n *node, report reportFunc) {
-	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		if isLoopback(n.LLDAP.Host) {
 			report(role(name), "role %s runs lldap but fediversity.lldap.host is %q, a loopback address that readers in other pods cannot reach; set it to the name of the role's Service", name, n.LLDAP.Host)
 		}
@@ -496,7 +496,7 @@ func lldapLoopbackHost(n *node, report reportFunc) {
 }
 
 func lldapReaderPasswordInRunSecrets(n *node, report reportFunc) {
-	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		if f := n.LLDAP.ReaderBindPasswordFile; f != nil && inRunSecrets(*f) {
 			report(role(name), "role %s runs lldap but fediversity.lldap.readerBindPasswordFile is %s: the sidecar writes /run/secrets only in the role's pods, so readers elsewhere lack the file; render it from the KV entry of the bind password outside /run/secrets", name, *f)
 		}
@@ -511,7 +511,7 @@ func inRunSecrets(path string) bool {
 }
 
 func lldapWithoutTLS(n *node, report reportFunc) {
-	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		var missing []string
 		if !n.LLDAP.TLS.Enable {
 			missing = append(missing, "fediversity.lldap.tls.enable is false")
@@ -529,16 +529,16 @@ func lldapStateMigration(n *node, report reportFunc) {
 	if !slices.Contains(n.StateMigrations, "lldap") {
 		return
 	}
-	n.eachRoleRunning("lldap", func(name string, _ nixeval.Role) {
+	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		report(role(name), "role %s runs lldap but the node has systemd.stateMigrations.lldap, which stops the unit lldap and not the role's pods; finish the migration before lldap runs as a role", name)
 	})
 }
 
 // autheliaCheck makes a rule that refuses each role that runs authelia when
 // problem, given the node's authelia options, says what is wrong.
-func autheliaCheck(problem func(nixeval.Authelia) string) func(*node, reportFunc) {
+func autheliaCheck(problem func(facts.Authelia) string) func(*node, reportFunc) {
 	return func(n *node, report reportFunc) {
-		n.eachRoleRunning("authelia", func(name string, _ nixeval.Role) {
+		n.eachRoleRunning("authelia", func(name string, _ facts.Role) {
 			if p := problem(n.Authelia); p != "" {
 				report(role(name), "role %s runs authelia but %s", name, p)
 			}
@@ -593,33 +593,33 @@ func shortIPv4(s string) (netip.Addr, error) {
 }
 
 func replicasBelowOne(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if r.Replicas != nil && *r.Replicas < 1 {
 			report(role(name), "role %s has %d replicas: a requested role has at least 1; to run no pods of it, drop the request", name, *r.Replicas)
 		}
 	})
 }
 
-func portName(p nixeval.Port) string { return fmt.Sprintf("%d/%s", p.Port, p.Protocol) }
+func portName(p facts.Port) string { return fmt.Sprintf("%d/%s", p.Port, p.Protocol) }
 
 func portOutOfRange(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		for _, p := range r.Ports {
 			if p.Port < 1 || p.Port > 65535 {
 				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, outside 1–65535", name, portName(p))
 			}
 		}
 		if m := r.Metrics; m != nil && (m.Port < 1 || m.Port > 65535) {
-			metrics := nixeval.Port{Port: m.Port, Protocol: nixeval.ProtocolTCP}
+			metrics := facts.Port{Port: m.Port, Protocol: facts.ProtocolTCP}
 			report(Subject{SubjectPort, portName(metrics)}, "role %s has metrics port %s, outside 1–65535", name, portName(metrics))
 		}
 	})
 }
 
 func unknownProtocol(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		for _, p := range r.Ports {
-			if p.Protocol != nixeval.ProtocolTCP && p.Protocol != nixeval.ProtocolUDP {
+			if p.Protocol != facts.ProtocolTCP && p.Protocol != facts.ProtocolUDP {
 				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, whose protocol %q is neither \"TCP\" nor \"UDP\" (in capitals)", name, portName(p), p.Protocol)
 			}
 		}
@@ -627,7 +627,7 @@ func unknownProtocol(n *node, report reportFunc) {
 }
 
 func unknownEncoding(n *node, report reportFunc) {
-	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if s.Encoding != nil && *s.Encoding != "base64" {
 			report(secret(file), "secret %s of role %s has encoding %q; the only encoding is \"base64\" (or null for none)", file, roleName, *s.Encoding)
 		}
@@ -635,7 +635,7 @@ func unknownEncoding(n *node, report reportFunc) {
 }
 
 func metricsPathNotAbsolute(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if m := r.Metrics; m != nil && !strings.HasPrefix(m.Path, "/") {
 			report(role(name), "role %s has metrics path %q, which does not start with /; write it as %q", name, m.Path, "/"+m.Path)
 		}
@@ -643,8 +643,8 @@ func metricsPathNotAbsolute(n *node, report reportFunc) {
 }
 
 func duplicatePort(n *node, report reportFunc) {
-	n.eachRole(func(name string, r nixeval.Role) {
-		seen := map[nixeval.Port]int{}
+	n.eachRole(func(name string, r facts.Role) {
+		seen := map[facts.Port]int{}
 		for _, p := range r.Ports {
 			if seen[p]++; seen[p] == 2 {
 				report(Subject{SubjectPort, portName(p)}, "role %s gives port %s more than once; give each port once", name, portName(p))
@@ -661,7 +661,7 @@ func invalidDeploymentName(n *node, report reportFunc) {
 	if n.NamedAfterFile {
 		// The node's name was made up from a file name: hold only the
 		// role names against Kubernetes.
-		n.eachRole(func(name string, r nixeval.Role) {
+		n.eachRole(func(name string, r facts.Role) {
 			if r.Requested() && !valid(name) {
 				report(role(name), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label (a-z, 0-9 and -); rename the role", name, name)
 			}
@@ -672,7 +672,7 @@ func invalidDeploymentName(n *node, report reportFunc) {
 		report(Subject{SubjectNode, n.Name}, "node name %q is not a valid name of the Deployment %s: a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit; rename the node", n.Name, n.Name)
 		return
 	}
-	n.eachRole(func(name string, r nixeval.Role) {
+	n.eachRole(func(name string, r facts.Role) {
 		if d := n.Name + "-" + name; r.Requested() && !valid(d) {
 			report(role(name), "role %s makes the Deployment name %q, which is not a DNS-1123 label of at most 63 characters (a-z, 0-9 and -); rename the role", name, d)
 		}
@@ -680,7 +680,7 @@ func invalidDeploymentName(n *node, report reportFunc) {
 }
 
 func secretWithoutPath(n *node, report reportFunc) {
-	n.eachSecret(func(roleName, file string, s nixeval.Secret) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if s.Path == "" {
 			report(secret(file), "secret %s of role %s has no path; give the full path of the secret in the KV v2 API of OpenBao, e.g. secret/data/%s/%s", file, roleName, roleName, file)
 		}
@@ -690,7 +690,7 @@ func secretWithoutPath(n *node, report reportFunc) {
 func companionNotAbsolute(n *node, report reportFunc) {
 	for _, s := range slices.Sorted(maps.Keys(n.PodRoles.Services)) {
 		if c := n.PodRoles.Services[s].Companion; c != nil && !strings.HasPrefix(*c, "/") {
-			report(service(s), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", nixeval.AttrName(s), *c, s)
+			report(service(s), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", facts.AttrName(s), *c, s)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 )
@@ -106,7 +107,7 @@ func examplePath(name string) string { return filepath.Join(repoRoot, "examples"
 
 // podrolesFacts is what `podroles facts` gives for files, with each source
 // set to "" so that documents from different places compare.
-func podrolesFacts(t *testing.T, files ...string) []*nixeval.Node {
+func podrolesFacts(t *testing.T, files ...string) []*facts.Node {
 	t.Helper()
 	var sources []nixeval.Source
 	for _, f := range files {
@@ -123,16 +124,16 @@ func podrolesFacts(t *testing.T, files ...string) []*nixeval.Node {
 	return withoutSources(nodes)
 }
 
-func withoutSources(nodes []*nixeval.Node) []*nixeval.Node {
+func withoutSources(nodes []*facts.Node) []*facts.Node {
 	for _, n := range nodes {
 		n.Source = ""
 	}
 	return nodes
 }
 
-func readFactsFile(t *testing.T, path string) []*nixeval.Node {
+func readFactsFile(t *testing.T, path string) []*facts.Node {
 	t.Helper()
-	doc, err := nixeval.ReadFacts(path)
+	doc, err := facts.ReadFile(path)
 	if err != nil {
 		t.Fatalf("facts %s: %v", path, err)
 	}
@@ -338,7 +339,7 @@ func TestFlakeOutputs(t *testing.T) {
 	// facts gives, less name and source.
 	want := podrolesFacts(t, examplePath("mastodon.nix"))[0]
 	doc := []byte(`{"version": 1, "nodes": [` + strings.TrimSuffix(string(got.LibFacts), "}") + `, "name": "mastodon"}]}`)
-	parsed, err := nixeval.ParseDocument(doc)
+	parsed, err := facts.ParseDocument(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

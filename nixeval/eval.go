@@ -1,3 +1,11 @@
+// Package nixeval is podroles' bridge to nix: it evaluates NixOS nodes with
+// the real nix (a flake's nixosConfigurations, .nix files, many nodes in one
+// process) and fills the facts model of package facts from what nix prints.
+//
+// The projection itself is a Nix expression of ours (facts.nix, embedded in
+// the binary) written with builtins only, so that it works on any config
+// without nixpkgs and forces nothing but the fields of the node surface:
+// never a unit's script, a package or a derivation.
 package nixeval
 
 import (
@@ -15,6 +23,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/tidwall/gjson"
 )
 
@@ -48,15 +57,15 @@ type Evaluator struct {
 // Load returns the facts of every node that sources name, sorted by node
 // name. Facts documents are read directly; all other sources go to one nix
 // process together.
-func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*Node, error) {
-	var nodes []*Node
+func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, error) {
+	var nodes []*facts.Node
 	var evaluated []Source
 	for _, s := range sources {
 		if s.Kind != SourceFacts {
 			evaluated = append(evaluated, s)
 			continue
 		}
-		doc, err := ReadFacts(s.Path)
+		doc, err := facts.ReadFile(s.Path)
 		if err != nil {
 			return nil, fmt.Errorf("facts %s: %w", s.Display, err)
 		}
@@ -83,15 +92,6 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*Node, error)
 	return nodes, nil
 }
 
-// ReadFacts reads a facts document from a file.
-func ReadFacts(path string) (*Document, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseDocument(data)
-}
-
 // request is what extract.nix takes.
 type request struct {
 	Sources      []requestSource `json:"sources"`
@@ -115,7 +115,7 @@ const (
 )
 
 // Extract evaluates the nodes of flake and file sources in one nix process.
-func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*Node, error) {
+func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Node, error) {
 	req := request{}
 	for _, s := range sources {
 		rs := requestSource{Kind: s.Kind, Display: s.Display}
@@ -168,7 +168,7 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*Node, err
 	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
 		return nil, fmt.Errorf("nix printed no JSON: %.200q", stdout)
 	}
-	return parseNodes(gjson.ParseBytes(stdout), "nix output")
+	return facts.ParseNodes(gjson.ParseBytes(stdout), "nix output")
 }
 
 // run starts nix in its own process group and kills the whole group when

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fediversity/podroles/facts"
 )
 
 func requireNix(t testing.TB) string {
@@ -62,7 +64,7 @@ func mustSources(t testing.TB, parse func(string) (Source, error), args ...strin
 	return out
 }
 
-func extract(t *testing.T, ev *Evaluator, sources []Source) ([]*Node, error) {
+func extract(t *testing.T, ev *Evaluator, sources []Source) ([]*facts.Node, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

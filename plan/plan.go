@@ -11,12 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fediversity/podroles/facts"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	"github.com/fediversity/podroles/nixeval"
 )
 
 // Labels and annotations the plan puts on what it makes.
@@ -81,7 +80,7 @@ func (p *Plan) Deployment(name string) *appsv1.Deployment {
 
 // Make plans the objects of a node on the k8s method. Only requested roles
 // get a Deployment; the main pod always does.
-func Make(n *nixeval.Node, o Options) (*Plan, error) {
+func Make(n *facts.Node, o Options) (*Plan, error) {
 	if !n.K8sPod.Enable {
 		return nil, fmt.Errorf("node %s is not on k8s-pod.nix (fediversity.k8sPod.enable is false): the k8s method makes nothing of it", n.Name)
 	}
@@ -95,7 +94,7 @@ func Make(n *nixeval.Node, o Options) (*Plan, error) {
 	}
 	p := &Plan{Node: n.Name}
 
-	mainUnits := nixeval.UniqueNames(append(slices.Clone(n.PodRoles.MainUnits), n.PodRoles.SharedUnits...))
+	mainUnits := facts.UniqueNames(append(slices.Clone(n.PodRoles.MainUnits), n.PodRoles.SharedUnits...))
 	main := deployment(n.Name, n.Name, MainRole, o.Namespace, 1, mainUnits, []corev1.Container{{Name: ContainerNode, Image: nodeImage}})
 	p.Deployments = append(p.Deployments, main)
 
@@ -109,7 +108,7 @@ func Make(n *nixeval.Node, o Options) (*Plan, error) {
 		var units []string
 		if role.RunsNodeImage() {
 			containers = []corev1.Container{{Name: ContainerNode, Image: nodeImage}}
-			units = nixeval.UniqueNames(append(slices.Clone(role.Units), n.PodRoles.SharedUnits...))
+			units = facts.UniqueNames(append(slices.Clone(role.Units), n.PodRoles.SharedUnits...))
 		} else {
 			service := *role.Service
 			image := o.ServiceImages[service]
@@ -176,16 +175,16 @@ func addSecretsVolume(d *appsv1.Deployment) {
 }
 
 // PortName names a port of a role in its Service and containers.
-func PortName(p nixeval.Port) string {
+func PortName(p facts.Port) string {
 	return fmt.Sprintf("p%d-%s", p.Port, strings.ToLower(p.Protocol))
 }
 
-func containerPorts(role nixeval.Role) []corev1.ContainerPort {
+func containerPorts(role facts.Role) []corev1.ContainerPort {
 	var out []corev1.ContainerPort
 	for _, p := range role.Ports {
 		out = append(out, corev1.ContainerPort{Name: PortName(p), ContainerPort: int32(p.Port), Protocol: corev1.Protocol(p.Protocol)})
 	}
-	if m := role.Metrics; m != nil && !slices.ContainsFunc(role.Ports, func(p nixeval.Port) bool { return p.Port == m.Port && p.Protocol == nixeval.ProtocolTCP }) {
+	if m := role.Metrics; m != nil && !slices.ContainsFunc(role.Ports, func(p facts.Port) bool { return p.Port == m.Port && p.Protocol == facts.ProtocolTCP }) {
 		out = append(out, corev1.ContainerPort{Name: "metrics", ContainerPort: int32(m.Port), Protocol: corev1.ProtocolTCP})
 	}
 	return out
@@ -193,7 +192,7 @@ func containerPorts(role nixeval.Role) []corev1.ContainerPort {
 
 // service is the role's Service with exactly its ports and metrics port,
 // or nil for a role with none.
-func service(name, node, role, namespace string, r nixeval.Role) *corev1.Service {
+func service(name, node, role, namespace string, r facts.Role) *corev1.Service {
 	ports := containerPorts(r)
 	if len(ports) == 0 {
 		return nil

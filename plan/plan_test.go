@@ -10,10 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/nixeval"
 )
 
-func example(t *testing.T, name string) *nixeval.Node {
+func example(t *testing.T, name string) *facts.Node {
 	t.Helper()
 	s, err := nixeval.FileSource("../examples/" + name)
 	if err != nil {

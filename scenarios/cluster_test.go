@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
@@ -79,7 +80,7 @@ func controlPlane(t *testing.T) *vmtests.ControlPlane {
 // deployed is an example node deployed to the control plane: its facts,
 // its plan applied in namespace, its pods bound through kwok.
 type deployed struct {
-	node *nixeval.Node
+	node *facts.Node
 	plan *plan.Plan
 	pods map[string]*vmtests.BoundPod
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -62,7 +62,7 @@ func needsCluster(inv *inventory.Inventory) string {
 type clusterView struct {
 	client kubernetes.Interface
 	config *rest.Config
-	node   *nixeval.Node
+	node   *facts.Node
 	plan   *plan.Plan
 }
 
@@ -73,14 +73,14 @@ func clusterPlan(s *State) (*clusterView, error) {
 	if err != nil || c.plan != nil {
 		return c, err
 	}
-	facts := s.Inv.Cluster.FactsFile
-	doc, err := nixeval.ReadFacts(facts)
+	factsFile := s.Inv.Cluster.FactsFile
+	doc, err := facts.ReadFile(factsFile)
 	if err != nil {
-		return nil, Permanent(fmt.Errorf("facts %s: %w", facts, err))
+		return nil, Permanent(fmt.Errorf("facts %s: %w", factsFile, err))
 	}
-	i := slices.IndexFunc(doc.Nodes, func(n *nixeval.Node) bool { return n.Name == s.Inv.Node })
+	i := slices.IndexFunc(doc.Nodes, func(n *facts.Node) bool { return n.Name == s.Inv.Node })
 	if i < 0 {
-		return nil, Permanent(fmt.Errorf("facts %s have no node %s", facts, s.Inv.Node))
+		return nil, Permanent(fmt.Errorf("facts %s have no node %s", factsFile, s.Inv.Node))
 	}
 	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: s.Inv.Cluster.Namespace})
 	if err != nil {

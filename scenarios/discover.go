@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -30,7 +30,7 @@ type DiscoverOptions struct {
 	// pod's service account reaches the API server (--in-cluster).
 	Kubeconfig string
 	Namespace  string
-	Node       *nixeval.Node
+	Node       *facts.Node
 	// Dir is where the node's facts are written, for the cluster suites.
 	Dir string
 	// Base holds what the cluster cannot tell: the coordinates of the ldap
@@ -91,9 +91,9 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	if _, err := client.Discovery().ServerVersion(); err != nil {
 		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneLine(err))
 	}
-	facts := filepath.Join(o.Dir, "facts.json")
-	data, _ := json.Marshal(nixeval.Document{Version: nixeval.FactsVersion, Nodes: []*nixeval.Node{o.Node}})
-	if err := os.WriteFile(facts, data, 0o600); err != nil {
+	factsFile := filepath.Join(o.Dir, "facts.json")
+	data, _ := json.Marshal(facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{o.Node}})
+	if err := os.WriteFile(factsFile, data, 0o600); err != nil {
 		return nil, err
 	}
 	inv := &inventory.Inventory{}
@@ -102,7 +102,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	}
 	inv.Node = o.Node.Name
 	inv.Roles = map[string]*inventory.Role{}
-	inv.Cluster = &inventory.Cluster{Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, FactsFile: facts}
+	inv.Cluster = &inventory.Cluster{Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, FactsFile: factsFile}
 	d := &Discovered{Inventory: inv}
 	defer func() {
 		if err != nil {

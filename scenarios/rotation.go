@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
-	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -127,8 +127,8 @@ func needsRotation(inv *inventory.Inventory, role string, credential bool) strin
 
 // databaseSecrets are the role's secrets of OpenBao's database engine
 // whose template holds the username or the password.
-func databaseSecrets(r *inventory.Role) map[string]nixeval.Secret {
-	out := map[string]nixeval.Secret{}
+func databaseSecrets(r *inventory.Role) map[string]facts.Secret {
+	out := map[string]facts.Secret{}
 	for file, sec := range r.Secrets {
 		if strings.HasPrefix(sec.Path, "database/creds/") && sec.Template != nil &&
 			(strings.Contains(*sec.Template, ".Data.username") || strings.Contains(*sec.Template, ".Data.password")) {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
-	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -119,7 +119,7 @@ func needsSecrets(inv *inventory.Inventory) string {
 }
 
 // checkSecretFile waits until the pod's file holds what secret says.
-func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, file string, secret nixeval.Secret) error {
+func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, file string, secret facts.Secret) error {
 	if pod.SecretsDir == "" && !inCluster(s.Inv, pod) {
 		return Permanent(fmt.Errorf("the inventory gives no secretsDir for the pod"))
 	}
@@ -153,7 +153,7 @@ func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *i
 	})
 }
 
-func describeField(s nixeval.Secret) string {
+func describeField(s facts.Secret) string {
 	d := fmt.Sprintf("field %s of %s", *s.Field, s.Path)
 	if s.Encoding != nil {
 		d += ", " + *s.Encoding + " decoded"
@@ -166,7 +166,7 @@ func describeField(s nixeval.Secret) string {
 
 // fieldValue is what the file of a field secret must hold, read from the
 // KV entry now.
-func fieldValue(ctx context.Context, bao *openbao.Client, s nixeval.Secret) (string, error) {
+func fieldValue(ctx context.Context, bao *openbao.Client, s facts.Secret) (string, error) {
 	data, err := bao.KV(ctx, s.Path)
 	if err != nil {
 		return "", err
@@ -229,7 +229,7 @@ func templatePattern(tmpl string) (*regexp.Regexp, error) {
 // checkRendered checks a rendered template: its text matches the template,
 // a credential of the database engine logs in, a certificate of the PKI
 // engine is for the name in the parameters and signed by the PKI's CA.
-func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, got []byte, label string, secret nixeval.Secret) error {
+func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, got []byte, label string, secret facts.Secret) error {
 	values, ok := renderedValues(got, *secret.Template)
 	if !ok {
 		return Saw("%d bytes that do not render the template", len(got))

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 )
 
 // Ports and names of the authelia role and the main pod's portal.
@@ -38,9 +38,9 @@ func (e *Env) autheliaServiceName() string {
 // gives them: its own keys from KV, the reader's bind password, a
 // credential of the database engine and a certificate of the PKI engine
 // for its Service (Known Deviations: it serves HTTPS from tls.pem).
-func (e *Env) autheliaSecrets() map[string]nixeval.Secret {
+func (e *Env) autheliaSecrets() map[string]facts.Secret {
 	str := func(s string) *string { return &s }
-	return map[string]nixeval.Secret{
+	return map[string]facts.Secret{
 		"jwt":           {Path: "secret/data/authelia/jwt", Field: str("value")},
 		"session":       {Path: "secret/data/authelia/session", Field: str("value")},
 		"storage-key":   {Path: "secret/data/authelia/storage-key", Field: str("value")},

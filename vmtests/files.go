@@ -2,8 +2,9 @@ package vmtests
 
 import (
 	"fmt"
-	"github.com/fediversity/podroles/internal/pki"
 	"os"
+
+	"github.com/fediversity/podroles/internal/pki"
 )
 
 // writeFile writes data with perm, refusing to follow what is there.

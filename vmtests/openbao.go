@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
-	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/scenarios"
 )
 
@@ -181,9 +181,9 @@ func (e *Env) issue(ctx context.Context, role string, names []string) (cert, key
 // lldapSecrets are the secrets of the lldap role, as the node defines them
 // in fediversity.podRoles.roles.lldap.secrets: one of each kind the spec
 // has.
-func (e *Env) lldapSecrets() map[string]nixeval.Secret {
+func (e *Env) lldapSecrets() map[string]facts.Secret {
 	str := func(s string) *string { return &s }
-	return map[string]nixeval.Secret{
+	return map[string]facts.Secret{
 		"jwt":            {Path: "secret/data/lldap/jwt", Field: str("value"), Encoding: str("base64")},
 		"admin-password": {Path: "secret/data/lldap/env", Field: str("env"), Variable: str("LLDAP_LDAP_USER_PASS")},
 		"key-seed":       {Path: "secret/data/lldap/key-seed", Field: str("value"), Restart: true},
@@ -198,7 +198,7 @@ func (e *Env) lldapSecrets() map[string]nixeval.Secret {
 // agentTemplate writes a secret as a template of the OpenBao agent: the
 // field, decoded, one variable of it, or the node's template over the
 // response, with the parameters sent along. No line end is added.
-func agentTemplate(s nixeval.Secret) (string, error) {
+func agentTemplate(s facts.Secret) (string, error) {
 	args := fmt.Sprintf("%q", s.Path)
 	keys := make([]string, 0, len(s.Parameters))
 	for k := range s.Parameters {
@@ -240,7 +240,7 @@ func (e *Env) startSidecars(ctx context.Context) error {
 
 // startSidecar starts the OpenBao agent of one pod, writing its role's
 // secrets into dir, the pod's /run/secrets, and waits for every file.
-func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[string]nixeval.Secret) error {
+func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[string]facts.Secret) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}

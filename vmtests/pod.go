@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -223,7 +223,7 @@ func (e *Env) podRoot(pod string) string { return filepath.Join(e.Dir, "pods", p
 // podCommand runs argv as the service of pod: through podroles' pod
 // supervisor, restarting it when a secret with restart changes, where the
 // role has secrets; as it is where it has none.
-func (e *Env) podCommand(pod, secretsDir string, secrets map[string]nixeval.Secret, envFiles []string, argv []string) ([]string, error) {
+func (e *Env) podCommand(pod, secretsDir string, secrets map[string]facts.Secret, envFiles []string, argv []string) ([]string, error) {
 	if e.openbao == nil {
 		return argv, nil
 	}

@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/spf13/cobra"
-
-	"github.com/fediversity/podroles/nixeval"
 )
 
 type factsOptions struct {
@@ -36,11 +35,11 @@ check --facts reads the document back without nix.`,
 	return cmd
 }
 
-func (o *factsOptions) run(nodes []*nixeval.Node) error {
+func (o *factsOptions) run(nodes []*facts.Node) error {
 	if nodes == nil {
-		nodes = []*nixeval.Node{}
+		nodes = []*facts.Node{}
 	}
-	doc := nixeval.Document{Version: nixeval.FactsVersion, Nodes: nodes}
+	doc := facts.Document{Version: facts.FactsVersion, Nodes: nodes}
 	return writeOutput(o.output, o.io.Out, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

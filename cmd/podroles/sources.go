@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/nixeval"
 )
 
@@ -72,7 +73,7 @@ func (o *sourceOptions) sources(args []string) ([]nixeval.Source, error) {
 }
 
 // load evaluates the nodes, with a progress line on a terminal.
-func (o *sourceOptions) load(ctx context.Context, args []string, errOut io.Writer) ([]*nixeval.Node, error) {
+func (o *sourceOptions) load(ctx context.Context, args []string, errOut io.Writer) ([]*facts.Node, error) {
 	sources, err := o.sources(args)
 	if err != nil {
 		return nil, err
@@ -130,12 +131,12 @@ func (o *sourceOptions) describe(args []string) []string {
 
 // loadNode evaluates the sources and returns the node named name, which
 // the flag --node names.
-func (o *sourceOptions) loadNode(ctx context.Context, args []string, errOut io.Writer, name string) (*nixeval.Node, error) {
+func (o *sourceOptions) loadNode(ctx context.Context, args []string, errOut io.Writer, name string) (*facts.Node, error) {
 	nodes, err := o.load(ctx, args, errOut)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(nodes, func(n *nixeval.Node) bool { return n.Name == name })
+	i := slices.IndexFunc(nodes, func(n *facts.Node) bool { return n.Name == name })
 	if i < 0 {
 		return nil, fmt.Errorf("--node %s: the sources give no node %s", name, name)
 	}

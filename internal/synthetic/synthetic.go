@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/facts"
 )
 
 // Shape sizes a synthetic node on k8s-pod.nix: one unit in a hundred is a
@@ -68,26 +68,26 @@ func (s Shape) Nix() string {
 }
 
 // Facts returns the node's facts, as extraction would give them.
-func (s Shape) Facts() *nixeval.Node {
+func (s Shape) Facts() *facts.Node {
 	two := 2
-	n := &nixeval.Node{
-		Name: s.Name, Source: "synthetic", Units: map[string]nixeval.Unit{},
-		Firewall: nixeval.Firewall{Enable: true, PortLists: nixeval.PortLists{AllowedTCPPortRanges: []nixeval.PortRange{{From: 8000, To: 9999}}}},
-		PodRoles: nixeval.PodRoles{Roles: map[string]nixeval.Role{}},
-		K8sPod:   nixeval.K8sPod{Enable: true},
-		LLDAP:    nixeval.LLDAP{Host: "localhost"},
-		Authelia: nixeval.Authelia{Host: "localhost"},
+	n := &facts.Node{
+		Name: s.Name, Source: "synthetic", Units: map[string]facts.Unit{},
+		Firewall: facts.Firewall{Enable: true, PortLists: facts.PortLists{AllowedTCPPortRanges: []facts.PortRange{{From: 8000, To: 9999}}}},
+		PodRoles: facts.PodRoles{Roles: map[string]facts.Role{}},
+		K8sPod:   facts.K8sPod{Enable: true},
+		LLDAP:    facts.LLDAP{Host: "localhost"},
+		Authelia: facts.Authelia{Host: "localhost"},
 	}
 	roleUnits := map[int][]string{}
 	for i := 0; i < s.Units; i++ {
-		n.Units[s.unit(i)] = nixeval.Unit{Enable: true}
+		n.Units[s.unit(i)] = facts.Unit{Enable: true}
 		roleUnits[s.roleOf(i)] = append(roleUnits[s.roleOf(i)], s.unit(i))
 	}
 	for r := 0; r < s.Roles; r++ {
-		n.PodRoles.Roles[s.role(r)] = nixeval.Role{
+		n.PodRoles.Roles[s.role(r)] = facts.Role{
 			Replicas: &two, Units: roleUnits[r],
-			Ports:   []nixeval.Port{{Port: 8000 + r, Protocol: nixeval.ProtocolTCP}},
-			Metrics: &nixeval.Metrics{Port: 9000 + r, Path: "/metrics"},
+			Ports:   []facts.Port{{Port: 8000 + r, Protocol: facts.ProtocolTCP}},
+			Metrics: &facts.Metrics{Port: 9000 + r, Path: "/metrics"},
 		}
 	}
 	n.PodRoles.MainUnits, n.PodRoles.SharedUnits = roleUnits[inMain], roleUnits[inShared]

@@ -23,9 +23,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fediversity/podroles/facts"
 	"sigs.k8s.io/yaml"
-
-	"github.com/fediversity/podroles/nixeval"
 )
 
 // Inventory is one node's world.
@@ -92,7 +91,7 @@ type Role struct {
 	Pods []Endpoint `json:"pods"`
 	// Secrets are the role's secrets by file name, as the node defines
 	// them (fediversity.podRoles.roles.<r>.secrets).
-	Secrets map[string]nixeval.Secret `json:"secrets,omitempty"`
+	Secrets map[string]facts.Secret `json:"secrets,omitempty"`
 }
 
 // Endpoint is a Service or a pod: a name, an address and named ports.

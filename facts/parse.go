@@ -1,7 +1,8 @@
-package nixeval
+package facts
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,16 +32,16 @@ func ParseDocument(data []byte) (*Document, error) {
 	if version.Raw != strconv.Itoa(FactsVersion) {
 		return nil, fmt.Errorf("facts version %s: this podroles reads version %d only", version.Raw, FactsVersion)
 	}
-	nodes, err := parseNodes(root.Get("nodes"), "nodes")
+	nodes, err := ParseNodes(root.Get("nodes"), "nodes")
 	if err != nil {
 		return nil, err
 	}
 	return &Document{Version: FactsVersion, Nodes: nodes}, nil
 }
 
-// parseNodes reads a JSON list of nodes: the "nodes" of a document, or the
+// ParseNodes reads a JSON list of nodes: the "nodes" of a document, or the
 // whole output of extract.nix.
-func parseNodes(list gjson.Result, where string) ([]*Node, error) {
+func ParseNodes(list gjson.Result, where string) ([]*Node, error) {
 	if !list.IsArray() {
 		return nil, fmt.Errorf("%s: want a list of nodes, got %s", where, describe(list))
 	}
@@ -388,4 +389,13 @@ func nullAsAbsent(v gjson.Result) gjson.Result {
 		return gjson.Result{}
 	}
 	return v
+}
+
+// ReadFile reads a facts document from a file.
+func ReadFile(path string) (*Document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDocument(data)
 }

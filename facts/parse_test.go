@@ -1,4 +1,4 @@
-package nixeval
+package facts
 
 import (
 	"encoding/json"

@@ -1,13 +1,12 @@
-// Package nixeval evaluates NixOS nodes with the real nix and turns what it
-// prints into Facts: the typed projection of the node surface (the Nix paths
-// that shared/spec/node-surface.md fixes) that every other part of podroles
-// reads.
+// Package facts is the model of what podroles reads from a node: the typed
+// projection of the node surface (the Nix paths that docs/node-surface.md
+// fixes), the facts document that carries it between processes, and the
+// parser that reads that document back and names the Nix option of any value
+// of the wrong type.
 //
-// The projection itself is a Nix expression of ours (facts.nix, embedded in
-// the binary) written with builtins only, so that it works on any config
-// without nixpkgs and forces nothing but the fields below: never a unit's
-// script, a package or a derivation.
-package nixeval
+// Every part of podroles reads nodes through this package: the rules, the
+// plan and the scenario runner. Only package nixeval runs nix to fill it.
+package facts
 
 import (
 	"maps"

@@ -17,7 +17,8 @@ all: build
 
 # What the tests run, from Debian: nix for podroles check; slapd, haproxy,
 # PostgreSQL and nginx for the local environment of the scenario suites;
-# podman and debootstrap for its containers provider.
+# podman and debootstrap for its containers provider; containerd, runc and
+# the CNI plugins for the real node of the test cluster.
 deps:
 	@missing=""; \
 	  command -v nix >/dev/null || missing="$$missing nix-bin"; \
@@ -27,6 +28,9 @@ deps:
 	  { command -v nginx || test -x /usr/sbin/nginx; } >/dev/null || missing="$$missing nginx"; \
 	  command -v podman >/dev/null || missing="$$missing podman runc uidmap fuse-overlayfs slirp4netns catatonit"; \
 	  { command -v debootstrap || test -x /usr/sbin/debootstrap; } >/dev/null || missing="$$missing debootstrap"; \
+	  command -v containerd >/dev/null || missing="$$missing containerd"; \
+	  test -x /usr/lib/cni/bridge || missing="$$missing containernetworking-plugins"; \
+	  command -v runc >/dev/null || missing="$$missing runc"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing from Debian:$$missing"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -65,7 +69,12 @@ export PODROLES_SERVERS := $(SERVERS_BIN)
 export PODROLES_BIN := $(CURDIR)/$(BIN)
 AUTHELIA_NOSUMDB := github.com/authelia/authelia,github.com/weppos/publicsuffix-go,github.com/authelia/oauth2-provider
 
-K8S_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler
+K8S_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubelet
+K8S_VERSION  := v1.37.2
+# Without these the commands report v0.0.0-master, and a node so named.
+K8S_LDFLAGS  := -s -w -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+  -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
+  -X k8s.io/component-base/version.gitTreeState=clean
 servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia $(SERVERS_BIN)/etcd $(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)) \
 	$(SERVERS_BIN)/kwok $(SERVERS_BIN)/kwok-stages
 
@@ -79,15 +88,16 @@ $(SERVERS_BIN)/authelia: servers/authelia/go.mod servers/authelia/go.sum
 	cd servers/authelia && GONOSUMDB=$(AUTHELIA_NOSUMDB) $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp github.com/authelia/authelia/v4/cmd/authelia && mv $@.tmp $@
 
 # The test control plane: etcd (Debian's 3.4 does not work with kwok) and
-# kube-apiserver from k8s.io/kubernetes, each a wrapper module of its own.
+# kube-apiserver from k8s.io/kubernetes, each a wrapper module of its own;
+# the kubelet of the real node from the same module, so no version skew.
 $(SERVERS_BIN)/etcd: servers/etcd/go.mod servers/etcd/go.sum
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/etcd && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp go.etcd.io/etcd/server/v3 && mv $@.tmp $@
 
 $(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)): $(SERVERS_BIN)/%: servers/kubernetes/go.mod servers/kubernetes/go.sum
 	@mkdir -p $(SERVERS_BIN)
-	@echo "building $* v1.37.2: minutes the first time"
-	cd servers/kubernetes && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp k8s.io/kubernetes/cmd/$* && mv $@.tmp $@
+	@echo "building $* $(K8S_VERSION): minutes the first time"
+	cd servers/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/$* && mv $@.tmp $@
 
 # KWOK, the kubelet of the fake node, and kwok-stages, which prints kwok's
 # own stages for its configuration.
@@ -151,7 +161,7 @@ bench: deps servers images build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseDocument -fuzztime $(FUZZTIME) ./nixeval
+	$(GO) test -run '^$$' -fuzz FuzzParseDocument -fuzztime $(FUZZTIME) ./facts
 
 clean:
 	rm -rf bin

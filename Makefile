@@ -153,9 +153,10 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 
-# make test TESTFLAGS="-run TestEnvUp -v" runs some tests only.
+# make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
+PKGS ?= ./...
 test: deps servers images build vet
-	$(GO) test -count=1 $(TESTFLAGS) ./...
+	$(GO) test -count=1 $(TESTFLAGS) $(PKGS)
 
 bench: deps servers images build
 	$(GO) test -run '^$$' -bench . -benchmem ./...

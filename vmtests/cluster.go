@@ -23,6 +23,7 @@ import (
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/vmtests/kubenode"
 )
 
 // ControlPlane is a Kubernetes control plane of real components built by
@@ -54,6 +55,12 @@ type ControlPlaneOptions struct {
 	Loopback string
 	// Nodes adds the controllers, the scheduler and a fake node.
 	Nodes bool
+	// RealNode readies the control plane for a real kubelet instead of
+	// the fake node (kubenode): the API server gets a client certificate
+	// of its CA for the kubelets, verifies theirs with its CA, and gives
+	// Services cluster IPs that the node's service proxy serves. With
+	// Nodes, no fake node starts: the caller starts the real one.
+	RealNode bool
 	// Detached processes outlive the process that started them.
 	Detached bool
 }
@@ -129,13 +136,30 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 		return nil, err
 	}
 	files := map[string][]byte{"ca.pem": ca.PEM, "serving.pem": serving, "serving.key": servingKey, "admin.pem": admin, "admin.key": adminKey, "sa.key": saKey, "sa.pub": saPub}
+	// Never dialled: traffic goes to loopback only.
+	serviceCIDR := "10.96.0.0/16"
+	var realNodeFlags []string
+	if o.RealNode {
+		// A real kubelet authenticates the API server's exec, port-forward
+		// and logs with x509, and asks the API server whether it may.
+		kubeletClient, kubeletClientKey, err := ca.IssueClient("kube-apiserver-kubelet-client", "system:masters")
+		if err != nil {
+			return nil, err
+		}
+		files["kubelet-client.pem"], files["kubelet-client.key"] = kubeletClient, kubeletClientKey
+		serviceCIDR = kubenode.ServiceSubnet
+		realNodeFlags = []string{
+			"--kubelet-client-certificate", filepath.Join(cpDir, "kubelet-client.pem"), "--kubelet-client-key", filepath.Join(cpDir, "kubelet-client.key"),
+			"--kubelet-certificate-authority", filepath.Join(cpDir, "ca.pem"),
+		}
+	}
 	for name, data := range files {
 		if err := writeFile(filepath.Join(cpDir, name), data, 0o600); err != nil {
 			return nil, err
 		}
 	}
 	server := "https://" + net.JoinHostPort(addr, strconv.Itoa(ports[2]))
-	p, err = e.start(ctx, "kube-apiserver", []string{apiserver,
+	p, err = e.start(ctx, "kube-apiserver", append([]string{apiserver,
 		"--etcd-servers", clientURL,
 		"--bind-address", addr, "--advertise-address", addr, "--secure-port", strconv.Itoa(ports[2]),
 		"--tls-cert-file", filepath.Join(cpDir, "serving.pem"), "--tls-private-key-file", filepath.Join(cpDir, "serving.key"),
@@ -143,13 +167,12 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", filepath.Join(cpDir, "sa.pub"),
 		"--service-account-signing-key-file", filepath.Join(cpDir, "sa.key"),
-		// Never dialled: traffic goes to loopback only.
-		"--service-cluster-ip-range", "10.96.0.0/16",
+		"--service-cluster-ip-range", serviceCIDR,
 		"--authorization-mode", "Node,RBAC",
 		"--endpoint-reconciler-type", "none",
 		"--kubelet-preferred-address-types", "InternalIP",
 		"--disable-admission-plugins", "ServiceAccount",
-	}, startOptions{dir: cpDir, detached: e.Detached})
+	}, realNodeFlags...), startOptions{dir: cpDir, detached: e.Detached})
 	if err != nil {
 		return nil, err
 	}
@@ -167,22 +190,30 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 		return nil, err
 	}
 	if o.Nodes {
-		if err := e.startNodes(ctx, cp); err != nil {
+		if err := e.startNodes(ctx, cp, !o.RealNode); err != nil {
 			return nil, err
 		}
 	}
 	return cp, nil
 }
 
+// CA is the control plane's CA: a real node's certificates come from it.
+func (cp *ControlPlane) CA() *pki.CA { return cp.ca }
+
 // kubeletAddress is the fake node's address: what kwok serves exec and
 // port-forward on, and the InternalIP of the node.
 func (e *Env) kubeletAddress() string { return e.Loopback + ".70" }
 
-// startNodes starts the controllers that turn Deployments into pods, the
-// scheduler, and kwok with a node of its own.
-func (e *Env) startNodes(ctx context.Context, cp *ControlPlane) error {
+// startNodes starts the controllers that turn Deployments into pods and
+// Services' endpoints, the scheduler, and with fake, kwok with a node of
+// its own.
+func (e *Env) startNodes(ctx context.Context, cp *ControlPlane, fake bool) error {
 	tools := map[string]string{}
-	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages"} {
+	names := []string{"kube-controller-manager", "kube-scheduler"}
+	if fake {
+		names = append(names, "kwok", "kwok-stages")
+	}
+	for _, name := range names {
 		if tools[name] = findServer(name); tools[name] == "" {
 			return fmt.Errorf("control plane: %s is not built: run make servers", name)
 		}
@@ -204,12 +235,15 @@ func (e *Env) startNodes(ctx context.Context, cp *ControlPlane) error {
 		// fake node; without it no pod is scheduled.
 		{"kube-controller-manager", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
 			"--bind-address", addr, "--secure-port", strconv.Itoa(ports[0]),
-			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller"}},
+			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,endpointslice-controller,serviceaccount-controller"}},
 		{"kube-scheduler", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--bind-address", addr, "--secure-port", strconv.Itoa(ports[1])}},
 	} {
 		if _, err := e.start(ctx, c.name, append([]string{tools[c.name]}, c.args...), startOptions{dir: cpDir, detached: e.Detached}); err != nil {
 			return err
 		}
+	}
+	if !fake {
+		return nil
 	}
 	// kwok refuses to start without stages; its own fast ones come from
 	// its module, through kwok-stages.

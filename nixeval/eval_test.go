@@ -120,7 +120,7 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 			template = "{{ .Data.x }}";
 			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; }; f = x: x; };
 		};
-		fediversity.podRoles.services.lldap.environment.TOKEN = throw "forced a variable's value";
+		fediversity.podRoles.services.lldap.environment.TOKEN = "t";
 		fediversity.authelia.smtp.password = throw "forced the smtp password";
 		fediversity.authelia.storage.postgres.password = throw "forced the postgres password";
 	}`})
@@ -132,11 +132,30 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 	if s.Parameters["ttl"] != "1h" || s.Parameters["pkg"] != nil || s.Parameters["f"] != nil {
 		t.Errorf("parameters = %v", s.Parameters)
 	}
-	if env := nodes[0].PodRoles.Services["lldap"].Environment; !reflect.DeepEqual(env, []string{"TOKEN"}) {
-		t.Errorf("environment = %q", env)
+	if svc := nodes[0].PodRoles.Services["lldap"]; !reflect.DeepEqual(svc.Environment, []string{"TOKEN"}) || !reflect.DeepEqual(svc.Variables, map[string]string{"TOKEN": "t"}) {
+		t.Errorf("environment = %q, variables = %q", svc.Environment, svc.Variables)
 	}
 	if !nodes[0].Authelia.SMTP || !nodes[0].Authelia.Storage.Postgres {
 		t.Errorf("smtp and postgres should read as set: %+v", nodes[0].Authelia)
+	}
+}
+
+// TestVariablesAreStrings proves that a variable of an image whose value is
+// no string is named by its option, and that a derivation there is neither
+// built nor instantiated to say so (FR-011: Kubernetes takes strings).
+func TestVariablesAreStrings(t *testing.T) {
+	requireNix(t)
+	for value, want := range map[string]string{
+		`{ type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated"; }`: "got a derivation",
+		`x: x`:     "got a function",
+		`./a-path`: "got a path",
+		`8080`:     "got an integer",
+	} {
+		dir := writeTree(t, map[string]string{"node.nix": `{ fediversity.podRoles.services.lldap.environment.PORT = ` + value + `; }`})
+		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+		if err == nil || !strings.Contains(err.Error(), "fediversity.podRoles.services.lldap.environment.PORT: want a string") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want the option named and %q", value, err, want)
+		}
 	}
 }
 

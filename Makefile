@@ -37,8 +37,11 @@ deps:
 	  fi
 	@nix --version
 
+# podroles, and beside it the pause program of the test cluster's real
+# node (a static sandbox process, put alone in an image FROM scratch).
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/podroles-pause ./vmtests/kubenode/pause
 
 # Checks the bundled examples (they pass), then a broken one (it must fail
 # with exit 1, naming the units).
@@ -134,6 +137,11 @@ endif
 ifndef PODROLES_IMAGE_AUTHELIA
 export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(call image_tag,vmtests/images/authelia/Dockerfile servers/authelia/go.mod servers/authelia/go.sum)
 endif
+# The base of the nodes' stand-in images on the test cluster's real node:
+# Debian with systemd.
+ifndef PODROLES_IMAGE_NODE
+export PODROLES_IMAGE_NODE := localhost/podroles-node:$(call image_tag,vmtests/images/node/Dockerfile)
+endif
 # server_image IMAGE,NAME,BINARY: build vmtests/images/NAME with BINARY in its
 # context, unless the engine has IMAGE.
 define server_image
@@ -152,6 +160,8 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers >/dev/null
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
+	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_NODE) >/dev/null 2>&1 || \
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_NODE) -t localhost/podroles-node:bookworm vmtests/images/node >/dev/null
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
 PKGS ?= ./...

@@ -55,14 +55,29 @@ func (e *Env) autheliaSecrets() map[string]facts.Secret {
 	}
 }
 
+// autheliaSettings are where an authelia finds what its configuration
+// names: its CAs' folder, the address it listens on, its secrets' folder
+// (the pod's /run/secrets), the lldap role's Service (LDAPS) and the
+// Postgres address and database, where it writes notifications, its
+// reader's bind password file, and whether its database credential is in
+// files of its secrets (db-username, db-password) or in its environment
+// (a pod whose db.env the supervisor reads).
+type autheliaSettings struct {
+	trusted, listen, secrets, ldap, postgres, database, notifier, bindPassword string
+	credentialFiles                                                            bool
+}
+
 // autheliaConfig is authelia's configuration: its LDAP backend the lldap
 // role's Service over LDAPS, verified against the PKI's CA, its storage
 // the Postgres out of the pod with the dynamic credential, HTTPS from its
-// pod's tls.pem. Secrets come from files, through the template filter and
-// the _FILE variables.
-func (e *Env) autheliaConfig() string {
-	secrets := e.autheliaSecretsDir()
-	return fmt.Sprintf(`# authelia of the local environment; see vmtests/authelia.go
+// pod's tls.pem. Secrets come from files, through the template filter,
+// or from its environment.
+func (e *Env) autheliaConfig(a autheliaSettings) string {
+	credential := ""
+	if a.credentialFiles {
+		credential = fmt.Sprintf("    username: '{{ secret \"%[1]s/db-username\" }}'\n    password: '{{ secret \"%[1]s/db-password\" }}'\n", a.secrets)
+	}
+	return fmt.Sprintf(`# authelia of the podroles test environment; see vmtests/authelia.go
 certificates_directory: '%[1]s'
 server:
   address: 'tcp://%[2]s/'
@@ -93,7 +108,7 @@ authentication_backend:
     additional_groups_dn: 'ou=groups'
     groups_filter: '(&(uniqueMember={dn})(objectClass=groupOfUniqueNames))'
     user: 'uid=authelia-bind,ou=people,%[6]s'
-    password: '{{ secret "%[3]s/bind-password" }}'
+    password: '{{ secret "%[11]s" }}'
     attributes:
       username: 'uid'
       display_name: 'cn'
@@ -110,16 +125,12 @@ storage:
   encryption_key: '{{ secret "%[3]s/storage-key" }}'
   postgres:
     address: 'tcp://%[9]s'
-    database: 'authelia'
-    username: '{{ secret "%[3]s/db-username" }}'
-    password: '{{ secret "%[3]s/db-password" }}'
-notifier:
+    database: '%[13]s'
+%[12]snotifier:
   disable_startup_check: true
   filesystem:
     filename: '%[10]s/notifications.txt'
-`, filepath.Join(e.Dir, "tls", "trusted"), net.JoinHostPort(e.listen(e.autheliaPodAddress()), fmt.Sprint(PortAuthelia)), secrets,
-		net.JoinHostPort(e.reach("haproxy", e.serviceAddress()), fmt.Sprint(PortLDAPS)), e.ServiceName(), baseDN, portalDomain, portalHost,
-		net.JoinHostPort(e.reach("postgres", e.postgresAddress()), strconv.Itoa(e.pgPort)), filepath.Join(e.Dir, "authelia"))
+`, a.trusted, a.listen, a.secrets, a.ldap, e.ServiceName(), baseDN, portalDomain, portalHost, a.postgres, a.notifier, a.bindPassword, credential, a.database)
 }
 
 // startAuthelia starts the authelia role's pod: its sidecar, then authelia.
@@ -138,7 +149,14 @@ func (e *Env) startAuthelia(ctx context.Context) error {
 		return err
 	}
 	conf := filepath.Join(dir, "configuration.yml")
-	if err := writeFile(conf, []byte(e.autheliaConfig()), 0o600); err != nil {
+	secrets := e.autheliaSecretsDir()
+	config := e.autheliaConfig(autheliaSettings{
+		trusted: trusted, listen: net.JoinHostPort(e.listen(e.autheliaPodAddress()), fmt.Sprint(PortAuthelia)), secrets: secrets,
+		ldap:     net.JoinHostPort(e.reach("haproxy", e.serviceAddress()), fmt.Sprint(PortLDAPS)),
+		postgres: net.JoinHostPort(e.reach("postgres", e.postgresAddress()), strconv.Itoa(e.pgPort)),
+		database: "authelia", notifier: dir, bindPassword: filepath.Join(secrets, "bind-password"), credentialFiles: true,
+	})
+	if err := writeFile(conf, []byte(config), 0o600); err != nil {
 		return err
 	}
 	argv, err := e.podCommand(e.autheliaPodName(), e.autheliaSecretsDir(), e.autheliaSecrets(), nil, []string{e.tools.authelia, "--config", conf})
@@ -166,7 +184,7 @@ func (e *Env) waitHTTPS(ctx context.Context, p server, rawURL, serverName string
 // nginxConfig is the main pod's portal: HTTPS for the portal's name, and a
 // proxy to the authelia role's Service over HTTPS that verifies its
 // certificate against the PKI's CA.
-func (e *Env) nginxConfig(dir string) string {
+func (e *Env) nginxConfig(name, dir, listen, upstream string) string {
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root;"
@@ -178,10 +196,10 @@ daemon off;
 # stops.
 master_process off;
 pid %[2]s/nginx.pid;
-error_log %[3]s/nginx-error.log info;
+error_log %[3]s/%[9]s-error.log info;
 events { worker_connections 64; }
 http {
-  access_log %[3]s/nginx-access.log;
+  access_log %[3]s/%[9]s-access.log;
   client_body_temp_path %[2]s/tmp/body;
   proxy_temp_path %[2]s/tmp/proxy;
   fastcgi_temp_path %[2]s/tmp/fastcgi;
@@ -207,22 +225,28 @@ http {
     }
   }
 }
-`, user, dir, filepath.Join(e.Dir, "logs"), net.JoinHostPort(e.listen(e.portalAddress()), fmt.Sprint(PortPortal)), portalHost,
-		net.JoinHostPort(e.reach("haproxy-authelia", e.autheliaServiceAddress()), fmt.Sprint(PortAuthelia)), e.nginxTrustedCA(), e.autheliaServiceName())
+`, user, dir, filepath.Join(e.Dir, "logs"), listen, portalHost, upstream, e.nginxTrustedCA(dir), e.autheliaServiceName(), name)
 }
 
 // nginxTrustedCA is the CA nginx verifies authelia with; a test points it
 // at another CA on purpose.
-func (e *Env) nginxTrustedCA() string {
+func (e *Env) nginxTrustedCA(dir string) string {
 	if e.PortalTrustsOtherCA {
-		return filepath.Join(e.Dir, "nginx", "other-ca.pem")
+		return filepath.Join(dir, "other-ca.pem")
 	}
 	return filepath.Join(e.Dir, "tls", "ca.pem")
 }
 
-// startPortal starts nginx as the main pod's portal.
+// startPortal starts nginx as the main pod's portal, in front of the
+// authelia role's Service of the local environment.
 func (e *Env) startPortal(ctx context.Context) error {
-	dir := filepath.Join(e.Dir, "nginx")
+	return e.startPortalAt(ctx, "nginx", e.portalAddress(), net.JoinHostPort(e.reach("haproxy-authelia", e.autheliaServiceAddress()), fmt.Sprint(PortAuthelia)))
+}
+
+// startPortalAt starts nginx as name, a portal on address at (port
+// PortPortal) in front of the authelia Service at upstream.
+func (e *Env) startPortalAt(ctx context.Context, name, at, upstream string) error {
+	dir := filepath.Join(e.Dir, name)
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
 		return err
 	}
@@ -246,12 +270,12 @@ func (e *Env) startPortal(ctx context.Context) error {
 		}
 	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := writeFile(conf, []byte(e.nginxConfig(dir)), 0o600); err != nil {
+	if err := writeFile(conf, []byte(e.nginxConfig(name, dir, net.JoinHostPort(e.listen(at), fmt.Sprint(PortPortal)), upstream)), 0o600); err != nil {
 		return err
 	}
-	errorLog := filepath.Join(e.Dir, "logs", "nginx-error.log")
-	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", errorLog}, startOptions{
-		dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}, image: e.Images.Nginx,
+	errorLog := filepath.Join(e.Dir, "logs", name+"-error.log")
+	p, err := e.launch(ctx, name, []string{e.tools.nginx, "-c", conf, "-e", errorLog}, startOptions{
+		dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: at}, image: e.Images.Nginx,
 		before: [][]string{{e.tools.nginx, "-t", "-q", "-c", conf, "-e", errorLog}},
 	})
 	if err != nil {
@@ -259,6 +283,6 @@ func (e *Env) startPortal(ctx context.Context) error {
 	}
 	// The portal answers for itself even when it cannot reach authelia:
 	// wait for its TLS only; the suites judge what it passes on.
-	u := &url.URL{Scheme: "https", Host: net.JoinHostPort(e.portalAddress(), fmt.Sprint(PortPortal))}
+	u := &url.URL{Scheme: "https", Host: net.JoinHostPort(at, fmt.Sprint(PortPortal))}
 	return e.waitTLS(ctx, p, u.Host)
 }

@@ -151,6 +151,9 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 		realNodeFlags = []string{
 			"--kubelet-client-certificate", filepath.Join(cpDir, "kubelet-client.pem"), "--kubelet-client-key", filepath.Join(cpDir, "kubelet-client.key"),
 			"--kubelet-certificate-authority", filepath.Join(cpDir, "ca.pem"),
+			// The pods of a node's image run systemd, which wants to write
+			// cgroups.
+			"--allow-privileged",
 		}
 	}
 	for name, data := range files {
@@ -227,15 +230,24 @@ func (e *Env) startNodes(ctx context.Context, cp *ControlPlane, fake bool) error
 	if err != nil {
 		return err
 	}
+	controllers := "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,endpointslice-controller,serviceaccount-controller"
+	var controllerFlags []string
+	if !fake {
+		// A real kubelet mounts a pod's projected token with the
+		// cluster's CA, from the ConfigMap kube-root-ca.crt that this
+		// controller puts in each namespace.
+		controllers += ",root-ca-certificate-publisher-controller"
+		controllerFlags = []string{"--root-ca-file", filepath.Join(cpDir, "ca.pem")}
+	}
 	for _, c := range []struct {
 		name string
 		args []string
 	}{
 		// node-lifecycle-controller clears the not-ready taint of the
 		// fake node; without it no pod is scheduled.
-		{"kube-controller-manager", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
+		{"kube-controller-manager", append([]string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
 			"--bind-address", addr, "--secure-port", strconv.Itoa(ports[0]),
-			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,endpointslice-controller,serviceaccount-controller"}},
+			"--controllers", controllers}, controllerFlags...)},
 		{"kube-scheduler", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--bind-address", addr, "--secure-port", strconv.Itoa(ports[1])}},
 	} {
 		if _, err := e.start(ctx, c.name, append([]string{tools[c.name]}, c.args...), startOptions{dir: cpDir, detached: e.Detached}); err != nil {

@@ -69,6 +69,9 @@ type Images struct {
 	Servers                                     string
 	Postgres, HAProxy, Nginx, OpenBao, Authelia string
 	LLDAP                                       string
+	// Node is the base of the nodes' stand-in images on the cluster's
+	// real node (make images): no server of this provider runs it.
+	Node string
 }
 
 // EnvImageServers names the servers' image, and runs every server from
@@ -86,6 +89,7 @@ var DefaultImages = Images{
 	OpenBao:  "quay.io/openbao/openbao:2.5.3",
 	Authelia: "docker.io/authelia/authelia:4.38.17",
 	LLDAP:    "docker.io/lldap/lldap:v0.6.1",
+	Node:     "localhost/podroles-node:bookworm",
 }
 
 // imageSetting is an image by the name that --image and its variable
@@ -105,6 +109,7 @@ var imageSettings = []imageSetting{
 	{"openbao", func(im *Images) *string { return &im.OpenBao }},
 	{"authelia", func(im *Images) *string { return &im.Authelia }},
 	{"lldap", func(im *Images) *string { return &im.LLDAP }},
+	{"node", func(im *Images) *string { return &im.Node }},
 }
 
 // imageVariable is the variable of the image named name.
@@ -127,7 +132,7 @@ func (im *Images) Set(assignment string) error {
 		if ref == "" {
 			return errors.New("--image servers=: the servers' image cannot be empty")
 		}
-		*im = Images{Servers: ref}
+		*im = Images{Servers: ref, Node: im.Node}
 		return nil
 	}
 	*imageSettings[i].field(im) = ref

@@ -82,11 +82,15 @@ uniqueMember: uid=admin,%[2]s
 `, baseDN, people, groups, ssha(e.secrets.admin), ssha(e.secrets.bind))
 }
 
+// slapdTLS are the files of a replica's TLS: the CA, its certificate and
+// its key (one file may hold both).
+type slapdTLS struct{ ca, cert, key string }
+
 // slapdConfig is one replica's slapd.conf: the directory in mdb under
-// dir, TLS from the environment's certificate in tlsDir, passwords
-// readable by no one but binds. schemaDir holds core.schema and its
-// friends, modulesDir back_mdb ("" where slapd has it built in).
-func (e *Env) slapdConfig(dir, tlsDir, schemaDir, modulesDir string) string {
+// dir, TLS from tls, passwords readable by no one but binds. schemaDir
+// holds core.schema and its friends, modulesDir back_mdb ("" where slapd
+// has it built in).
+func (e *Env) slapdConfig(dir string, tls slapdTLS, schemaDir, modulesDir string) string {
 	var b strings.Builder
 	for _, schema := range []string{"core", "cosine", "inetorgperson", "nis"} {
 		fmt.Fprintf(&b, "include %s/%s.schema\n", schemaDir, schema)
@@ -96,9 +100,9 @@ func (e *Env) slapdConfig(dir, tlsDir, schemaDir, modulesDir string) string {
 	}
 	fmt.Fprintf(&b, `pidfile %[1]s/slapd.pid
 argsfile %[1]s/slapd.args
-TLSCACertificateFile %[2]s/ca.pem
-TLSCertificateFile %[2]s/server.pem
-TLSCertificateKeyFile %[2]s/server.key
+TLSCACertificateFile %[2]s
+TLSCertificateFile %[5]s
+TLSCertificateKeyFile %[6]s
 
 database mdb
 maxsize 67108864
@@ -110,7 +114,7 @@ index objectClass eq
 index uid eq
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by users read by * none
-`, dir, tlsDir, baseDN, ssha(e.secrets.rootDN))
+`, dir, tls.ca, baseDN, ssha(e.secrets.rootDN), tls.cert, tls.key)
 	return b.String()
 }
 
@@ -131,7 +135,8 @@ func (e *Env) startDirectory(ctx context.Context) error {
 			return err
 		}
 		conf := filepath.Join(dir, "slapd.conf")
-		if err := writeFile(conf, []byte(e.slapdConfig(dir, filepath.Join(e.Dir, "tls"), e.tools.ldapSchema, e.tools.ldapModules)), 0o600); err != nil {
+		tls := slapdTLS{ca: filepath.Join(e.Dir, "tls", "ca.pem"), cert: filepath.Join(e.Dir, "tls", "server.pem"), key: filepath.Join(e.Dir, "tls", "server.key")}
+		if err := writeFile(conf, []byte(e.slapdConfig(dir, tls, e.tools.ldapSchema, e.tools.ldapModules)), 0o600); err != nil {
 			return err
 		}
 		opts := startOptions{dir: dir, detached: e.Detached, publish: publishOn(e.podPorts(), e.podAddress(i)),

@@ -19,6 +19,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/netip"
@@ -32,10 +33,12 @@ import (
 	mobynetwork "github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/vmtests/kubenode"
 )
 
 // Options of a local environment.
@@ -71,6 +74,17 @@ type Options struct {
 	// empty).
 	Provider Provider
 	Images   Images
+	// Cluster deploys this node's plan (podroles plan) as real pods, on
+	// the machine's real node (kubenode) with a control plane of its own
+	// (processes provider only): see realpods.go. Its suites run through
+	// ClusterInventory.
+	Cluster *facts.Node
+	// NodeWait is how long to wait for the machine's node, which another
+	// test binary may hold.
+	NodeWait time.Duration
+	// Progress receives a line per step of Up, with its duration; nil
+	// drops them.
+	Progress io.Writer
 }
 
 // Ports of the lldap role, as lldap uses them.
@@ -98,8 +112,14 @@ type Env struct {
 
 	// run runs the servers, as the provider says.
 	run provider
-	// cluster is the control plane that UpCluster started, if any.
-	cluster *ControlPlane
+	// cluster is the control plane that UpCluster or Cluster started, if
+	// any; node its real node, and clusterPlan the plan it runs.
+	cluster     *ControlPlane
+	node        *kubenode.Node
+	clusterPlan *plan.Plan
+	// ClusterInventory is the base inventory of the cluster's suites
+	// (scenarios run --kubeconfig ... --inventory), with Cluster.
+	ClusterInventory string
 
 	secrets secrets
 	pgPort  int
@@ -142,8 +162,11 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.Provider, err = ParseProvider(string(opts.Provider)); err != nil {
 		return nil, err
 	}
-	if opts.Provider == ProviderContainers && opts.Images == (Images{}) {
+	if (opts.Provider == ProviderContainers || opts.Cluster != nil) && opts.Images == (Images{}) {
 		opts.Images = ImagesFromEnv()
+	}
+	if opts.Cluster != nil && opts.Provider == ProviderContainers {
+		return nil, errors.New("env: a cluster with real pods runs with the processes provider only: its Postgres and OpenBao listen on the node's address")
 	}
 	e := &Env{Options: opts}
 	e.run = processes{e}
@@ -205,13 +228,36 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		// and the roles have no sidecars.
 		steps = slices.DeleteFunc(steps, isStep("openbao", "sidecars", "authelia", "haproxy-authelia", "nginx"))
 	}
+	if e.Cluster != nil {
+		if e.tools.vault == "" {
+			return nil, errors.New("env: the cluster's pods get their secrets from OpenBao: make servers builds Vault, which serves its API")
+		}
+		if e.clusterPlan, err = plan.Make(e.Cluster, plan.Options{Namespace: e.Namespace}); err != nil {
+			return nil, fmt.Errorf("env: cluster: %w", err)
+		}
+		// The node first: Postgres and OpenBao listen on its address too.
+		steps = append([]upStep{{"cluster", e.startCluster}}, steps...)
+		steps = append(steps, upStep{"pods", e.startPods})
+		if len(e.CertNames) == 0 && e.hasRole("authelia") {
+			steps = append(steps, upStep{"portal-cluster", e.startClusterPortal})
+		}
+	}
 	for _, s := range steps {
+		start := time.Now()
 		if err := s.do(ctx); err != nil {
 			return nil, fmt.Errorf("env: %s: %w", s.what, err)
+		}
+		if e.Progress != nil {
+			fmt.Fprintf(e.Progress, "env: %s in %s\n", s.what, time.Since(start).Round(10*time.Millisecond))
 		}
 	}
 	if err := e.writeInventory(); err != nil {
 		return nil, fmt.Errorf("env: inventory: %w", err)
+	}
+	if e.Cluster != nil {
+		if err := e.writeClusterInventory(); err != nil {
+			return nil, fmt.Errorf("env: cluster inventory: %w", err)
+		}
 	}
 	return e, nil
 }
@@ -230,6 +276,10 @@ func isStep(names ...string) func(upStep) bool {
 // removes its containers and network.
 func (e *Env) Down() error {
 	var errs []error
+	if e.node != nil {
+		// Its pods go through the API server: before the control plane.
+		errs = append(errs, e.node.Stop())
+	}
 	if e.cluster != nil {
 		errs = append(errs, e.cluster.Down())
 	}
@@ -268,6 +318,9 @@ func Down(dir string) error {
 		return err
 	}
 	var errs []error
+	// The real node's pods go through the API server: before the
+	// control plane.
+	errs = append(errs, kubenode.Down(filepath.Join(clusterDir(dir), "node"), filepath.Join(clusterDir(dir), "kubeconfig")))
 	if _, err := os.Stat(filepath.Join(clusterDir(dir), "state.json")); err == nil {
 		errs = append(errs, Down(clusterDir(dir)))
 	}

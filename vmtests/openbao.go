@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/vmtests/kubenode"
 )
 
 // PortOpenBao is the port of the OpenBao API.
@@ -52,8 +53,18 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 	// The root token goes in the environment from its file, never in argv
 	// nor in a container engine's config.
 	token := e.secretPath("openbao-token")
-	p, err := e.launch(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
-		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
+	argv := []string{e.tools.vault, "server", "-dev",
+		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"}
+	if e.Cluster != nil {
+		// A second listener, where the cluster's pods reach it.
+		listener := fmt.Sprintf(`{"listener": [{"tcp": {"address": %q, "tls_disable": true}}]}`, net.JoinHostPort(kubenode.NodeIP, fmt.Sprint(clusterOpenBaoPort)))
+		conf := filepath.Join(home, "cluster-listener.json")
+		if err := writeFile(conf, []byte(listener), 0o600); err != nil {
+			return err
+		}
+		argv = append(argv, "-config="+conf)
+	}
+	p, err := e.launch(ctx, "openbao", argv,
 		startOptions{dir: home, detached: e.Detached, env: []string{"HOME=" + home, "VAULT_LOG_LEVEL=info"},
 			secretEnv: map[string]string{"VAULT_DEV_ROOT_TOKEN_ID": token, "BAO_DEV_ROOT_TOKEN_ID": token},
 			publish:   map[int]string{PortOpenBao: e.openbaoAddress()}, image: e.Images.OpenBao})

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/vmtests/kubenode"
 )
 
 // openTofuState is the one state the companion of lldap keeps in the
@@ -82,7 +83,23 @@ func (e *Env) startPostgres(ctx context.Context) error {
 		return fmt.Errorf("initdb: %v: %s", err, lastLines(string(out), 5))
 	}
 
-	p, err := e.start(ctx, "postgres", append([]string{e.tools.postgres, "-D", data}, e.postgresFlags(e.postgresAddress(), run)...),
+	listen := e.postgresAddress()
+	if e.Cluster != nil {
+		// The cluster's pods reach it on the node's address.
+		listen += "," + kubenode.NodeIP
+		hba, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(hba, "# the pods of the test cluster's real node\nhost all all %s scram-sha-256\n", kubenode.PodSubnet)
+		if cerr := hba.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	p, err := e.start(ctx, "postgres", append([]string{e.tools.postgres, "-D", data}, e.postgresFlags(listen, run)...),
 		startOptions{dir: dir, credential: cred, stopSignal: syscall.SIGINT, detached: e.Detached})
 	if err != nil {
 		return err
@@ -122,6 +139,9 @@ func (e *Env) connectAndFill(ctx context.Context, p server) error {
 	return e.fillPostgres(ctx, conn, super)
 }
 
+// clusterAutheliaDatabase is the database of the cluster's authelia.
+const clusterAutheliaDatabase = "authelia_cluster"
+
 // fillPostgres makes the roles and databases through the superuser's
 // connection, writes the DSN files, and fills the lldap database as the
 // role would have: the table users and the companion's OpenTofu state.
@@ -135,6 +155,10 @@ func (e *Env) fillPostgres(ctx context.Context, conn *pgx.Conn, super *url.URL) 
 		{"create database authelia", "CREATE DATABASE authelia OWNER authelia"},
 		// OpenBao's database engine makes and drops the credentials.
 		{"create role openbao", fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", e.secrets.pgOpenBao)},
+		// The storage of the cluster's authelia: its own, since the two
+		// authelias' storage keys differ (they are the local
+		// environment's and the node's secrets).
+		{"create database " + clusterAutheliaDatabase, "CREATE DATABASE " + clusterAutheliaDatabase + " OWNER authelia"},
 	} {
 		// The statement holds a password: the error names what it does.
 		if _, err := conn.Exec(ctx, s.sql); err != nil {
@@ -145,10 +169,12 @@ func (e *Env) fillPostgres(ctx context.Context, conn *pgx.Conn, super *url.URL) 
 		return err
 	}
 	// What the authelia suite reads authelia's storage with.
-	storage := *super
-	storage.Path = "/authelia"
-	if err := writeFile(e.secretPath("authelia-storage-dsn"), []byte(storage.String()+"\n"), 0o600); err != nil {
-		return err
+	for file, database := range map[string]string{"authelia-storage-dsn": "authelia", "authelia-cluster-storage-dsn": clusterAutheliaDatabase} {
+		storage := *super
+		storage.Path = "/" + database
+		if err := writeFile(e.secretPath(file), []byte(storage.String()+"\n"), 0o600); err != nil {
+			return err
+		}
 	}
 	db, err := pgx.Connect(ctx, e.PostgresDSN())
 	if err != nil {

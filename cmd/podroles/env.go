@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/vmtests"
 )
 
@@ -53,10 +52,15 @@ output is in DIR/logs while env up runs, and in the engine (docker logs)
 after.
 
 With --cluster and the node's sources, a Kubernetes control plane starts
-too (make servers builds it), with KWOK as the kubelet of a fake node: the
-node's plan is applied, and its pods answer with the environment's servers,
-so that the cluster suites run against it (all but rotation, whose
-restarts a kubelet reports and kwok's pods do not).`,
+too, with the machine's real node: containerd and a kubelet (make servers
+and make deps), one per machine. The node's plan (podroles plan) runs as
+real pods: lldap's role from slapd, authelia's from Authelia, each with the
+OpenBao agent writing the role's secrets as the node defines them, the pods
+of the node's image from a stand-in image with systemd and the node's
+units. Postgres and OpenBao listen on the node's address for them, and a
+second portal stands in front of the cluster's authelia. Every suite runs
+against the pods through the API server (see docs/cluster.md). Run as
+root; env down stops the pods, the node and the control plane.`,
 		Example: `  podroles env up --dir /tmp/env
   podroles env up --dir /tmp/env --provider containers --image lldap=
   podroles env up --dir /tmp/env --cluster examples/directory.nix`,
@@ -77,32 +81,22 @@ restarts a kubelet reports and kwok's pods do not).`,
 			if !cluster && (len(args) > 0 || sources.given()) {
 				return fmt.Errorf("sources are for --cluster: give it, or no sources")
 			}
-			var p *plan.Plan
 			if cluster {
-				if p, err = envPlan(cmd, opts, sources, args, io); err != nil {
+				if opts.Cluster, err = sources.loadNode(cmd.Context(), args, io.ErrOut, opts.Node); err != nil {
 					return err
 				}
 			}
 			start := time.Now()
+			opts.Progress = io.ErrOut
 			env, err := vmtests.Up(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(io.Out, "environment up in %s: podroles scenarios run --inventory %s\n", time.Since(start).Round(10*time.Millisecond), env.Inventory)
-			if p == nil {
-				return nil
+			if cluster {
+				fmt.Fprintf(io.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s\n",
+					env.ClusterKubeconfig(), env.Namespace, env.Node, env.ClusterInventory, strings.Join(sources.describe(args), " "))
 			}
-			cp, err := env.UpCluster(cmd.Context(), p)
-			if err != nil {
-				if downErr := env.Down(); downErr != nil {
-					err = fmt.Errorf("%w; and stopping what started: %v", err, downErr)
-				}
-				return err
-			}
-			// rotation needs a kubelet's restart counts, which kwok's pods
-			// do not report by themselves.
-			fmt.Fprintf(io.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s --suite deployments,units,ldap,postgres,secrets\n",
-				cp.Kubeconfig, env.Namespace, env.Node, env.Inventory, strings.Join(sources.describe(args), " "))
 			return nil
 		},
 	}
@@ -115,20 +109,6 @@ restarts a kubelet reports and kwok's pods do not).`,
 	sources.addFlags(cmd)
 	cmd.MarkFlagRequired("dir")
 	return cmd
-}
-
-// envPlan plans the environment's node from the sources, in the namespace
-// the environment serves.
-func envPlan(cmd *cobra.Command, opts vmtests.Options, sources sourceOptions, args []string, io *streams) (*plan.Plan, error) {
-	node, err := sources.loadNode(cmd.Context(), args, io.ErrOut, opts.Node)
-	if err != nil {
-		return nil, err
-	}
-	namespace := opts.Namespace
-	if namespace == "" {
-		namespace = opts.Node
-	}
-	return plan.Make(node, plan.Options{Namespace: namespace})
 }
 
 func newEnvDownCmd(io *streams) *cobra.Command {

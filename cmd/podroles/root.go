@@ -49,6 +49,13 @@ func Main(ctx context.Context, args []string, in io.Reader, out, errOut io.Write
 	if errors.As(err, &failed) {
 		return exitFailed
 	}
+	// The pod supervisor, a container's entrypoint, exits as its service
+	// did.
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		fmt.Fprintln(errOut, oneLine(err.Error()))
+		return coded.ExitCode()
+	}
 	name := "podroles"
 	if cmd != nil {
 		name = cmd.CommandPath()
@@ -76,7 +83,7 @@ facts it reads from them (podroles facts).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCheckCmd(io), newFactsCmd(io), newRulesCmd(io), newScenariosCmd(io), newEnvCmd(io), newPodCmd(io), newPlanCmd(io))
+	root.AddCommand(newCheckCmd(io), newFactsCmd(io), newRulesCmd(io), newScenariosCmd(io), newEnvCmd(io), newPodCmd(io), newPlanCmd(io), newServiceProxyCmd(io))
 	return root
 }
 

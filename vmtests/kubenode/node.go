@@ -87,6 +87,10 @@ type Options struct {
 	// StopHint says how to stop a detached node, for whoever finds it
 	// running ("podroles env down --dir DIR").
 	StopHint string
+	// ProxyCommand runs the node's service proxy (RunServiceProxy) as a
+	// process of the node, with --kubeconfig and the admin's kubeconfig
+	// added; none runs when empty.
+	ProxyCommand []string
 	// Log receives a line per step, with its duration; nil drops them.
 	Log func(format string, args ...any)
 }
@@ -175,6 +179,15 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 		{"pause image", func() error { return n.importPause(ctx) }},
 		{"kubelet", func() error { return n.startKubelet(ctx, tools) }},
 		{"node Ready", func() error { return n.waitReady(ctx) }},
+	}
+	if len(o.ProxyCommand) > 0 {
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"service proxy", func() error {
+			_, err := n.startProcess("service-proxy", append(slices.Clone(o.ProxyCommand), "--kubeconfig", o.AdminKubeconfig))
+			return err
+		}})
 	}
 	for _, s := range steps {
 		if err := step(s.what, s.do); err != nil {

@@ -137,10 +137,13 @@ endif
 ifndef PODROLES_IMAGE_AUTHELIA
 export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(call image_tag,vmtests/images/authelia/Dockerfile servers/authelia/go.mod servers/authelia/go.sum)
 endif
-# The base of the nodes' stand-in images on the test cluster's real node:
-# Debian with systemd.
+# The test cluster's real node: the base of the nodes' stand-in images
+# (Debian with systemd), and slapd alone for the lldap role's pods.
 ifndef PODROLES_IMAGE_NODE
 export PODROLES_IMAGE_NODE := localhost/podroles-node:$(call image_tag,vmtests/images/node/Dockerfile)
+endif
+ifndef PODROLES_IMAGE_SLAPD
+export PODROLES_IMAGE_SLAPD := localhost/podroles-slapd:$(call image_tag,vmtests/images/slapd/Dockerfile)
 endif
 # server_image IMAGE,NAME,BINARY: build vmtests/images/NAME with BINARY in its
 # context, unless the engine has IMAGE.
@@ -162,6 +165,8 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_NODE) >/dev/null 2>&1 || \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_NODE) -t localhost/podroles-node:bookworm vmtests/images/node >/dev/null
+	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SLAPD) >/dev/null 2>&1 || \
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SLAPD) -t localhost/podroles-slapd:bookworm vmtests/images/slapd >/dev/null
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
 PKGS ?= ./...

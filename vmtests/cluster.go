@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,8 +27,10 @@ import (
 
 // ControlPlane is a Kubernetes control plane of real components built by
 // make servers, on a loopback address: etcd and kube-apiserver, and with
-// Nodes, kube-controller-manager, kube-scheduler and KWOK as the kubelet of
-// a fake node, so that Deployments get Running pods.
+// Nodes, kube-controller-manager, kube-scheduler and either KWOK as the
+// kubelet of a fake node, so that Deployments get Running pods that run
+// nothing (tests of many objects), or, with RealNode, what the machine's
+// real node needs (kubenode).
 type ControlPlane struct {
 	env *Env
 	// Kubeconfig is a kubeconfig of an admin (system:masters).
@@ -269,42 +270,16 @@ options:
   nodeLeaseParallelism: 4
   podPlayStageParallelism: 4
   nodePlayStageParallelism: 4
-  # else exec and port-forward are refused
-  enableDebuggingHandlers: true
 ---
 `), stages...)
 	if err := writeFile(filepath.Join(cpDir, "kwok.yaml"), config, 0o644); err != nil {
 		return err
 	}
-	// kwok maps a pod's exec and ports through its Exec and PortForward
-	// objects, whose definitions live in its module too.
-	crds, err := exec.CommandContext(ctx, tools["kwok-stages"], "crds").Output()
-	if err != nil {
-		return fmt.Errorf("kwok-stages crds: %w", err)
-	}
-	if err := cp.applyCRDs(ctx, crds); err != nil {
-		return err
-	}
-	// kwok runs an exec'd command from its own PATH: the fake pods'
-	// systemctl and cat come first on it.
-	bin := filepath.Join(cpDir, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return err
-	}
-	cat, err := exec.LookPath("cat")
-	if err != nil {
-		return fmt.Errorf("control plane: the pods' cat stands in front of the host's, and there is none: %w", err)
-	}
-	for name, script := range map[string]string{"systemctl": fakeSystemctl, "cat": strings.ReplaceAll(fakeCat, "exec CAT", "exec "+shellQuote([]string{cat}))} {
-		if err := writeFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
-			return err
-		}
-	}
+	// Its pods run nothing: exec and port-forward are the real node's.
 	kubelet := net.JoinHostPort(e.kubeletAddress(), strconv.Itoa(kubeletPorts[0]))
 	if _, err := e.start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
 		"--manage-all-nodes", "--node-ip", e.kubeletAddress(), "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
-		"--enable-crds", "Exec,PortForward",
-	}, startOptions{dir: cpDir, detached: e.Detached, env: []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}}); err != nil {
+	}, startOptions{dir: cpDir, detached: e.Detached}); err != nil {
 		return err
 	}
 	client, err := cp.Client()

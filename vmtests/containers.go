@@ -70,8 +70,10 @@ type Images struct {
 	Postgres, HAProxy, Nginx, OpenBao, Authelia string
 	LLDAP                                       string
 	// Node is the base of the nodes' stand-in images on the cluster's
-	// real node (make images): no server of this provider runs it.
-	Node string
+	// real node, and Slapd the image of its lldap role's pods (make
+	// images; the servers' image where empty): no server of this
+	// provider runs them.
+	Node, Slapd string
 }
 
 // EnvImageServers names the servers' image, and runs every server from
@@ -90,6 +92,7 @@ var DefaultImages = Images{
 	Authelia: "docker.io/authelia/authelia:4.38.17",
 	LLDAP:    "docker.io/lldap/lldap:v0.6.1",
 	Node:     "localhost/podroles-node:bookworm",
+	Slapd:    "localhost/podroles-slapd:bookworm",
 }
 
 // imageSetting is an image by the name that --image and its variable
@@ -110,6 +113,7 @@ var imageSettings = []imageSetting{
 	{"authelia", func(im *Images) *string { return &im.Authelia }},
 	{"lldap", func(im *Images) *string { return &im.LLDAP }},
 	{"node", func(im *Images) *string { return &im.Node }},
+	{"slapd", func(im *Images) *string { return &im.Slapd }},
 }
 
 // imageVariable is the variable of the image named name.
@@ -132,7 +136,7 @@ func (im *Images) Set(assignment string) error {
 		if ref == "" {
 			return errors.New("--image servers=: the servers' image cannot be empty")
 		}
-		*im = Images{Servers: ref, Node: im.Node}
+		*im = Images{Servers: ref, Node: im.Node, Slapd: im.Slapd}
 		return nil
 	}
 	*imageSettings[i].field(im) = ref

@@ -198,7 +198,7 @@ func TestImagesFromEnv(t *testing.T) {
 	t.Setenv(EnvImageServers, "localhost/servers:x")
 	t.Setenv("PODROLES_IMAGE_OPENBAO", "quay.io/openbao/openbao:2.5.3")
 	im = ImagesFromEnv()
-	want := Images{Servers: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3", Node: DefaultImages.Node}
+	want := Images{Servers: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3", Node: DefaultImages.Node, Slapd: DefaultImages.Slapd}
 	if im != want {
 		t.Errorf("servers' image with OpenBao's: %+v, want %+v", im, want)
 	}

@@ -112,8 +112,8 @@ type Env struct {
 
 	// run runs the servers, as the provider says.
 	run provider
-	// cluster is the control plane that UpCluster or Cluster started, if
-	// any; node its real node, and clusterPlan the plan it runs.
+	// cluster is the control plane that Cluster started, if any; node
+	// its real node, and clusterPlan the plan it runs.
 	cluster     *ControlPlane
 	node        *kubenode.Node
 	clusterPlan *plan.Plan
@@ -642,25 +642,6 @@ func checkLoopback(prefix string) error {
 	return nil
 }
 
-// clusterDir is where UpCluster keeps the control plane of the
-// environment in dir.
+// clusterDir is where the control plane and the real node of the
+// environment in dir are.
 func clusterDir(dir string) string { return filepath.Join(dir, "cluster") }
-
-// UpCluster starts a control plane beside the environment, on its loopback
-// prefix, applies the node's plan p to it and binds the plan's pods to the
-// environment's servers through kwok (Bindings), so that the suites run on
-// a cluster inventory of the same world. Down stops it with the rest.
-func (e *Env) UpCluster(ctx context.Context, p *plan.Plan) (*ControlPlane, error) {
-	cp, err := StartControlPlane(ctx, ControlPlaneOptions{Dir: clusterDir(e.Dir), Loopback: e.Loopback, Nodes: true, Detached: e.Detached})
-	if err != nil {
-		return nil, fmt.Errorf("env: cluster: %w", err)
-	}
-	e.cluster = cp
-	if err := cp.Apply(ctx, p); err != nil {
-		return nil, fmt.Errorf("env: cluster: %w", err)
-	}
-	if _, err := cp.Bind(ctx, p, e.Bindings()); err != nil {
-		return nil, fmt.Errorf("env: cluster: %w", err)
-	}
-	return cp, nil
-}

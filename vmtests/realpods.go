@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -83,6 +84,7 @@ type podWorld struct {
 	e      *Env
 	node   *facts.Node
 	plan   *plan.Plan
+	ns     string
 	client kubernetes.Interface
 	// nodeImage is the node's stand-in image.
 	nodeImage string
@@ -100,6 +102,9 @@ func (e *Env) serverOf(service string) (server, image string, err error) {
 		if e.Images.LLDAP != "" {
 			return "", "", errors.New("lldap's own image on the real node is not supported: the role is served by slapd from the servers' image (give --image lldap= or unset PODROLES_IMAGE_LLDAP)")
 		}
+		if e.Images.Slapd != "" {
+			return inventory.ServerSlapd, e.Images.Slapd, nil
+		}
 		return inventory.ServerSlapd, e.Images.Servers, nil
 	case "authelia":
 		return "authelia", e.Images.Authelia, nil
@@ -114,20 +119,55 @@ func (e *Env) startPods(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w := &podWorld{e: e, node: e.Cluster, plan: e.clusterPlan, client: client}
+	return e.deploy(ctx, &podWorld{e: e, node: e.Cluster, plan: e.clusterPlan, ns: e.Namespace, client: client})
+}
+
+// DeployNode deploys another node's plan as real pods on the
+// environment's cluster, in a namespace of its own, and waits until its
+// Deployments are Available. Its roles' secrets come from the
+// environment's OpenBao.
+func (e *Env) DeployNode(ctx context.Context, n *facts.Node, namespace string) error {
+	if e.node == nil {
+		return errors.New("env: no cluster with a real node (Options.Cluster)")
+	}
+	client, err := e.cluster.Client()
+	if err != nil {
+		return err
+	}
+	p, err := plan.Make(n, plan.Options{Namespace: namespace})
+	if err != nil {
+		return err
+	}
+	return e.deploy(ctx, &podWorld{e: e, node: n, plan: p, ns: namespace, client: client})
+}
+
+// RealNode is the cluster's real node, if it has one.
+func (e *Env) RealNode() *kubenode.Node { return e.node }
+
+// deploy makes a plan's pods run.
+func (e *Env) deploy(ctx context.Context, w *podWorld) error {
+	var err error
 	if w.podroles, err = e.podroles(); err != nil {
 		return err
 	}
-	if err := w.importImages(ctx); err != nil {
-		return fmt.Errorf("images: %w", err)
+	for _, step := range []struct {
+		what string
+		do   func(context.Context) error
+	}{
+		{"images", w.importImages},
+		{"openbao for the pods", w.configureOpenBao},
+		{"objects", w.apply},
+		{"Deployments Available", w.waitAvailable},
+	} {
+		start := time.Now()
+		if err := step.do(ctx); err != nil {
+			return fmt.Errorf("%s: %w", step.what, err)
+		}
+		if e.Progress != nil {
+			fmt.Fprintf(e.Progress, "env: pods: %s in %s\n", step.what, time.Since(start).Round(10*time.Millisecond))
+		}
 	}
-	if err := w.configureOpenBao(ctx); err != nil {
-		return fmt.Errorf("openbao for the pods: %w", err)
-	}
-	if err := w.apply(ctx); err != nil {
-		return err
-	}
-	return w.waitAvailable(ctx)
+	return nil
 }
 
 // importImages imports into the node what the plan's pods run: the
@@ -154,14 +194,16 @@ func (w *podWorld) importImages(ctx context.Context) error {
 		}
 		refs[w.e.Images.OpenBao] = true
 	}
+	// One after the other: they share Debian's layer, which containerd
+	// then unpacks once.
 	if err := w.e.node.ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
 		return err
 	}
 	base := filepath.Join(clusterDir(w.e.Dir), "node-base.oci.tar")
+	defer os.Remove(base)
 	if err := kubenode.SaveLocal(ctx, containerEngine(), w.e.Images.Node, base); err != nil {
 		return err
 	}
-	defer os.Remove(base)
 	img := NodeImage(w.node, w.e.Images.Node, base)
 	w.nodeImage = img.Ref
 	return w.e.node.Import(ctx, img)
@@ -187,11 +229,19 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 	if bao == nil {
 		return nil
 	}
+	var mounts map[string]any
+	if err := bao.Do(ctx, http.MethodGet, "sys/auth", nil, &mounts); err != nil {
+		return err
+	}
+	if _, ok := mounts["kubernetes/"]; !ok {
+		if err := bao.Write(ctx, "sys/auth/kubernetes", map[string]any{"type": "kubernetes"}); err != nil {
+			return err
+		}
+	}
 	steps := []struct {
 		path string
 		data any
 	}{
-		{"sys/auth/kubernetes", map[string]any{"type": "kubernetes"}},
 		{"auth/kubernetes/config", map[string]any{
 			"kubernetes_host": w.e.cluster.Server, "kubernetes_ca_cert": string(w.e.cluster.CA().PEM), "disable_local_ca_jwt": true,
 		}},
@@ -209,7 +259,7 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 		for _, p := range slices.Sorted(maps.Keys(paths)) {
 			fmt.Fprintf(&policy, "path %q { capabilities = [\"read\", \"create\", \"update\"] }\n", p)
 		}
-		name := w.e.Namespace + "-" + r
+		name := w.ns + "-" + r
 		steps = append(steps,
 			struct {
 				path string
@@ -219,7 +269,7 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 				path string
 				data any
 			}{"auth/kubernetes/role/" + name, map[string]any{
-				"bound_service_account_names": []string{"default"}, "bound_service_account_namespaces": []string{w.e.Namespace},
+				"bound_service_account_names": []string{"default"}, "bound_service_account_namespaces": []string{w.ns},
 				"token_policies": []string{name}, "token_ttl": "1h",
 			}})
 	}
@@ -286,7 +336,7 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 // reviewed, which OpenBao's login asks for), the Services (whose cluster
 // IPs the pods then know by name) and the Deployments, made runnable.
 func (w *podWorld) apply(ctx context.Context) error {
-	ns := w.e.Namespace
+	ns := w.ns
 	c := w.client
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create Namespace %s: %w", ns, err)
@@ -330,12 +380,12 @@ func (w *podWorld) create(ctx context.Context, obj any) error {
 	var err error
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		_, err = w.client.CoreV1().ConfigMaps(w.e.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		_, err = w.client.CoreV1().ConfigMaps(w.ns).Create(ctx, o, metav1.CreateOptions{})
 	case *corev1.Secret:
-		_, err = w.client.CoreV1().Secrets(w.e.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		_, err = w.client.CoreV1().Secrets(w.ns).Create(ctx, o, metav1.CreateOptions{})
 	}
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create %T in %s: %w", obj, w.e.Namespace, err)
+		return fmt.Errorf("create %T in %s: %w", obj, w.ns, err)
 	}
 	return nil
 }
@@ -556,7 +606,7 @@ func (w *podWorld) sidecar(ctx context.Context, d *appsv1.Deployment, c *corev1.
 		"vault":    map[string]any{"address": clusterOpenBaoURL()},
 		"auto_auth": map[string]any{"method": []any{map[string]any{
 			"type": "kubernetes", "mount_path": "auth/kubernetes",
-			"config": map[string]any{"role": w.e.Namespace + "-" + role, "token_path": path.Join(plan.IdentityDir, "token")},
+			"config": map[string]any{"role": w.ns + "-" + role, "token_path": path.Join(plan.IdentityDir, "token")},
 		}}},
 		"template_config": map[string]any{"static_secret_render_interval": "2s"},
 		"template":        templates,
@@ -578,9 +628,9 @@ func (w *podWorld) sidecar(ctx context.Context, d *appsv1.Deployment, c *corev1.
 // replicas ready, and says what keeps a pod from it when one does not.
 func (w *podWorld) waitAvailable(ctx context.Context) error {
 	for _, d := range w.plan.Deployments {
-		probe := scenarios.Probe{Endpoint: "Deployment " + w.e.Namespace + "/" + d.Name, Expect: fmt.Sprintf("%d ready replicas", *d.Spec.Replicas), Within: 3 * time.Minute}
+		probe := scenarios.Probe{Endpoint: "Deployment " + w.ns + "/" + d.Name, Expect: fmt.Sprintf("%d ready replicas", *d.Spec.Replicas), Within: 3 * time.Minute}
 		err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
-			got, err := w.client.AppsV1().Deployments(w.e.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+			got, err := w.client.AppsV1().Deployments(w.ns).Get(ctx, d.Name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}

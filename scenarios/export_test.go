@@ -1,0 +1,4 @@
+package scenarios
+
+// PodExec is podExec, for the package's tests against real pods.
+var PodExec = podExec

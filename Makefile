@@ -11,17 +11,17 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PATH := $(PATH):/usr/local/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build demo test bench fuzz vet clean env-demo servers images
+.PHONY: all deps build demo test bench fuzz vet clean env-demo servers images nix24
 
 all: build
 
-# What the tests run, from Debian: nix for podroles check; slapd, haproxy,
+# What the tests run, from Debian: nix 2.8 for podroles check; slapd, haproxy,
 # PostgreSQL and nginx for the local environment of the scenario suites;
 # podman and debootstrap for its containers provider; containerd, runc and
 # the CNI plugins for the real node of the test cluster.
 deps:
 	@missing=""; \
-	  command -v nix >/dev/null || missing="$$missing nix-bin"; \
+	  test -x $(DEBIAN_NIX) || missing="$$missing nix-bin"; \
 	  { command -v slapd || test -x /usr/sbin/slapd; } >/dev/null || missing="$$missing slapd ldap-utils"; \
 	  { command -v haproxy || test -x /usr/sbin/haproxy; } >/dev/null || missing="$$missing haproxy"; \
 	  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
@@ -35,7 +35,19 @@ deps:
 	    echo "installing from Debian:$$missing"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  fi
-	@nix --version
+	@$(DEBIAN_NIX) --version
+
+# The two nixes the tests run on (docs/nix-versions.md): Debian 12's nix-bin
+# 2.8, and Nix 2.24.15 built once from its pinned source (scripts/build-nix.sh)
+# into a folder named after the recipe's hash, so that a changed recipe builds
+# anew and an unchanged one is reused. The source is found beside the
+# repository, where every developer machine and CI have it.
+DEBIAN_NIX    := /usr/bin/nix
+NIX24_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.24.15-src.tar.gz
+NIX24_DIR     := $(CURDIR)/.cache/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
+NIX24         := $(NIX24_DIR)/bin/nix
+nix24:
+	@scripts/build-nix.sh $(NIX24_DIR) $(NIX24_TARBALL)
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles

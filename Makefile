@@ -166,12 +166,25 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
+# All of them run on Debian's nix; those of NIX_PKGS (the packages whose
+# tests run nix) run again on Nix 2.24 (TEST_NIX24=no skips that run). Each
+# run names its nix in PODROLES_TEST_NIX (internal/nixtest), with a nix first
+# on PATH that refuses to run, so that no test runs another nix unawares.
 PKGS ?= ./...
-test: deps servers images build vet
-	$(GO) test -count=1 $(TESTFLAGS) $(PKGS)
+NIX_PKGS ?= ./nixeval/... ./checks/... ./cmd/... ./flaketest/... ./plan/...
+TEST_NIX24 ?= yes
+NO_NIX_ON_PATH := $(CURDIR)/scripts/no-nix-on-path
+test: deps $(if $(filter yes,$(TEST_NIX24)),nix24) servers images build vet
+	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 $(TESTFLAGS) $(PKGS)
+ifeq ($(TEST_NIX24),yes)
+	@pkgs="$(filter $(shell $(GO) list $(NIX_PKGS)),$(shell $(GO) list $(PKGS)))"; \
+	  if [ -z "$$pkgs" ]; then echo "nix 2.24: none of these packages runs nix"; exit 0; fi; \
+	  echo "the same tests on nix 2.24: $$pkgs" | sed 's|github.com/fediversity/podroles/|./|g'; \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(NIX24) $(GO) test -count=1 $(TESTFLAGS) $$pkgs
+endif
 
 bench: deps servers images build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -run '^$$' -bench . -benchmem ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDocument -fuzztime $(FUZZTIME) ./facts

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 )
 
@@ -52,15 +52,8 @@ func readFixtures(t *testing.T) []fixture {
 	return out
 }
 
-func requireNix(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("nix"); err != nil {
-		t.Fatal("nix is not installed: the rule fixtures need the real nix (apt-get install nix-bin)")
-	}
-}
-
 func TestRuleFixtures(t *testing.T) {
-	requireNix(t)
+	nix := nixtest.Nix(t)
 	fixtures := readFixtures(t)
 	var sources []nixeval.Source
 	for _, fx := range fixtures {
@@ -72,7 +65,7 @@ func TestRuleFixtures(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, sources)
+	nodes, err := (&nixeval.Evaluator{Nix: nix}).Extract(ctx, sources)
 	if err != nil {
 		t.Fatalf("extract fixtures: %v", err)
 	}

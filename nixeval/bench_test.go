@@ -14,7 +14,7 @@ func TestSyntheticNodeExtracts(t *testing.T) {
 	RequireNix(t)
 	shape := synthetic.Shape{Name: "large", Units: 500, Roles: 5}
 	dir := WriteTree(t, map[string]string{"large.nix": shape.Nix()})
-	nodes, err := (&Evaluator{}).Extract(context.Background(), MustSources(t, FileSource, filepath.Join(dir, "large.nix")))
+	nodes, err := NewTestEvaluator(t).Extract(context.Background(), MustSources(t, FileSource, filepath.Join(dir, "large.nix")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func BenchmarkExtract5000Units50Roles(b *testing.B) {
 	dir := WriteTree(b, map[string]string{"large.nix": synthetic.Shape{Name: "large", Units: 5000, Roles: 50}.Nix()})
 	sources := MustSources(b, FileSource, filepath.Join(dir, "large.nix"))
 	for b.Loop() {
-		if _, err := (&Evaluator{}).Extract(context.Background(), sources); err != nil {
+		if _, err := NewTestEvaluator(b).Extract(context.Background(), sources); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,7 +56,7 @@ func BenchmarkExtract50NodesOneProcess(b *testing.B) {
 	RequireNix(b)
 	sources := fiftyNodes(b)
 	for b.Loop() {
-		if _, err := (&Evaluator{}).Extract(context.Background(), sources); err != nil {
+		if _, err := NewTestEvaluator(b).Extract(context.Background(), sources); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func BenchmarkExtract50NodesSeparately(b *testing.B) {
 	sources := fiftyNodes(b)
 	for b.Loop() {
 		for _, s := range sources {
-			if _, err := (&Evaluator{}).Extract(context.Background(), []Source{s}); err != nil {
+			if _, err := NewTestEvaluator(b).Extract(context.Background(), []Source{s}); err != nil {
 				b.Fatal(err)
 			}
 		}

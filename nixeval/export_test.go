@@ -3,7 +3,8 @@ package nixeval
 // Test helpers for the external tests of package nixeval_test, which may
 // import packages that import nixeval.
 var (
-	RequireNix  = requireNix
-	WriteTree   = writeTree
-	MustSources = mustSources
+	RequireNix       = requireNix
+	NewTestEvaluator = evaluator
+	WriteTree        = writeTree
+	MustSources      = mustSources
 )

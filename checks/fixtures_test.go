@@ -1,9 +1,7 @@
 package checks_test
 
 import (
-	"bufio"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -12,45 +10,18 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/nixeval"
 )
 
-// The fixtures in testdata/rules are nodes written against node-surface.md
-// and evaluated with the real nix. Each says in "# want: RULE KIND NAME"
-// lines exactly the findings the spec asks for; a fixture with none must
-// give no finding at all. Every rule needs a fixture that breaks it and one
-// whose name starts with its ID and that passes it.
-
-type fixture struct {
-	path string
-	want []string
-}
-
-func readFixtures(t *testing.T) []fixture {
-	t.Helper()
-	paths, err := filepath.Glob("../testdata/rules/*.nix")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	var out []fixture
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fx := fixture{path: p, want: []string{}}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if w, ok := strings.CutPrefix(sc.Text(), "# want:"); ok {
-				fx.want = append(fx.want, strings.Join(strings.Fields(w), " "))
-			}
-		}
-		f.Close()
-		slices.Sort(fx.want)
-		out = append(out, fx)
-	}
-	return out
-}
+// The fixtures are nodes evaluated with the real nix: in testdata/rules,
+// plain configs written against node-surface.md; in testdata/modules/nodes,
+// hosts written as real ones are, through nixpkgs' own module system. Each
+// says in "# want: RULE KIND NAME" lines exactly the findings the spec asks
+// for (package internal/fixture reads them); a fixture with none must give
+// no finding at all. Every rule needs a fixture that breaks it and one whose
+// name starts with its ID and that passes it.
 
 func requireNix(t testing.TB) {
 	t.Helper()
@@ -59,31 +30,53 @@ func requireNix(t testing.TB) {
 	}
 }
 
+// checkFixtures evaluates fixtures, those checked with the same flags in one
+// nix process, and returns each one's node in the fixtures' order.
+func checkFixtures(t *testing.T, fixtures []*fixture.File) []*facts.Node {
+	t.Helper()
+	byModule := map[string][]int{}
+	for i, fx := range fixtures {
+		byModule[fx.K8sPodModule] = append(byModule[fx.K8sPodModule], i)
+	}
+	nodes := make([]*facts.Node, len(fixtures))
+	for module, indexes := range byModule {
+		var sources []nixeval.Source
+		for _, i := range indexes {
+			s, err := nixeval.FileSource(fixtures[i].Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources = append(sources, s)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		got, err := (&nixeval.Evaluator{K8sPodModule: module}).Extract(ctx, sources)
+		cancel()
+		if err != nil {
+			t.Fatalf("extract fixtures (--k8s-pod-module %q): %v", module, err)
+		}
+		if len(got) != len(indexes) {
+			t.Fatalf("got %d nodes from %d fixtures", len(got), len(indexes))
+		}
+		for j, i := range indexes {
+			nodes[i] = got[j]
+		}
+	}
+	return nodes
+}
+
 func TestRuleFixtures(t *testing.T) {
 	requireNix(t)
-	fixtures := readFixtures(t)
-	var sources []nixeval.Source
-	for _, fx := range fixtures {
-		s, err := nixeval.FileSource(fx.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sources = append(sources, s)
+	fixture.NixpkgsLib(t)
+	fixtures, err := fixture.Glob("../testdata/rules/*.nix", "../testdata/modules/nodes/*.nix")
+	if err != nil || len(fixtures) == 0 {
+		t.Fatalf("no fixtures: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, sources)
-	if err != nil {
-		t.Fatalf("extract fixtures: %v", err)
-	}
-	if len(nodes) != len(fixtures) {
-		t.Fatalf("got %d nodes from %d fixtures", len(nodes), len(fixtures))
-	}
+	nodes := checkFixtures(t, fixtures)
 
 	broken := map[string]bool{}
 	passed := map[string]bool{}
 	for i, fx := range fixtures {
-		name := filepath.Base(fx.path)
+		name := fx.Name()
 		res := checks.CheckNode(nodes[i], checks.Rules())
 		got := []string{}
 		for _, f := range res.Findings {
@@ -93,18 +86,17 @@ func TestRuleFixtures(t *testing.T) {
 			}
 		}
 		slices.Sort(got)
-		if !slices.Equal(got, fx.want) {
-			t.Errorf("%s:\n got  %q\n want %q", name, got, fx.want)
+		if want := fx.WantStrings(); !slices.Equal(got, want) {
+			t.Errorf("%s:\n got  %q\n want %q", fx.Path, got, want)
 			for _, f := range res.Findings {
 				t.Logf("  %s %s: %s", f.Rule, f.Subject, f.Message)
 			}
 		}
-		ruleOfName, _, _ := strings.Cut(name, "-")
+		ruleOfName, _, _ := strings.Cut(strings.TrimSuffix(name, filepath.Ext(name)), "-")
 		wantsRule := false
-		for _, w := range fx.want {
-			id, _, _ := strings.Cut(w, " ")
-			broken[id] = true
-			wantsRule = wantsRule || id == ruleOfName
+		for _, w := range fx.Wants {
+			broken[w.Rule] = true
+			wantsRule = wantsRule || w.Rule == ruleOfName
 		}
 		if !wantsRule && slices.Contains(res.RulesRun, ruleOfName) {
 			passed[ruleOfName] = true

@@ -208,6 +208,10 @@ type unitInfo struct {
 	name      string
 	enable    bool
 	firstList int
+	// added is true for a unit that only the k8s-pod module made (a
+	// condition on a name in a list): a unit on k8s-pod.nix (FR-014), but
+	// not one of the node (FR-008).
+	added bool
 }
 
 // listedName is a name in the list of index list.
@@ -251,10 +255,16 @@ func index(nf *facts.Node) *node {
 		n.unitIdx[name] = int32(len(n.units))
 		n.units = append(n.units, unitInfo{name: name, enable: u.Enable, firstList: -1})
 	}
+	for _, name := range nf.K8sPod.AddedUnits {
+		if idx, ok := n.unitIdx[name]; ok {
+			n.units[idx].added = true
+		}
+	}
 	for i, l := range n.lists {
 		for _, name := range l.units {
 			first := -1
-			idx, exists := n.unitIdx[name]
+			idx, isUnit := n.unitIdx[name]
+			exists := isUnit && !n.units[idx].added
 			if exists {
 				first = n.units[idx].firstList
 			} else if f, ok := n.unknownFirst[name]; ok {
@@ -267,6 +277,9 @@ func index(nf *facts.Node) *node {
 				} else {
 					n.unknownFirst[name] = i
 					n.unknown = append(n.unknown, listedName{i, name})
+					if isUnit {
+						n.units[idx].firstList = i
+					}
 				}
 				continue
 			case first == i || slices.Contains(n.inMany[name], l.label):

@@ -241,15 +241,6 @@ func unknownUnit(n *node, report reportFunc) {
 	if len(n.unknown) == 0 {
 		return
 	}
-	// A renamed unit is most likely one that no list names yet.
-	var unlisted, listed []string
-	for _, u := range n.units {
-		if u.firstList >= 0 {
-			listed = append(listed, u.name)
-		} else {
-			unlisted = append(unlisted, u.name)
-		}
-	}
 	// One finding per name, naming every list that has it.
 	var names []string
 	listsOf := map[string][]unitList{}
@@ -259,6 +250,7 @@ func unknownUnit(n *node, report reportFunc) {
 		}
 		listsOf[un.name] = append(listsOf[un.name], n.lists[un.list])
 	}
+	near := n.nearMisses()
 	for _, u := range names {
 		var labels, options []string
 		for _, l := range listsOf[u] {
@@ -269,15 +261,46 @@ func unknownUnit(n *node, report reportFunc) {
 			verb = "list"
 		}
 		hint := "fix the name or remove it from " + joinAnd(options)
-		near := nearest(u, unlisted)
-		if near == "" {
-			near = nearest(u, listed)
+		if near[u] != "" {
+			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near[u], joinAnd(options))
 		}
-		if near != "" {
-			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, joinAnd(options))
+		why := fmt.Sprintf("no systemd.services.%s", facts.AttrName(u))
+		if i, ok := n.unitIdx[u]; ok && n.units[i].added {
+			why = fmt.Sprintf("no module of the node defines systemd.services.%s; only the condition that the k8s-pod module puts on every listed name makes a unit of it", facts.AttrName(u))
 		}
-		report(unit(u), "%s %s unit %s, which is no unit of the node (no systemd.services.%s): %s", joinAnd(labels), verb, u, facts.AttrName(u), hint)
+		report(unit(u), "%s %s unit %s, which is no unit of the node (%s): %s", joinAnd(labels), verb, u, why, hint)
 	}
+}
+
+// nearMisses maps each name in a list that is no unit of the node to the
+// unit it most likely meant, or to nothing. A renamed unit is most likely
+// one that no list names yet, so those are tried first.
+func (n *node) nearMisses() map[string]string {
+	if len(n.unknown) == 0 {
+		return nil
+	}
+	var unlisted, listed []string
+	for _, u := range n.units {
+		switch {
+		case u.added:
+		case u.firstList >= 0:
+			listed = append(listed, u.name)
+		default:
+			unlisted = append(unlisted, u.name)
+		}
+	}
+	out := map[string]string{}
+	for _, un := range n.unknown {
+		if _, done := out[un.name]; done {
+			continue
+		}
+		near := nearest(un.name, unlisted)
+		if near == "" {
+			near = nearest(un.name, listed)
+		}
+		out[un.name] = near
+	}
+	return out
 }
 
 func unitInTwoLists(n *node, report reportFunc) {
@@ -302,6 +325,7 @@ func unlistedUnit(n *node, report reportFunc) {
 	if !ok {
 		return
 	}
+	near := n.nearMisses()
 	platform := make(map[string]bool, len(n.K8sPod.PlatformUnits))
 	for _, u := range n.K8sPod.PlatformUnits {
 		platform[u] = true
@@ -315,8 +339,24 @@ func unlistedUnit(n *node, report reportFunc) {
 			report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], facts.AttrName(u))
 			continue
 		}
-		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: add it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName)
+		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: %sadd it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName, misspelledAs(u, near))
 	}
+}
+
+// misspelledAs says which names in the lists (PR101) look like unit u
+// misspelled, so that the fix of the list comes first.
+func misspelledAs(u string, near map[string]string) string {
+	var names []string
+	for name, meant := range near {
+		if meant == u {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("the lists name %s, which is no unit (PR101): if that means %s, fix the name there; else ", joinAnd(names), u)
 }
 
 // runOncePatterns mark a unit that must run one time (FR-006): an ACME

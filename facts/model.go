@@ -49,6 +49,32 @@ type Node struct {
 	K8sPod   K8sPod   `json:"k8sPod"`
 	LLDAP    LLDAP    `json:"lldap"`
 	Authelia Authelia `json:"authelia"`
+
+	// ListsProbe is what the FR-007 probe found on a node of the module
+	// system; nil for a node it cannot probe (a plain config, facts
+	// written by an older podroles).
+	ListsProbe *ListsProbe `json:"listsProbe,omitempty"`
+}
+
+// ListsProbe is the outcome of the FR-007 probe: the node extended with
+// systemd.services overridden by a value that throws, and only the lists
+// forced. A list that then fails reads config.systemd.services.
+type ListsProbe struct {
+	// RoleNames is true when the set of roles itself failed.
+	RoleNames bool `json:"roleNames"`
+	// Roles are the roles whose units failed.
+	Roles       []string `json:"roles"`
+	MainUnits   bool     `json:"mainUnits"`
+	SharedUnits bool     `json:"sharedUnits"`
+	// K8sPodModuleSkipped is true when a k8s-pod module was asked for and
+	// not applied: with lists that read systemd.services its evaluation is
+	// an infinite recursion, so the facts are of the node without it.
+	K8sPodModuleSkipped bool `json:"k8sPodModuleSkipped,omitempty"`
+}
+
+// Failed reports whether any list failed under the probe.
+func (p *ListsProbe) Failed() bool {
+	return p != nil && (p.RoleNames || len(p.Roles) > 0 || p.MainUnits || p.SharedUnits)
 }
 
 // Unit is systemd.services.<u>.
@@ -190,6 +216,12 @@ type Service struct {
 type K8sPod struct {
 	Enable        bool     `json:"enable"`
 	PlatformUnits []string `json:"platformUnits"`
+	// AddedUnits are the units of Units that exist only because the
+	// k8s-pod module that podroles applied made them: it puts a condition
+	// on every name in the lists, and a condition makes a unit. The node
+	// without the module has none of them, so FR-008 does not count them
+	// as units of the node. Empty when no module was applied.
+	AddedUnits []string `json:"addedUnits,omitempty"`
 }
 
 // LLDAP is fediversity.lldap.

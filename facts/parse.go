@@ -273,6 +273,20 @@ func parseNode(v gjson.Result) (*Node, error) {
 		n.K8sPod = K8sPod{
 			Enable:        d.boolean(k8s.Get("enable"), "fediversity.k8sPod.enable", false),
 			PlatformUnits: d.strings(k8s.Get("platformUnits"), "fediversity.k8sPod.platformUnits"),
+			AddedUnits:    d.strings(k8s.Get("addedUnits"), "k8sPod.addedUnits"),
+		}
+		if len(n.K8sPod.AddedUnits) == 0 {
+			n.K8sPod.AddedUnits = nil
+		}
+	}
+
+	if p := v.Get("listsProbe"); p.Exists() && p.Type != gjson.Null && d.object(p, "listsProbe") {
+		n.ListsProbe = &ListsProbe{
+			RoleNames:           d.boolean(p.Get("roleNames"), "listsProbe.roleNames", false),
+			Roles:               d.strings(p.Get("roles"), "listsProbe.roles"),
+			MainUnits:           d.boolean(p.Get("mainUnits"), "listsProbe.mainUnits", false),
+			SharedUnits:         d.boolean(p.Get("sharedUnits"), "listsProbe.sharedUnits", false),
+			K8sPodModuleSkipped: d.boolean(p.Get("k8sPodModuleSkipped"), "listsProbe.k8sPodModuleSkipped", false),
 		}
 	}
 

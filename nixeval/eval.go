@@ -99,12 +99,13 @@ type request struct {
 }
 
 type requestSource struct {
-	Kind    SourceKind `json:"kind"`
-	Display string     `json:"display"`
-	Ref     string     `json:"ref,omitempty"`
-	Attr    *string    `json:"attr"`
-	Path    string     `json:"path,omitempty"`
-	Name    string     `json:"name,omitempty"`
+	Kind     SourceKind `json:"kind"`
+	Display  string     `json:"display"`
+	Ref      string     `json:"ref,omitempty"`
+	Checkout string     `json:"checkout,omitempty"`
+	Attr     *string    `json:"attr"`
+	Path     string     `json:"path,omitempty"`
+	Name     string     `json:"name,omitempty"`
 }
 
 // The folder of extract.nix and its request reaches nix through the
@@ -121,7 +122,7 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Nod
 		rs := requestSource{Kind: s.Kind, Display: s.Display}
 		switch s.Kind {
 		case SourceFlake:
-			rs.Ref = s.Ref
+			rs.Ref, rs.Checkout = s.Ref, s.Checkout
 			if s.Attr != "" {
 				rs.Attr = &s.Attr
 			}

@@ -176,7 +176,7 @@ func TestExtractFlake(t *testing.T) {
 		if nodes[0].PodRoles.Roles["sidekiq"].Units[0] != "mastodon-sidekiq-all" || nodes[0].K8sPod.Enable {
 			t.Errorf("mastodon = %+v", nodes[0].PodRoles)
 		}
-		if want := "flake:" + dir + "#mastodon"; nodes[0].Source != want {
+		if want := "flake:path:" + dir + "#mastodon"; nodes[0].Source != want {
 			t.Errorf("source = %q, want %q", nodes[0].Source, want)
 		}
 	})
@@ -441,5 +441,42 @@ func TestManyFilesInOneRequest(t *testing.T) {
 	nodes, err := extract(t, &Evaluator{}, sources)
 	if err != nil || len(nodes) != 600 || !nodes[0].NamedAfterFile {
 		t.Fatalf("%d nodes, err %v", len(nodes), err)
+	}
+}
+
+// TestK8sPodModuleAddsUnits: the units that only the k8s-pod module makes
+// (by its condition on every listed name) are named, on the nixos-lite
+// stand-in (by evaluating the node without the module too) as on the
+// module system (from the definitions' files, see testdata/modules).
+func TestK8sPodModuleAddsUnits(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{
+		"nixos-lite.nix": readRepoFile(t, "testdata/nixos-lite.nix"),
+		"node.nix": `(import ./nixos-lite.nix).nixosSystem { modules = [ {
+		  systemd.services.web = { };
+		  fediversity.podRoles.mainUnits = [ "web" "wbe" ];
+		} ]; }`,
+		"k8s-pod.nix": `{ config, ... }: {
+		  fediversity.k8sPod.enable = true;
+		  systemd.services = builtins.listToAttrs (map (name: { inherit name; value = { unitConfig.ConditionPathExists = "/run/units/${name}"; }; })
+		    config.fediversity.podRoles.mainUnits);
+		}`,
+	})
+	ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if _, ok := n.Units["wbe"]; !ok || !reflect.DeepEqual(n.K8sPod.AddedUnits, []string{"wbe"}) {
+		t.Errorf("units %v, added %v: want wbe made by the module and named so", n.Units, n.K8sPod.AddedUnits)
+	}
+	if n.ListsProbe != nil {
+		t.Errorf("nixos-lite is no module system, yet it was probed: %+v", n.ListsProbe)
+	}
+	// Without the module nothing is added, and nothing is said.
+	nodes, err = extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+	if err != nil || nodes[0].K8sPod.AddedUnits != nil {
+		t.Errorf("without a module: %v, %v", err, nodes[0].K8sPod.AddedUnits)
 	}
 }

@@ -54,6 +54,21 @@ type Finding struct {
 	Node     string   `json:"node"`
 	Subject  Subject  `json:"subject"`
 	Message  string   `json:"message"`
+	// Location is where the node defines what the finding is about, once
+	// Locate found it; nil where nix cannot know it.
+	Location *facts.Location `json:"location,omitempty"`
+	// Notes are further places that bear on the finding: other
+	// definitions of the same value, and those whose priority lost.
+	Notes []Note `json:"notes,omitempty"`
+
+	// place is what the finding is about, for Locate.
+	place place
+}
+
+// Note is a further place of a finding, and what it is.
+type Note struct {
+	Message  string          `json:"message"`
+	Location *facts.Location `json:"location,omitempty"`
 }
 
 // Scope says on which nodes a rule applies. FR-013: off the k8s method only
@@ -86,8 +101,9 @@ type Rule struct {
 	check    func(n *node, report reportFunc)
 }
 
-// reportFunc records a finding of the rule being run.
-type reportFunc func(subject Subject, format string, args ...any)
+// reportFunc records a finding of the rule being run: its subject, the
+// definitions it is about (for its location), and its message.
+type reportFunc func(subject Subject, where place, format string, args ...any)
 
 // applies reports whether the rule runs on n, and if not, why not.
 func (r *Rule) applies(n *node) (bool, string) {
@@ -143,8 +159,8 @@ func Check(nodes []*facts.Node) []*Result {
 
 // CheckNode runs rules on one node. Findings come sorted by rule, subject
 // and message, so that the same node always reads the same.
-func CheckNode(facts *facts.Node, rules []*Rule) *Result {
-	n := index(facts)
+func CheckNode(nf *facts.Node, rules []*Rule) *Result {
+	n := index(nf)
 	defer n.release()
 	res := &Result{Node: n.Name, Source: n.Source, K8sPod: n.K8sPod.Enable, RulesRun: []string{}, Skipped: []Skip{}, Findings: []Finding{}}
 	for _, r := range rules {
@@ -153,10 +169,12 @@ func CheckNode(facts *facts.Node, rules []*Rule) *Result {
 			continue
 		}
 		res.RulesRun = append(res.RulesRun, r.ID)
-		r.check(n, func(subject Subject, format string, args ...any) {
+		r.check(n, func(subject Subject, where place, format string, args ...any) {
+			// Where nix can place nothing, the node's own file.
+			where.first = append(slices.Clip(where.first), facts.OptionRef{})
 			res.Findings = append(res.Findings, Finding{
 				Rule: r.ID, Spec: r.Spec, Severity: r.Severity, Node: n.Name,
-				Subject: subject, Message: fmt.Sprintf(format, args...),
+				Subject: subject, Message: fmt.Sprintf(format, args...), place: where,
 			})
 		})
 	}
@@ -180,7 +198,14 @@ type unitList struct {
 	label string
 	// option is the Nix option that holds the list.
 	option string
-	units  []string
+	// path is option as attribute names.
+	path  []string
+	units []string
+}
+
+// holding is the definition of the list that holds name.
+func (l unitList) holding(name string) facts.OptionRef {
+	return facts.OptionRef{Path: l.path, Holds: name}
 }
 
 // node is a node's facts with the indexes that several rules share, built
@@ -240,15 +265,11 @@ func index(nf *facts.Node) *node {
 	n := indexes.Get().(*node)
 	n.Node, n.roles = nf, nf.RoleNames()
 	for _, r := range n.roles {
-		n.lists = append(n.lists, unitList{
-			label:  "role " + r,
-			option: fmt.Sprintf("fediversity.podRoles.roles.%s.units", facts.AttrName(r)),
-			units:  nf.PodRoles.Roles[r].Units,
-		})
+		n.lists = append(n.lists, list("role "+r, nf.PodRoles.Roles[r].Units, rolePath(r, "units")...))
 	}
 	n.lists = append(n.lists,
-		unitList{label: "mainUnits", option: "fediversity.podRoles.mainUnits", units: nf.PodRoles.MainUnits},
-		unitList{label: "sharedUnits", option: "fediversity.podRoles.sharedUnits", units: nf.PodRoles.SharedUnits},
+		list("mainUnits", nf.PodRoles.MainUnits, podRolesPath("mainUnits")...),
+		list("sharedUnits", nf.PodRoles.SharedUnits, podRolesPath("sharedUnits")...),
 	)
 	n.units = slices.Grow(n.units, len(nf.Units))
 	for name, u := range nf.Units {
@@ -295,6 +316,20 @@ func index(nf *facts.Node) *node {
 		}
 	}
 	return n
+}
+
+func list(label string, units []string, path ...string) unitList {
+	return unitList{label: label, option: facts.OptionPath(path...), path: path, units: units}
+}
+
+// listLabelled returns the list with label.
+func (n *node) listLabelled(label string) unitList {
+	for _, l := range n.lists {
+		if l.label == label {
+			return l
+		}
+	}
+	return unitList{label: label}
 }
 
 // eachRole calls f for each role in name order.

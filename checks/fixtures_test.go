@@ -31,14 +31,16 @@ func requireNix(t testing.TB) {
 }
 
 // checkFixtures evaluates fixtures, those checked with the same flags in one
-// nix process, and returns each one's node in the fixtures' order.
-func checkFixtures(t *testing.T, fixtures []*fixture.File) []*facts.Node {
+// nix process, checks them, locates their findings (a second nix process)
+// and returns each one's result in the fixtures' order. Locations are
+// absolute.
+func checkFixtures(t *testing.T, fixtures []*fixture.File) []*checks.Result {
 	t.Helper()
 	byModule := map[string][]int{}
 	for i, fx := range fixtures {
 		byModule[fx.K8sPodModule] = append(byModule[fx.K8sPodModule], i)
 	}
-	nodes := make([]*facts.Node, len(fixtures))
+	results := make([]*checks.Result, len(fixtures))
 	for module, indexes := range byModule {
 		var sources []nixeval.Source
 		for _, i := range indexes {
@@ -49,19 +51,27 @@ func checkFixtures(t *testing.T, fixtures []*fixture.File) []*facts.Node {
 			sources = append(sources, s)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		got, err := (&nixeval.Evaluator{K8sPodModule: module}).Extract(ctx, sources)
-		cancel()
+		ev := &nixeval.Evaluator{K8sPodModule: module}
+		got, err := ev.Extract(ctx, sources)
 		if err != nil {
+			cancel()
 			t.Fatalf("extract fixtures (--k8s-pod-module %q): %v", module, err)
 		}
 		if len(got) != len(indexes) {
+			cancel()
 			t.Fatalf("got %d nodes from %d fixtures", len(got), len(indexes))
 		}
+		checked := checks.Check(got)
+		err = checks.Locate(ctx, checked, ev.Locate, "")
+		cancel()
+		if err != nil {
+			t.Fatalf("locate the findings of the fixtures (--k8s-pod-module %q): %v", module, err)
+		}
 		for j, i := range indexes {
-			nodes[i] = got[j]
+			results[i] = checked[j]
 		}
 	}
-	return nodes
+	return results
 }
 
 func TestRuleFixtures(t *testing.T) {
@@ -71,13 +81,13 @@ func TestRuleFixtures(t *testing.T) {
 	if err != nil || len(fixtures) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
-	nodes := checkFixtures(t, fixtures)
+	results := checkFixtures(t, fixtures)
 
 	broken := map[string]bool{}
 	passed := map[string]bool{}
 	for i, fx := range fixtures {
 		name := fx.Name()
-		res := checks.CheckNode(nodes[i], checks.Rules())
+		res := results[i]
 		got := []string{}
 		for _, f := range res.Findings {
 			got = append(got, f.Rule+" "+string(f.Subject.Kind)+" "+f.Subject.Name)
@@ -108,6 +118,50 @@ func TestRuleFixtures(t *testing.T) {
 		}
 		if !passed[r.ID] {
 			t.Errorf("rule %s (%s) has no passing fixture %s-*.nix on which it runs", r.ID, r.Name, r.ID)
+		}
+	}
+}
+
+// TestFixtureLocations holds every finding of every fixture to the place
+// its want line gives: the file (relative to the fixture), line and column
+// of the definition that is wrong, as nix finds it through the module
+// system or in a plain config.
+func TestFixtureLocations(t *testing.T) {
+	requireNix(t)
+	fixture.NixpkgsLib(t)
+	fixtures, err := fixture.Glob("../testdata/rules/*.nix", "../testdata/modules/nodes/*.nix")
+	if err != nil || len(fixtures) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	results := checkFixtures(t, fixtures)
+	for i, fx := range fixtures {
+		dir, err := filepath.Abs(filepath.Dir(fx.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		for _, w := range fx.Wants {
+			if w.At == "" {
+				t.Errorf("%s: want %s says no location: every finding of a fixture states where it points (at FILE:LINE:COLUMN)", fx.Path, w)
+			}
+			want[w.String()] = w.At
+		}
+		for _, f := range results[i].Findings {
+			key := f.Rule + " " + string(f.Subject.Kind) + " " + f.Subject.Name
+			got := "nowhere"
+			if f.Location != nil {
+				rel, err := filepath.Rel(dir, f.Location.File)
+				if err != nil {
+					rel = f.Location.File
+				}
+				got = facts.Location{File: rel, Line: f.Location.Line, Column: f.Location.Column}.String()
+			}
+			if at, ok := want[key]; ok && got != at {
+				t.Errorf("%s: %s at %s, want at %s", fx.Path, key, got, at)
+				for _, n := range f.Notes {
+					t.Logf("  note %s: %s", n.Location, n.Message)
+				}
+			}
 		}
 	}
 }

@@ -141,7 +141,7 @@ var rules = []*Rule{
 	{
 		ID: "PR511", Name: "authelia-loopback-host", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.host is a loopback address.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"host"}, func(a facts.Authelia) string {
 			if isLoopback(a.Host) {
 				return fmt.Sprintf("fediversity.authelia.host is %q, a loopback address: the nginx of the main pod cannot reach the role there; set it to the name of the role's Service", a.Host)
 			}
@@ -151,7 +151,7 @@ var rules = []*Rule{
 	{
 		ID: "PR512", Name: "authelia-without-ca-file", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.caFile is null.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"caFile"}, func(a facts.Authelia) string {
 			if a.CAFile == nil {
 				return "fediversity.authelia.caFile is null: nginx cannot verify the role's HTTPS certificate; set it to the CA file of OpenBao's PKI engine"
 			}
@@ -161,7 +161,7 @@ var rules = []*Rule{
 	{
 		ID: "PR513", Name: "authelia-local-storage", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia with fediversity.authelia.storage.local: a file in a pod is lost with the pod.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"storage", "local"}, func(a facts.Authelia) string {
 			if a.Storage.Local != nil {
 				return fmt.Sprintf("fediversity.authelia.storage.local keeps logins in %s, a file of the pod that is lost with it; use fediversity.authelia.storage.postgres", a.Storage.Local.Path)
 			}
@@ -171,7 +171,7 @@ var rules = []*Rule{
 	{
 		ID: "PR514", Name: "authelia-without-smtp", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.smtp is null.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"smtp"}, func(a facts.Authelia) string {
 			if !a.SMTP {
 				return "fediversity.authelia.smtp is null: without a mail server authelia notifies through a file of the pod; set fediversity.authelia.smtp"
 			}
@@ -181,7 +181,7 @@ var rules = []*Rule{
 	{
 		ID: "PR515", Name: "authelia-forward-auth", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia with fediversity.authelia.forwardAuth.enable.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"forwardAuth", "enable"}, func(a facts.Authelia) string {
 			if a.ForwardAuth.Enable {
 				return "fediversity.authelia.forwardAuth.enable is true, which a role of authelia does not support; set it to false"
 			}
@@ -268,7 +268,11 @@ func unknownUnit(n *node, report reportFunc) {
 		if i, ok := n.unitIdx[u]; ok && n.units[i].added {
 			why = fmt.Sprintf("no module of the node defines systemd.services.%s; only the condition that the k8s-pod module puts on every listed name makes a unit of it", facts.AttrName(u))
 		}
-		report(unit(u), "%s %s unit %s, which is no unit of the node (%s): %s", joinAnd(labels), verb, u, why, hint)
+		where := at(listsOf[u][0].holding(u))
+		for _, l := range listsOf[u][1:] {
+			where = where.and(l.holding(u))
+		}
+		report(unit(u), where, "%s %s unit %s, which is no unit of the node (%s): %s", joinAnd(labels), verb, u, why, hint)
 	}
 }
 
@@ -305,7 +309,11 @@ func (n *node) nearMisses() map[string]string {
 
 func unitInTwoLists(n *node, report reportFunc) {
 	for u, lists := range n.inMany {
-		report(unit(u), "unit %s is in %d lists, %s: a unit runs in the pods of one list only; keep it in one", u, len(lists), joinAnd(lists))
+		where := at(n.listLabelled(lists[0]).holding(u))
+		for _, label := range lists[1:] {
+			where = where.and(n.listLabelled(label).holding(u))
+		}
+		report(unit(u), where, "unit %s is in %d lists, %s: a unit runs in the pods of one list only; keep it in one", u, len(lists), joinAnd(lists))
 	}
 }
 
@@ -336,10 +344,10 @@ func unlistedUnit(n *node, report reportFunc) {
 			continue
 		}
 		if runner := n.rolesRunning(u); len(runner) > 0 {
-			report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], facts.AttrName(u))
+			report(unit(u), at(opt("systemd", "services", u)), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], facts.AttrName(u))
 			continue
 		}
-		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: %sadd it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName, misspelledAs(u, near))
+		report(unit(u), at(opt("systemd", "services", u)), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: %sadd it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName, misspelledAs(u, near))
 	}
 }
 
@@ -373,7 +381,7 @@ var perMachineUnits = map[string]bool{"network-setup": true, "resolvconf-setup":
 func runOnceUnitShared(n *node, report reportFunc) {
 	for _, u := range facts.UniqueNames(n.PodRoles.SharedUnits) {
 		if runOncePatterns.MatchString(u) && !strings.HasPrefix(u, "systemd-") && !perMachineUnits[u] {
-			report(unit(u), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
+			report(unit(u), at(n.listLabelled("sharedUnits").holding(u)), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
 		}
 	}
 }
@@ -381,7 +389,7 @@ func runOnceUnitShared(n *node, report reportFunc) {
 func roleUnitsWithoutRequest(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if len(r.Units) > 0 && !r.Requested() {
-			report(role(name), "role %s has units (%s) but no request: replicas is null; request the role, or leave its units empty", name, joinAnd(r.Units))
+			report(role(name), at(roleOpt(name, "units"), roleOpt(name)), "role %s has units (%s) but no request: replicas is null; request the role, or leave its units empty", name, joinAnd(r.Units))
 		}
 	})
 }
@@ -389,7 +397,7 @@ func roleUnitsWithoutRequest(n *node, report reportFunc) {
 func roleRequestWithoutUnits(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Requested() && r.RunsNodeImage() && len(r.Units) == 0 {
-			report(role(name), "role %s is requested with %d replicas of the node's image but lists no units, so its pods would run nothing; list its units in fediversity.podRoles.roles.%s.units, or give it a service", name, *r.Replicas, facts.AttrName(name))
+			report(role(name), at(roleOpt(name, "replicas"), roleOpt(name)), "role %s is requested with %d replicas of the node's image but lists no units, so its pods would run nothing; list its units in fediversity.podRoles.roles.%s.units, or give it a service", name, *r.Replicas, facts.AttrName(name))
 		}
 	})
 }
@@ -401,7 +409,7 @@ func unknownModularService(n *node, report reportFunc) {
 			if near := nearest(*r.Service, n.ModularServices); near != "" {
 				hint = fmt.Sprintf("did you mean %s?", near)
 			}
-			report(role(name), "role %s runs service %s, which is no modular service of the node (no system.services.%s): %s", name, *r.Service, facts.AttrName(*r.Service), hint)
+			report(role(name), at(roleOpt(name, "service")), "role %s runs service %s, which is no modular service of the node (no system.services.%s): %s", name, *r.Service, facts.AttrName(*r.Service), hint)
 		}
 	})
 }
@@ -409,7 +417,7 @@ func unknownModularService(n *node, report reportFunc) {
 func serviceRoleWithUnits(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Service != nil && len(r.Units) > 0 {
-			report(role(name), "role %s runs the image of service %s, which has no systemd, and also lists units (%s); remove the units, or the service to run the node's image", name, *r.Service, joinAnd(r.Units))
+			report(role(name), at(roleOpt(name, "units")).and(roleOpt(name, "service")), "role %s runs the image of service %s, which has no systemd, and also lists units (%s); remove the units, or the service to run the node's image", name, *r.Service, joinAnd(r.Units))
 		}
 	})
 }
@@ -420,14 +428,14 @@ func settingsForUnknownService(n *node, report reportFunc) {
 		if slices.Contains(n.ModularServices, s) || len(cfg.Environment) == 0 {
 			continue
 		}
-		report(service(s), "fediversity.podRoles.services.%s.environment gives variables (%s) to service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", facts.AttrName(s), joinAnd(cfg.Environment), s, facts.AttrName(s))
+		report(service(s), at(opt(podRolesPath("services", s, "environment")...)), "fediversity.podRoles.services.%s.environment gives variables (%s) to service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", facts.AttrName(s), joinAnd(cfg.Environment), s, facts.AttrName(s))
 	}
 }
 
 func companionWithoutSecrets(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Companion && len(r.Secrets) == 0 {
-			report(role(name), "role %s asks for a companion but has no secrets: a companion exists to work with the role's secrets; add the secrets or set companion to false", name)
+			report(role(name), at(roleOpt(name, "companion")), "role %s asks for a companion but has no secrets: a companion exists to work with the role's secrets; add the secrets or set companion to false", name)
 		}
 	})
 }
@@ -438,11 +446,11 @@ func companionWithoutProgram(n *node, report reportFunc) {
 			return
 		}
 		if r.Service == nil {
-			report(role(name), "role %s asks for a companion but runs the node's image: a companion comes from a modular service's image; give the role a service or set companion to false", name)
+			report(role(name), at(roleOpt(name, "companion")), "role %s asks for a companion but runs the node's image: a companion comes from a modular service's image; give the role a service or set companion to false", name)
 			return
 		}
 		if n.PodRoles.Services[*r.Service].Companion == nil {
-			report(role(name), "role %s asks for a companion but fediversity.podRoles.services.%s.companion is null; give the path of the program in the image of %s", name, facts.AttrName(*r.Service), *r.Service)
+			report(role(name), at(opt(podRolesPath("services", *r.Service, "companion")...), roleOpt(name, "companion")), "role %s asks for a companion but fediversity.podRoles.services.%s.companion is null; give the path of the program in the image of %s", name, facts.AttrName(*r.Service), *r.Service)
 		}
 	})
 }
@@ -450,7 +458,7 @@ func companionWithoutProgram(n *node, report reportFunc) {
 func secretsWithoutService(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.RunsNodeImage() && len(r.Secrets) > 0 {
-			report(role(name), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(slices.Sorted(maps.Keys(r.Secrets))))
+			report(role(name), at(roleOpt(name, "secrets")), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(slices.Sorted(maps.Keys(r.Secrets))))
 		}
 	})
 }
@@ -458,7 +466,7 @@ func secretsWithoutService(n *node, report reportFunc) {
 func secretNotAFileName(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, _ facts.Secret) {
 		if file == "" || file == "." || file == ".." || strings.ContainsAny(file, "/\x00") {
-			report(secret(file), "secret %q of role %s is not the name of a file in /run/secrets; name it as a file, with no / and not . or ..", file, roleName)
+			report(secret(file), at(secretOpt(roleName, file)), "secret %q of role %s is not the name of a file in /run/secrets; name it as a file, with no / and not . or ..", file, roleName)
 		}
 	})
 }
@@ -478,7 +486,12 @@ func templateWithField(n *node, report reportFunc) {
 			}
 		}
 		if len(also) > 0 {
-			report(secret(file), "secret %s of role %s has a template and also %s: a template replaces them; remove %s", file, roleName, joinAnd(also), joinAnd(also))
+			var fields []facts.OptionRef
+			for _, field := range also {
+				fields = append(fields, secretOpt(roleName, file, field))
+			}
+			where := at(append(fields, secretOpt(roleName, file))...).and(secretOpt(roleName, file, "template"))
+			report(secret(file), where, "secret %s of role %s has a template and also %s: a template replaces them; remove %s", file, roleName, joinAnd(also), joinAnd(also))
 		}
 	})
 }
@@ -486,7 +499,7 @@ func templateWithField(n *node, report reportFunc) {
 func parametersWithoutTemplate(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if len(s.Parameters) > 0 && s.Template == nil {
-			report(secret(file), "secret %s of role %s has parameters but no template: parameters go with a template over the response of the engine; add the template or remove the parameters", file, roleName)
+			report(secret(file), at(secretOpt(roleName, file, "template"), secretOpt(roleName, file, "parameters"), secretOpt(roleName, file)), "secret %s of role %s has parameters but no template: parameters go with a template over the response of the engine; add the template or remove the parameters", file, roleName)
 		}
 	})
 }
@@ -498,7 +511,7 @@ func portNotOpen(n *node, report reportFunc) {
 		}
 		for _, p := range r.Ports {
 			if (p.Protocol == facts.ProtocolTCP || p.Protocol == facts.ProtocolUDP) && !n.Firewall.Opens(p.Protocol, p.Port) {
-				report(role(name), "role %s runs the image of the node and has port %d/%s, which the node's firewall does not open, so the pod's firewall would drop its connections; add %d to networking.firewall.allowed%sPorts", name, p.Port, p.Protocol, p.Port, p.Protocol)
+				report(role(name), at(portOpt(name, p)), "role %s runs the image of the node and has port %d/%s, which the node's firewall does not open, so the pod's firewall would drop its connections; add %d to networking.firewall.allowed%sPorts", name, p.Port, p.Protocol, p.Port, p.Protocol)
 			}
 		}
 	})
@@ -507,7 +520,7 @@ func portNotOpen(n *node, report reportFunc) {
 func metricsPortNotOpen(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.RunsNodeImage() && r.Metrics != nil && !n.Firewall.Opens(facts.ProtocolTCP, r.Metrics.Port) {
-			report(role(name), "role %s runs the image of the node and has metrics port %d, which the node's firewall does not open, so the main pod could not scrape it; add %d to networking.firewall.allowedTCPPorts", name, r.Metrics.Port, r.Metrics.Port)
+			report(role(name), at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s runs the image of the node and has metrics port %d, which the node's firewall does not open, so the main pod could not scrape it; add %d to networking.firewall.allowedTCPPorts", name, r.Metrics.Port, r.Metrics.Port)
 		}
 	})
 }
@@ -522,7 +535,7 @@ func (n *node) eachRoleRunning(s string, f func(name string, r facts.Role)) {
 func lldapWithoutCompanion(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, r facts.Role) {
 		if !r.Companion {
-			report(role(name), "role %s runs lldap without a companion: the companion does the work of lldap-provision, which the main pod does not start; set companion to true", name)
+			report(role(name), at(roleOpt(name, "companion"), roleOpt(name, "service")), "role %s runs lldap without a companion: the companion does the work of lldap-provision, which the main pod does not start; set companion to true", name)
 		}
 	})
 }
@@ -530,7 +543,7 @@ func lldapWithoutCompanion(n *node, report reportFunc) {
 func lldapLoopbackHost(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		if isLoopback(n.LLDAP.Host) {
-			report(role(name), "role %s runs lldap but fediversity.lldap.host is %q, a loopback address that readers in other pods cannot reach; set it to the name of the role's Service", name, n.LLDAP.Host)
+			report(role(name), at(opt("fediversity", "lldap", "host"), roleOpt(name, "service")), "role %s runs lldap but fediversity.lldap.host is %q, a loopback address that readers in other pods cannot reach; set it to the name of the role's Service", name, n.LLDAP.Host)
 		}
 	})
 }
@@ -538,7 +551,7 @@ func lldapLoopbackHost(n *node, report reportFunc) {
 func lldapReaderPasswordInRunSecrets(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		if f := n.LLDAP.ReaderBindPasswordFile; f != nil && inRunSecrets(*f) {
-			report(role(name), "role %s runs lldap but fediversity.lldap.readerBindPasswordFile is %s: the sidecar writes /run/secrets only in the role's pods, so readers elsewhere lack the file; render it from the KV entry of the bind password outside /run/secrets", name, *f)
+			report(role(name), at(opt("fediversity", "lldap", "readerBindPasswordFile")), "role %s runs lldap but fediversity.lldap.readerBindPasswordFile is %s: the sidecar writes /run/secrets only in the role's pods, so readers elsewhere lack the file; render it from the KV entry of the bind password outside /run/secrets", name, *f)
 		}
 	})
 }
@@ -553,14 +566,17 @@ func inRunSecrets(path string) bool {
 func lldapWithoutTLS(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		var missing []string
+		var where []facts.OptionRef
 		if !n.LLDAP.TLS.Enable {
 			missing = append(missing, "fediversity.lldap.tls.enable is false")
+			where = append(where, opt("fediversity", "lldap", "tls", "enable"))
 		}
 		if n.LLDAP.TLS.CAFile == nil {
 			missing = append(missing, "fediversity.lldap.tls.caFile is null")
+			where = append(where, opt("fediversity", "lldap", "tls", "caFile"))
 		}
 		if len(missing) > 0 {
-			report(role(name), "role %s runs lldap but %s: readers reach the role over LDAPS and verify it with the CA file; enable TLS and give the CA file", name, joinAnd(missing))
+			report(role(name), at(append(where, roleOpt(name, "service"))...), "role %s runs lldap but %s: readers reach the role over LDAPS and verify it with the CA file; enable TLS and give the CA file", name, joinAnd(missing))
 		}
 	})
 }
@@ -570,17 +586,18 @@ func lldapStateMigration(n *node, report reportFunc) {
 		return
 	}
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
-		report(role(name), "role %s runs lldap but the node has systemd.stateMigrations.lldap, which stops the unit lldap and not the role's pods; finish the migration before lldap runs as a role", name)
+		report(role(name), at(opt("systemd", "stateMigrations", "lldap")).and(roleOpt(name, "service")), "role %s runs lldap but the node has systemd.stateMigrations.lldap, which stops the unit lldap and not the role's pods; finish the migration before lldap runs as a role", name)
 	})
 }
 
 // autheliaCheck makes a rule that refuses each role that runs authelia when
-// problem, given the node's authelia options, says what is wrong.
-func autheliaCheck(problem func(facts.Authelia) string) func(*node, reportFunc) {
+// problem, given the node's authelia options, says what is wrong with the
+// option fediversity.authelia.<option>.
+func autheliaCheck(option []string, problem func(facts.Authelia) string) func(*node, reportFunc) {
 	return func(n *node, report reportFunc) {
 		n.eachRoleRunning("authelia", func(name string, _ facts.Role) {
 			if p := problem(n.Authelia); p != "" {
-				report(role(name), "role %s runs authelia but %s", name, p)
+				report(role(name), at(opt(append([]string{"fediversity", "authelia"}, option...)...), roleOpt(name, "service")), "role %s runs authelia but %s", name, p)
 			}
 		})
 	}
@@ -635,7 +652,7 @@ func shortIPv4(s string) (netip.Addr, error) {
 func replicasBelowOne(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Replicas != nil && *r.Replicas < 1 {
-			report(role(name), "role %s has %d replicas: a requested role has at least 1; to run no pods of it, drop the request", name, *r.Replicas)
+			report(role(name), at(roleOpt(name, "replicas")), "role %s has %d replicas: a requested role has at least 1; to run no pods of it, drop the request", name, *r.Replicas)
 		}
 	})
 }
@@ -646,12 +663,12 @@ func portOutOfRange(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		for _, p := range r.Ports {
 			if p.Port < 1 || p.Port > 65535 {
-				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, outside 1–65535", name, portName(p))
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s has port %s, outside 1–65535", name, portName(p))
 			}
 		}
 		if m := r.Metrics; m != nil && (m.Port < 1 || m.Port > 65535) {
 			metrics := facts.Port{Port: m.Port, Protocol: facts.ProtocolTCP}
-			report(Subject{SubjectPort, portName(metrics)}, "role %s has metrics port %s, outside 1–65535", name, portName(metrics))
+			report(Subject{SubjectPort, portName(metrics)}, at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s has metrics port %s, outside 1–65535", name, portName(metrics))
 		}
 	})
 }
@@ -660,7 +677,7 @@ func unknownProtocol(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		for _, p := range r.Ports {
 			if p.Protocol != facts.ProtocolTCP && p.Protocol != facts.ProtocolUDP {
-				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, whose protocol %q is neither \"TCP\" nor \"UDP\" (in capitals)", name, portName(p), p.Protocol)
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s has port %s, whose protocol %q is neither \"TCP\" nor \"UDP\" (in capitals)", name, portName(p), p.Protocol)
 			}
 		}
 	})
@@ -669,7 +686,7 @@ func unknownProtocol(n *node, report reportFunc) {
 func unknownEncoding(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if s.Encoding != nil && *s.Encoding != "base64" {
-			report(secret(file), "secret %s of role %s has encoding %q; the only encoding is \"base64\" (or null for none)", file, roleName, *s.Encoding)
+			report(secret(file), at(secretOpt(roleName, file, "encoding")), "secret %s of role %s has encoding %q; the only encoding is \"base64\" (or null for none)", file, roleName, *s.Encoding)
 		}
 	})
 }
@@ -677,7 +694,7 @@ func unknownEncoding(n *node, report reportFunc) {
 func metricsPathNotAbsolute(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if m := r.Metrics; m != nil && !strings.HasPrefix(m.Path, "/") {
-			report(role(name), "role %s has metrics path %q, which does not start with /; write it as %q", name, m.Path, "/"+m.Path)
+			report(role(name), at(roleOpt(name, "metrics", "path"), roleOpt(name, "metrics")), "role %s has metrics path %q, which does not start with /; write it as %q", name, m.Path, "/"+m.Path)
 		}
 	})
 }
@@ -687,34 +704,69 @@ func duplicatePort(n *node, report reportFunc) {
 		seen := map[facts.Port]int{}
 		for _, p := range r.Ports {
 			if seen[p]++; seen[p] == 2 {
-				report(Subject{SubjectPort, portName(p)}, "role %s gives port %s more than once; give each port once", name, portName(p))
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s gives port %s more than once; give each port once", name, portName(p))
 			}
 		}
 	})
 }
 
-// dns1123Label is what Kubernetes accepts as a Deployment or Service name.
-var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+// dnsLabelProblems says which conditions of a DNS-1123 label, what
+// Kubernetes accepts as a Deployment or Service name, name breaks: at most
+// 63 characters, only a-z, 0-9 and -, and - neither first nor last. None
+// for a valid label.
+func dnsLabelProblems(name string) []string {
+	if name == "" {
+		return []string{"it is empty"}
+	}
+	var problems []string
+	if len(name) > 63 {
+		problems = append(problems, fmt.Sprintf("it has %d characters, more than 63", len(name)))
+	}
+	var bad []string
+	for _, c := range name {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && !slices.Contains(bad, strconv.QuoteRune(c)) {
+			bad = append(bad, strconv.QuoteRune(c))
+		}
+	}
+	if len(bad) > 0 {
+		problems = append(problems, fmt.Sprintf("it has %s, where only a-z, 0-9 and - may stand", joinAnd(bad)))
+	}
+	if strings.HasPrefix(name, "-") {
+		problems = append(problems, "it starts with -")
+	}
+	if strings.HasSuffix(name, "-") {
+		problems = append(problems, "it ends with -")
+	}
+	return problems
+}
 
 func invalidDeploymentName(n *node, report reportFunc) {
-	valid := func(s string) bool { return len(s) <= 63 && dns1123Label.MatchString(s) }
 	if n.NamedAfterFile {
 		// The node's name was made up from a file name: hold only the
 		// role names against Kubernetes.
 		n.eachRole(func(name string, r facts.Role) {
-			if r.Requested() && !valid(name) {
-				report(role(name), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label (a-z, 0-9 and -); rename the role", name, name)
+			// The role name follows "<node>-", so it may start with -.
+			problems := slices.DeleteFunc(dnsLabelProblems(name), func(p string) bool { return p == "it starts with -" })
+			if r.Requested() && len(problems) > 0 {
+				report(role(name), at(roleOpt(name)), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label: %s; rename the role", name, name, joinAnd(problems))
 			}
 		})
 		return
 	}
-	if !valid(n.Name) {
-		report(Subject{SubjectNode, n.Name}, "node name %q is not a valid name of the Deployment %s: a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit; rename the node", n.Name, n.Name)
+	// The name of a file's node is its hostName; a flake's is its
+	// attribute under nixosConfigurations, which no option holds.
+	var hostName []facts.OptionRef
+	if strings.HasPrefix(n.Source, "file:") {
+		hostName = append(hostName, opt("networking", "hostName"))
+	}
+	if problems := dnsLabelProblems(n.Name); len(problems) > 0 {
+		report(Subject{SubjectNode, n.Name}, at(hostName...), "node name %q is not a valid name of the Deployment %s: %s (a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit); rename the node", n.Name, n.Name, joinAnd(problems))
 		return
 	}
 	n.eachRole(func(name string, r facts.Role) {
-		if d := n.Name + "-" + name; r.Requested() && !valid(d) {
-			report(role(name), "role %s makes the Deployment name %q, which is not a DNS-1123 label of at most 63 characters (a-z, 0-9 and -); rename the role", name, d)
+		d := n.Name + "-" + name
+		if problems := dnsLabelProblems(d); r.Requested() && len(problems) > 0 {
+			report(role(name), at(roleOpt(name)).and(hostName...), "role %s makes the Deployment name %q, which is not a DNS-1123 label: %s; rename the role", name, d, joinAnd(problems))
 		}
 	})
 }
@@ -722,7 +774,7 @@ func invalidDeploymentName(n *node, report reportFunc) {
 func secretWithoutPath(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if s.Path == "" {
-			report(secret(file), "secret %s of role %s has no path; give the full path of the secret in the KV v2 API of OpenBao, e.g. secret/data/%s/%s", file, roleName, roleName, file)
+			report(secret(file), at(secretOpt(roleName, file, "path"), secretOpt(roleName, file)), "secret %s of role %s has no path; give the full path of the secret in the KV v2 API of OpenBao, e.g. secret/data/%s/%s", file, roleName, roleName, file)
 		}
 	})
 }
@@ -730,7 +782,7 @@ func secretWithoutPath(n *node, report reportFunc) {
 func companionNotAbsolute(n *node, report reportFunc) {
 	for _, s := range slices.Sorted(maps.Keys(n.PodRoles.Services)) {
 		if c := n.PodRoles.Services[s].Companion; c != nil && !strings.HasPrefix(*c, "/") {
-			report(service(s), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", facts.AttrName(s), *c, s)
+			report(service(s), at(opt(podRolesPath("services", s, "companion")...)), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", facts.AttrName(s), *c, s)
 		}
 	}
 }

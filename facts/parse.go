@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -192,15 +191,6 @@ func (d *decoder) attrs(v gjson.Result, opt string, each func(key string, e gjso
 		each(k.Str, e, opt+"."+AttrName(k.Str))
 		return d.err == nil
 	})
-}
-
-// AttrName writes a Nix attribute name as it stands in an option path,
-// quoted where Nix would need quotes.
-func AttrName(s string) string {
-	if s != "" && !strings.ContainsAny(s, ".\"$\\ /") {
-		return s
-	}
-	return strconv.Quote(s)
 }
 
 func (d *decoder) object(v gjson.Result, opt string) bool {

@@ -8,6 +8,9 @@
 #   k8sPodModule = "/abs/k8s-pod.nix" or null;
 # };
 #
+# Each node's entry has origin = the index of its source, which podroles
+# keeps to locate the node's definitions later (locate.nix).
+#
 # Before forcing a source's node list, and again before each node, it traces
 # `podroles-eval {"source":I,"node":N}`: when nix fails, the last such line
 # on stderr tells podroles which source and node the error belongs to.
@@ -26,7 +29,7 @@ let
       k8sPod = node.k8sPodIn { checkout = s.checkout or ""; storeRoot = flake.sourceInfo.outPath or flake.outPath; };
       one = name: mark { source = i; node = name; } (
         if systems ? ${name}
-        then node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name k8sPod; source = "flake:${s.ref}#${name}"; } systems.${name}
+        then node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name k8sPod; source = "flake:${s.ref}#${name}"; extra.origin = i; } systems.${name}
         else throw "podroles: flake ${s.display} has no nixosConfigurations.${name}; it has: ${builtins.concatStringsSep ", " (builtins.attrNames systems)}"
       );
     in
@@ -48,7 +51,7 @@ let
             describe = s.display;
             inherit name;
             source = "file:${s.display}";
-            extra = if named then { } else { namedAfterFile = true; };
+            extra = { origin = i; } // (if named then { } else { namedAfterFile = true; });
           } system
         )
       ))

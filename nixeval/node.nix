@@ -49,7 +49,7 @@ rec {
   # string of the store, which import takes and the module system keys by
   # the same name as the path.)
   k8sPodIn = { checkout, storeRoot }:
-    if given == null || !(isString k8sPodModule) || !(hasPrefix (checkout + "/") k8sPodModule) then given
+    if given == null || checkout == "" || !(isString k8sPodModule) || !(hasPrefix (checkout + "/") k8sPodModule) then given
     else
       let copy = storeRoot + substring (stringLength checkout) (stringLength k8sPodModule) k8sPodModule;
       in if pathExists copy then k8sPod copy [ copy k8sPodModule ] else given;
@@ -140,6 +140,14 @@ rec {
     in
     deepSeq projected projected;
 
+  # onK8sPod { describe, k8sPod ? the module given } system: the system
+  # extended with the k8s-pod module, as the k8s method evaluates it; the
+  # system itself without a module.
+  onK8sPod = { describe, k8sPod ? given }: base:
+    if k8sPod == null then base
+    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
+    else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
+
   # systemFacts { describe, name, source, k8sPod ? the module given, extra ? { } } system:
   # the entry of a system. A system of the module system is probed for
   # FR-007 first. With a k8s-pod module, the system is extended with it,
@@ -151,10 +159,7 @@ rec {
       base = checked describe system;
       probe = probeLists base;
       skipK8sPod = k8sPod != null && probeFailed probe;
-      onPod =
-        if k8sPod == null || skipK8sPod then base
-        else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
-        else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
+      onPod = if skipK8sPod then base else onK8sPod { inherit describe k8sPod; } base;
       config = configOf describe onPod;
       added = if k8sPod == null || skipK8sPod then null else addedUnits k8sPod.files base onPod;
       probeFacts = if probe == null then { } else { listsProbe = probe // (if skipK8sPod then { k8sPodModuleSkipped = true; } else { }); };

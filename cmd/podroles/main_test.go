@@ -69,6 +69,17 @@ func TestCheckBrokenJSON(t *testing.T) {
 				Rule, Spec, Severity, Node string
 				Subject                    struct{ Kind, Name string }
 				Message                    string
+				Location                   *struct {
+					File         string
+					Line, Column int
+				}
+				Notes []struct {
+					Message  string
+					Location *struct {
+						File         string
+						Line, Column int
+					}
+				}
 			}
 		}
 	}
@@ -88,6 +99,12 @@ func TestCheckBrokenJSON(t *testing.T) {
 	if f.Rule != "PR101" || f.Spec != "FR-008, US2-1" || f.Severity != "error" || f.Node != "mastodon" ||
 		f.Subject.Kind != "unit" || f.Subject.Name != "mastodon-sidekiq-all" || !strings.Contains(f.Message, "did you mean mastodon-sidekiq-default?") {
 		t.Errorf("first finding = %+v", f)
+	}
+	// The example is outside the working directory (the package's
+	// folder), so its path is absolute; line 13 lists the old name.
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	if l := f.Location; l == nil || l.File != example || l.Line != 13 || l.Column == 0 {
+		t.Errorf("first finding's location = %+v", f.Location)
 	}
 	if len(broken.RulesRun) != len(checks.Rules()) || len(broken.RulesSkipped) != 0 {
 		t.Errorf("on k8s every rule runs: ran %d, skipped %d", len(broken.RulesRun), len(broken.RulesSkipped))
@@ -161,6 +178,20 @@ func TestFactsRoundTrip(t *testing.T) {
 	var a, b checks.Report
 	json.Unmarshal([]byte(direct.out), &a)
 	json.Unmarshal([]byte(fromFacts.out), &b)
+	// Facts carry no places in files: only nix, which a check of facts
+	// does not run, locates a finding.
+	located := 0
+	for _, res := range a.Nodes {
+		for i := range res.Findings {
+			if res.Findings[i].Location != nil {
+				located++
+			}
+			res.Findings[i].Location, res.Findings[i].Notes = nil, nil
+		}
+	}
+	if located == 0 {
+		t.Error("the check with nix located no finding")
+	}
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("--facts gives other findings:\n%s\n%s", direct.out, fromFacts.out)
 	}

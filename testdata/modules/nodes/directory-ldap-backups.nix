@@ -3,5 +3,5 @@
 # has one; FR-008 judges the names against the node before k8s-pod.nix
 # adds anything, and names it.
 # args: --k8s-pod-module ../k8s-pod.nix
-# want: PR101 unit ldap-backups
+# want: PR101 unit ldap-backups at ../hosts/directory/backups.nix:4:3
 (import ../nixos { }).nixosSystem { modules = [ ../hosts/directory ../hosts/directory/backups.nix ]; }

@@ -2,7 +2,7 @@
 # whose condition is false: no unit. A module of the host still lists it;
 # on k8s-pod.nix only the condition defines it.
 # args: --k8s-pod-module ../k8s-pod.nix
-# want: PR101 unit mastodon-media-auto-remove
+# want: PR101 unit mastodon-media-auto-remove at mastodon-media-removal-off.nix:11:7
 (import ../nixos { }).nixosSystem {
   modules = [
     ../hosts/mastodon

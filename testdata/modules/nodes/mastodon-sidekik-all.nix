@@ -3,8 +3,8 @@
 # names it (with the unit it means), and FR-014 the real unit, which is in
 # no list.
 # args: --k8s-pod-module ../k8s-pod.nix
-# want: PR101 unit mastodon-sidekik-all
-# want: PR103 unit mastodon-sidekiq-all
+# want: PR101 unit mastodon-sidekik-all at mastodon-sidekik-all.nix:12:7
+# want: PR103 unit mastodon-sidekiq-all at ../hosts/mastodon/mastodon.nix:25:5
 (import ../nixos { }).nixosSystem {
   modules = [
     ../hosts/mastodon

@@ -103,7 +103,7 @@ let
 
   # The context of one node: which positions count, and how its modules
   # are read again.
-  contextOf = system:
+  contextOf = system: k8sPodFiles:
     let
       # The folder of nixpkgs' lib: where the module system declared
       # _module.args.
@@ -175,6 +175,10 @@ let
           (concatMap (u: unwrap { inherit (u) file; priority = null; lost = false; pos = null; conds = [ ]; } u.config) modules)
           prefix (length prefix) (length prefix);
       ctx = { inherit better; };
+
+      # The k8s-pod module's definitions come after the node's own: of a
+      # unit that both define, the node's module is where to fix it.
+      nodeFirst = cands: filter (c: !(elem c.file k8sPodFiles)) cands ++ filter (c: elem c.file k8sPodFiles) cands;
     };
 
   # optionAt options path: the length of the path's prefix that names an
@@ -260,10 +264,10 @@ let
     else
       orElse
         (orElse [ ] (concatMap (show ctx q) (pick q (follow ctx withoutPositions rest 1 0))))
-        (concatMap (show ctx q) (won ++ lostBelow ++ lostTop));
+        (concatMap (show ctx q) (ctx.nodeFirst won ++ lostBelow ++ lostTop));
 
-  defsOf = system:
-    if isAttrs system && system ? options && system ? config then moduleDefs system (contextOf system)
+  defsOf = system: k8sPodFiles:
+    if isAttrs system && system ? options && system ? config then moduleDefs system (contextOf system k8sPodFiles)
     else plainDefs (node.configOf "node" system);
 
   # The node as extract.nix read it: extended with the k8s-pod module when
@@ -276,11 +280,12 @@ let
       describe = if s.kind == "flake" then "nixosConfigurations.${n.attr}" else s.display;
       base = node.checked describe (if s.kind == "flake" then flake.nixosConfigurations.${n.attr} else import (/. + s.path));
       k8sPod = if s.kind == "flake" then node.k8sPodIn { checkout = s.checkout or ""; storeRoot = root; } else node.k8sPodIn { checkout = ""; storeRoot = ""; };
-      system = if n.onK8sPod or false then node.onK8sPod { inherit describe k8sPod; } base else base;
+      onPod = (n.onK8sPod or false) && k8sPod != null;
+      system = if onPod then node.onK8sPod { inherit describe k8sPod; } base else base;
     in
     {
       root = if s.kind == "flake" then root else null;
-      queries = map (defsOf system) n.queries;
+      queries = map (defsOf system (if onPod then map toString k8sPod.files else [ ])) n.queries;
     };
 in
 map answer request.nodes

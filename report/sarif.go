@@ -78,7 +78,8 @@ func WriteSARIF(w io.Writer, tool SARIFTool, base string, rules []SARIFRule, res
 	run := sarif.NewRun().WithTool(sarif.NewTool().WithDriver(driver))
 	if base != "" {
 		root := (&url.URL{Scheme: "file", Path: strings.TrimSuffix(filepath.ToSlash(base), "/") + "/"}).String()
-		run.AddOriginalUriBaseId(srcRoot, *sarif.NewArtifactLocation().WithURI(root))
+		// (AddOriginalUriBaseId writes into a map it has not made.)
+		run.WithOriginalUriBaseIds(map[string]sarif.ArtifactLocation{srcRoot: *sarif.NewArtifactLocation().WithURI(root)})
 	}
 	for _, r := range rules {
 		props := sarif.NewPropertyBag().WithTags(r.Tags)
@@ -104,7 +105,7 @@ func WriteSARIF(w io.Writer, tool SARIFTool, base string, rules []SARIFRule, res
 			result.AddRelatedLocation(sarifLocation(rel, base).WithID(i).WithMessage(sarif.NewTextMessage(rel.Message)))
 		}
 		if res.Fingerprint != "" {
-			result.AddPartialFingerprint("podrolesFinding/v1", res.Fingerprint)
+			result.WithPartialFingerprints(map[string]string{"podrolesFinding/v1": res.Fingerprint})
 		}
 		if len(res.Properties) > 0 {
 			props := sarif.NewPropertyBag()

@@ -52,6 +52,10 @@ type Evaluator struct {
 	// extended with (extendModules) before extraction: the node as the
 	// k8s method evaluates it, on k8s-pod.nix.
 	K8sPodModule string
+
+	// withoutListsProbe skips the FR-007 probe, for the benchmark that
+	// measures what the probe costs; users always have it.
+	withoutListsProbe bool
 }
 
 // Load returns the facts of every node that sources name, sorted by node
@@ -96,6 +100,8 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, 
 type request struct {
 	Sources      []requestSource `json:"sources"`
 	K8sPodModule *string         `json:"k8sPodModule"`
+	// ListsProbe is false only when a benchmark measures the probe's cost.
+	ListsProbe bool `json:"listsProbe"`
 }
 
 type requestSource struct {
@@ -117,7 +123,7 @@ const (
 
 // Extract evaluates the nodes of flake and file sources in one nix process.
 func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Node, error) {
-	req := request{}
+	req := request{ListsProbe: !e.withoutListsProbe}
 	for _, s := range sources {
 		rs := requestSource{Kind: s.Kind, Display: s.Display}
 		switch s.Kind {

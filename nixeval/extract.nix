@@ -13,7 +13,7 @@
 # on stderr tells podroles which source and node the error belongs to.
 request:
 let
-  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; };
+  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; listsProbe = request.listsProbe or true; };
 
   mark = at: value: builtins.trace "podroles-eval ${builtins.toJSON at}" value;
 

@@ -7,7 +7,10 @@
 # k8sPodModule: null, a path given as a string (from the command line), or
 # any module (from Nix): every NixOS system is extended with it before its
 # facts are read, as the k8s method evaluates it on k8s-pod.nix.
-{ k8sPodModule ? null }:
+#
+# listsProbe: whether systems of the module system are probed for FR-007
+# (false only in the benchmark that measures what the probe costs).
+{ k8sPodModule ? null, listsProbe ? true }:
 let
   inherit (builtins) attrNames concatMap elem filter isAttrs isString listToAttrs substring stringLength tryEval deepSeq pathExists;
 
@@ -80,7 +83,7 @@ rec {
   # k8s-pod.nix (whose conditions come from the lists) is an infinite
   # recursion. null for a system that is no module system.
   probeLists = system:
-    if !(isModuleSystem system) then null
+    if !listsProbe || !(isModuleSystem system) then null
     else
       let
         probed = system.extendModules {

@@ -3,5 +3,5 @@
 # want: PR304 secret tls.pem
 let lib = import ../lib.nix; in
 lib.node {
-  fediversity.podRoles.roles.authelia.secrets."tls.pem".template = null;
+  fediversity.podRoles.roles.authelia.secrets."tls.pem" = { template = null; field = "certificate"; };
 }

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -170,7 +171,7 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Nod
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.
-		return nil, e.evalError(runErr, stderr, sources)
+		return nil, explainRecursion(e.evalError(runErr, stderr, sources), stderr)
 	}
 	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
 		return nil, fmt.Errorf("nix printed no JSON: %.200q", stdout)
@@ -236,4 +237,32 @@ func describeSources(sources []Source) string {
 		return sources[0].String()
 	}
 	return fmt.Sprintf("%d sources", len(sources))
+}
+
+// explainRecursion says why nix stopped with an infinite recursion on a node
+// whose lists read config.systemd.services (FR-007): extract.nix marks such
+// a node before its facts, and on k8s-pod.nix, whose conditions come from
+// the lists, its evaluation recurses without end.
+func explainRecursion(err error, stderr []byte) error {
+	var ee *EvalError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Message, "infinite recursion") {
+		return err
+	}
+	var lists []string
+	for _, line := range strings.Split(string(stderr), "\n") {
+		mark, ok := strings.CutPrefix(line, evalMark)
+		if !ok {
+			continue
+		}
+		var at struct {
+			Lists []string `json:"lists"`
+		}
+		if json.Unmarshal([]byte(mark), &at) == nil {
+			lists = at.Lists // the last mark is the node nix failed on
+		}
+	}
+	if len(lists) > 0 {
+		ee.Message = fmt.Sprintf("%s: %s %s config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options", ee.Message, strings.Join(lists, ", "), map[bool]string{true: "reads", false: "read"}[len(lists) == 1])
+	}
+	return err
 }

@@ -36,6 +36,9 @@ const (
 	SubjectSecret  SubjectKind = "secret"
 	SubjectService SubjectKind = "service"
 	SubjectPort    SubjectKind = "port"
+	// SubjectOption is a Nix option, named by its path: a list that reads
+	// what it must not, a value that is no data.
+	SubjectOption SubjectKind = "option"
 )
 
 // Subject names the unit, role, secret, service or port of a finding.
@@ -95,10 +98,17 @@ type Rule struct {
 	// Spec lists the spec items the rule enforces.
 	Spec string
 	// Doc is one line: what the rule refuses.
-	Doc      string
+	Doc string
+	// Long is the reference text of the rule, in Markdown: why the spec
+	// refuses it, exactly what the rule counts and what it does not, and
+	// how to fix a node. Paragraphs are separated by a blank line.
+	Long     string
 	Severity Severity
 	Scope    Scope
 	check    func(n *node, report reportFunc)
+	// needs, when set, says why the rule cannot judge a node in its scope
+	// (e.g. the FR-007 probe needs the module system), or "".
+	needs func(n *facts.Node) string
 }
 
 // reportFunc records a finding of the rule being run: its subject, the
@@ -115,6 +125,11 @@ func (r *Rule) applies(n *node) (bool, string) {
 	case ScopeK8s:
 		if !n.K8sPod.Enable {
 			return false, "FR-013: the node is not on k8s-pod.nix (fediversity.k8sPod.enable is false)"
+		}
+	}
+	if r.needs != nil {
+		if why := r.needs(n.Node); why != "" {
+			return false, why
 		}
 	}
 	return true, ""
@@ -370,6 +385,7 @@ func joinAnd(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
+func option(path string) Subject  { return Subject{SubjectOption, path} }
 func role(name string) Subject    { return Subject{SubjectRole, name} }
 func unit(name string) Subject    { return Subject{SubjectUnit, name} }
 func secret(name string) Subject  { return Subject{SubjectSecret, name} }

@@ -38,6 +38,17 @@ var rules = []*Rule{
 		Doc:   "A unit in sharedUnits looks like one that must run once (ACME, init, setup, migration, provisioning).",
 		check: runOnceUnitShared,
 	},
+	{
+		ID: "PR105", Name: "service-unit-in-node-image", Spec: "US1-6", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A requested role runs a modular service from its image, and the node's own unit of that service is enabled and would start in a pod of the node's image.",
+		check: serviceUnitInNodeImage,
+	},
+	{
+		ID: "PR106", Name: "lists-read-systemd-services", Spec: "FR-007", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A role's units, mainUnits or sharedUnits reads config.systemd.services (found by a probe of the module system).",
+		check: listsReadSystemdServices,
+		needs: needsModuleSystem,
+	},
 
 	// Roles (US2-3, US2-4, US2-7, US2-9).
 	{
@@ -135,6 +146,21 @@ var rules = []*Rule{
 		ID: "PR505", Name: "lldap-state-migration", Spec: "Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
 		Doc:   "A role runs lldap on a node with systemd.stateMigrations.lldap, which cannot stop the role's pods.",
 		check: lldapStateMigration,
+	},
+	{
+		ID: "PR506", Name: "lldap-provision-in-main-pod", Spec: "Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap, and the unit lldap-provision is in a list, or enabled and would start in the main pod.",
+		check: lldapProvisionStarted,
+	},
+	{
+		ID: "PR507", Name: "lldap-plain-ldap-port", Spec: "SC-004, Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap and has a port of plain LDAP (389 or 3890) among its ports or as its metrics port.",
+		check: lldapPlainLDAPPort,
+	},
+	{
+		ID: "PR508", Name: "lldap-host-not-service", Spec: "US2-10, SC-004, Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap and fediversity.lldap.host is not the name of the role's Service (<node>-<role>, optionally followed by its namespace and cluster domain), or the role has no ports and so no Service.",
+		check: lldapHostNotService,
 	},
 
 	// authelia as a role (Known Deviations).
@@ -234,6 +260,21 @@ var rules = []*Rule{
 		ID: "PR609", Name: "companion-not-absolute", Spec: "FR-012", Severity: SeverityError, Scope: ScopeRequest,
 		Doc:   "A service's companion program is not an absolute path in its image.",
 		check: companionNotAbsolute,
+	},
+	{
+		ID: "PR610", Name: "secret-without-field-or-template", Spec: "FR-009", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A secret has neither a field, nor a variable, nor a template: nothing says what to write to its file.",
+		check: secretWithoutFieldOrTemplate,
+	},
+	{
+		ID: "PR611", Name: "variable-without-field", Spec: "FR-009, US1-11", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A secret has a variable but no field (and no template) to read the environment file from.",
+		check: variableWithoutField,
+	},
+	{
+		ID: "PR612", Name: "request-not-data", Spec: "FR-002", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A role's settings (or a service's companion program) hold a function, a derivation, a path literal or a string of the store: a request holds only data.",
+		check: requestNotData,
 	},
 }
 
@@ -343,9 +384,8 @@ func unlistedUnit(n *node, report reportFunc) {
 		if !info.enable || info.firstList >= 0 || platform[u] {
 			continue
 		}
-		if runner := n.rolesRunning(u); len(runner) > 0 {
-			report(unit(u), at(opt("systemd", "services", u)), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], facts.AttrName(u))
-			continue
+		if n.refusedAsServiceUnit(info) || n.refusedAsLLDAPProvision(info) {
+			continue // PR105 and PR506 say to disable it, not to list it
 		}
 		report(unit(u), at(opt("systemd", "services", u)), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: %sadd it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName, misspelledAs(u, near))
 	}
@@ -785,4 +825,264 @@ func companionNotAbsolute(n *node, report reportFunc) {
 			report(service(s), at(opt(podRolesPath("services", s, "companion")...)), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", facts.AttrName(s), *c, s)
 		}
 	}
+}
+
+// listsNaming returns the labels of the lists that name unit u.
+func (n *node) listsNaming(u string) []string {
+	var out []string
+	for _, l := range n.lists {
+		if slices.Contains(l.units, u) {
+			out = append(out, l.label)
+		}
+	}
+	return out
+}
+
+// runsInNodeImage says where unit u starts in the pods of the node's image,
+// or "" when in none: the pods of the lists that name it (a role of the
+// node's image, mainUnits, sharedUnits), or, in no list, the main pod (with
+// no role of the node's image) or no pod at all (PR103).
+func (n *node) runsInNodeImage(u string) string {
+	var where []string
+	for _, l := range n.lists {
+		if !slices.Contains(l.units, u) {
+			continue
+		}
+		if r, ok := strings.CutPrefix(l.label, "role "); ok && !n.PodRoles.Roles[r].RunsNodeImage() {
+			continue // PR204 refuses units in a role of a service's image
+		}
+		where = append(where, l.label)
+	}
+	if len(where) > 0 {
+		return "it is in " + joinAnd(where) + ", so it starts in those pods"
+	}
+	for _, l := range n.lists {
+		if slices.Contains(l.units, u) {
+			return ""
+		}
+	}
+	if name, ok := n.hasNodeImageRole(); ok {
+		return fmt.Sprintf("it is in no list, and role %s runs the image of the node", name)
+	}
+	return "it is in no list, so it starts in the main pod"
+}
+
+// serviceRoleOf returns a requested role that runs modular service s from
+// its image, if any (US1-6).
+func (n *node) serviceRoleOf(s string) (string, bool) {
+	for _, name := range n.roles {
+		if r := n.PodRoles.Roles[name]; r.Requested() && r.RunsService(s) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// refusedAsServiceUnit reports whether PR105 refuses unit u: the enabled
+// unit of a modular service that a requested role runs from its image.
+func (n *node) refusedAsServiceUnit(u unitInfo) bool {
+	_, ok := n.serviceRoleOf(u.name)
+	return ok && u.enable && !u.added
+}
+
+func serviceUnitInNodeImage(n *node, report reportFunc) {
+	for _, s := range n.ModularServices {
+		roleName, ok := n.serviceRoleOf(s)
+		idx, isUnit := n.unitIdx[s]
+		if !ok || !isUnit || !n.refusedAsServiceUnit(n.units[idx]) {
+			continue
+		}
+		where := n.runsInNodeImage(s)
+		if where == "" {
+			continue
+		}
+		// The fix is to disable it: where it is enabled, else where the
+		// unit is defined.
+		place := at(opt("systemd", "services", s, "enable"), opt("systemd", "services", s))
+		for _, label := range n.listsNaming(s) {
+			place = place.and(n.listLabelled(label).holding(s))
+		}
+		report(unit(s), place, "unit %s of modular service %s is enabled, and %s; but role %s runs %s from the service's image, so no pod of the node's image may start the unit (US1-6), or two of it would run: disable it on k8s-pod.nix (systemd.services.%s.enable = false, e.g. under lib.mkIf config.fediversity.k8sPod.enable)%s",
+			s, s, where, roleName, s, facts.AttrName(s), removeFromLists(n.listsNaming(s)))
+	}
+}
+
+// removeFromLists is the second half of a fix for a unit in lists.
+func removeFromLists(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " and remove it from " + joinAnd(labels)
+}
+
+func listsReadSystemdServices(n *node, report reportFunc) {
+	p := n.ListsProbe
+	if !p.Failed() {
+		return
+	}
+	why := "FR-007: the names in the lists are the names that k8s-pod.nix puts its conditions on, in systemd.services, so a list computed from config.systemd.services is an infinite recursion on k8s-pod.nix"
+	if p.K8sPodModuleSkipped {
+		why += "; podroles checked the node without the k8s-pod module for that reason"
+	}
+	fix := "compute the list from the application's own options (e.g. its processes), never from config.systemd.services"
+	if p.RoleNames {
+		report(option("fediversity.podRoles.roles"), at(opt(podRolesPath("roles")...)), "fediversity.podRoles.roles, the set of roles itself, reads config.systemd.services: %s; %s", why, fix)
+	}
+	for _, r := range p.Roles {
+		o := fmt.Sprintf("fediversity.podRoles.roles.%s.units", facts.AttrName(r))
+		report(option(o), at(roleOpt(r, "units")), "%s reads config.systemd.services: %s; %s", o, why, fix)
+	}
+	for _, l := range []struct {
+		failed bool
+		option string
+		path   []string
+	}{{p.MainUnits, "fediversity.podRoles.mainUnits", podRolesPath("mainUnits")}, {p.SharedUnits, "fediversity.podRoles.sharedUnits", podRolesPath("sharedUnits")}} {
+		if l.failed {
+			report(option(l.option), at(opt(l.path...)), "%s reads config.systemd.services: %s; %s", l.option, why, fix)
+		}
+	}
+}
+
+func needsModuleSystem(n *facts.Node) string {
+	if n.ListsProbe == nil {
+		return "FR-007: the node is no system of the module system (lib.evalModules, lib.nixosSystem) with options and extendModules, so its lists cannot be probed"
+	}
+	return ""
+}
+
+// lldapProvision is the unit whose work the companion of a role that runs
+// lldap does (Known Deviations).
+const lldapProvision = "lldap-provision"
+
+// refusedAsLLDAPProvision reports whether PR506 refuses unit u.
+func (n *node) refusedAsLLDAPProvision(u unitInfo) bool {
+	return u.name == lldapProvision && len(n.rolesRunning("lldap")) > 0 && u.enable && !u.added
+}
+
+func lldapProvisionStarted(n *node, report reportFunc) {
+	roles := n.rolesRunning("lldap")
+	if len(roles) == 0 {
+		return
+	}
+	why := fmt.Sprintf("role %s runs lldap, and its companion does the work of lldap-provision: the main pod must not start the unit, which would try again without end and keep the main pod from becoming ready", roles[0])
+	if labels := n.listsNaming(lldapProvision); len(labels) > 0 {
+		var lists []facts.OptionRef
+		for _, label := range labels {
+			lists = append(lists, n.listLabelled(label).holding(lldapProvision))
+		}
+		report(unit(lldapProvision), at(lists...).and(opt("systemd", "services", lldapProvision)), "unit lldap-provision is in %s, but %s; remove it from %s, and disable it on k8s-pod.nix (systemd.services.lldap-provision.enable = false)", joinAnd(labels), why, joinAnd(labels))
+		return
+	}
+	if idx, ok := n.unitIdx[lldapProvision]; ok && n.refusedAsLLDAPProvision(n.units[idx]) {
+		where := n.runsInNodeImage(lldapProvision)
+		report(unit(lldapProvision), at(opt("systemd", "services", lldapProvision, "enable"), opt("systemd", "services", lldapProvision)), "unit lldap-provision is enabled and %s, but %s; disable it on k8s-pod.nix (systemd.services.lldap-provision.enable = false, e.g. under lib.mkIf config.fediversity.k8sPod.enable)", strings.TrimPrefix(where, "it is "), why)
+	}
+}
+
+// plainLDAPPorts are the ports of plain LDAP: LDAP's own, and lldap's
+// default ldap_port.
+var plainLDAPPorts = map[int]bool{389: true, 3890: true}
+
+func lldapPlainLDAPPort(n *node, report reportFunc) {
+	n.eachRoleRunning("lldap", func(name string, r facts.Role) {
+		for _, p := range r.Ports {
+			if plainLDAPPorts[p.Port] && p.Protocol == facts.ProtocolTCP {
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s runs lldap and has port %s, a port of plain LDAP: only LDAPS may be on the role's Service (SC-004), or readers could bind in the clear; remove it from fediversity.podRoles.roles.%s.ports (lldap's LDAPS port is 6360)", name, portName(p), facts.AttrName(name))
+			}
+		}
+		if m := r.Metrics; m != nil && plainLDAPPorts[m.Port] {
+			metrics := facts.Port{Port: m.Port, Protocol: facts.ProtocolTCP}
+			report(Subject{SubjectPort, portName(metrics)}, at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s runs lldap and has metrics port %s, a port of plain LDAP, which the role's Service would carry (SC-004); give lldap's metrics another port", name, portName(metrics))
+		}
+	})
+}
+
+func lldapHostNotService(n *node, report reportFunc) {
+	roles := n.rolesRunning("lldap")
+	if len(roles) == 0 || isLoopback(n.LLDAP.Host) {
+		return // PR502 names a loopback host
+	}
+	host := strings.ToLower(strings.TrimSuffix(n.LLDAP.Host, "."))
+	first, suffix, dotted := strings.Cut(host, ".")
+	if dotted && !validSuffix(suffix) {
+		first = "" // no Service name is followed by an empty label
+	}
+	for _, r := range roles {
+		service := strings.ToLower(n.Name + "-" + r)
+		matches := first == service || n.NamedAfterFile && strings.HasSuffix(first, "-"+strings.ToLower(r))
+		if !matches {
+			continue
+		}
+		if len(n.PodRoles.Roles[r].Ports) == 0 {
+			report(role(r), at(roleOpt(r, "ports"), roleOpt(r)).and(opt("fediversity", "lldap", "host")), "role %s runs lldap and fediversity.lldap.host names its Service %s, but the role has no ports, so the method makes no Service for readers to reach; give the role its LDAPS port (6360)", r, service)
+		}
+		return
+	}
+	want := n.Name + "-" + roles[0]
+	if n.NamedAfterFile {
+		want = "<node>-" + roles[0] // the node's name was made up from its file
+	}
+	report(role(roles[0]), at(opt("fediversity", "lldap", "host"), roleOpt(roles[0], "service")), "role %s runs lldap, but fediversity.lldap.host is %q, which is not the name of the role's Service, %s (or %s.<namespace>.svc.cluster.local): readers in other pods reach the role only there, over LDAPS with a certificate for that name (US2-10, SC-004); set it to %s.<namespace>.svc.cluster.local", roles[0], n.LLDAP.Host, want, want, want)
+}
+
+// validSuffix reports whether s is one or more DNS labels (a namespace, a
+// cluster domain).
+func validSuffix(s string) bool {
+	for _, label := range strings.Split(s, ".") {
+		if len(dnsLabelProblems(label)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func secretWithoutFieldOrTemplate(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
+		if s.Field == nil && s.Template == nil && s.Variable == nil {
+			report(secret(file), at(secretOpt(roleName, file), secretOpt(roleName, file, "path")), "secret %s of role %s has neither a field nor a template, so the sidecar would not know what to write to /run/secrets/%s (FR-009); give the field of the KV entry at %s, or a template over the response of another engine", file, roleName, file, s.Path)
+		}
+	})
+}
+
+func variableWithoutField(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
+		if s.Variable != nil && s.Field == nil && s.Template == nil {
+			report(secret(file), at(secretOpt(roleName, file, "variable"), secretOpt(roleName, file)), "secret %s of role %s has variable %s but no field: the variable is read from a field that holds an environment file (FR-009, US1-11); give that field", file, roleName, *s.Variable)
+		}
+	})
+}
+
+func requestNotData(n *node, report reportFunc) {
+	for _, d := range n.NotData {
+		o := d.Option()
+		var what, fix string
+		switch d.Kind {
+		case facts.NotDataFunction:
+			what, fix = "a function", "give the value it would compute"
+		case facts.NotDataPath:
+			what, fix = "a path literal, which nix would copy to the store", "give the value as a string (a path in the image, a name)"
+		case facts.NotDataDerivation:
+			what, fix = "a derivation, which would have to be built", "give the value itself as plain data"
+		default:
+			what, fix = "a string that refers to the store (a package or a copied file), which would be built or copied", "give the value itself as a plain string"
+		}
+		if strings.HasSuffix(o, ".companion") {
+			fix = "give the path of the program in the service's image as a plain string, e.g. \"/bin/companion\" (FR-012)"
+		}
+		report(option(o), at(notDataRef(d)), "%s is %s: a request holds only data, because the method reads the roles from the plan (FR-002); %s", o, what, fix)
+	}
+}
+
+// notDataRef refers to the definitions of a value that is no data: the
+// attribute path down to it, or to the list that holds it.
+func notDataRef(d facts.NotData) facts.OptionRef {
+	var path []string
+	for _, e := range d.Path {
+		name, ok := e.(string)
+		if !ok {
+			break
+		}
+		path = append(path, name)
+	}
+	return opt(path...)
 }

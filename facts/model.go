@@ -9,8 +9,10 @@
 package facts
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // FactsVersion is the version of the facts document that this package reads
@@ -50,10 +52,52 @@ type Node struct {
 	LLDAP    LLDAP    `json:"lldap"`
 	Authelia Authelia `json:"authelia"`
 
+	// NotData are the values of the roles' settings (and of the services'
+	// companion programs, which the plan carries) that are no data
+	// (FR-002). Such a value comes out of extraction as null, or a path
+	// or a string of the store as its bare string, so that nothing is
+	// built or copied for it.
+	NotData []NotData `json:"notData,omitempty"`
+
 	// ListsProbe is what the FR-007 probe found on a node of the module
 	// system; nil for a node it cannot probe (a plain config, facts
 	// written by an older podroles).
 	ListsProbe *ListsProbe `json:"listsProbe,omitempty"`
+}
+
+// Kinds of values that are no data.
+const (
+	NotDataFunction   = "function"
+	NotDataPath       = "path"
+	NotDataDerivation = "derivation"
+	NotDataStorePath  = "store path"
+)
+
+// NotData is one value of a request that is no data (FR-002).
+type NotData struct {
+	// Path is the option's path: attribute names as strings, list
+	// indexes as ints.
+	Path []any `json:"path"`
+	// Kind is one of the NotData kinds.
+	Kind string `json:"kind"`
+}
+
+// Option writes Path as a Nix option path, e.g.
+// fediversity.podRoles.roles.lldap.ports[0].port.
+func (d NotData) Option() string {
+	var b strings.Builder
+	for i, e := range d.Path {
+		switch e := e.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", e)
+		case string:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(AttrName(e))
+		}
+	}
+	return b.String()
 }
 
 // ListsProbe is the outcome of the FR-007 probe: the node extended with

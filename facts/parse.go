@@ -60,9 +60,18 @@ func ParseNodes(list gjson.Result, where string) ([]*Node, error) {
 
 // decoder reads typed values and keeps the first error, so that the code
 // that walks a node reads like the model it fills.
-type decoder struct{ err error }
+type decoder struct {
+	err error
+	// notData are the options whose values are no data (FR-002):
+	// extraction wrote null in their place, and a rule names them, which
+	// beats a type error.
+	notData map[string]bool
+}
 
 func (d *decoder) fail(opt, want string, v gjson.Result) {
+	if d.notData[opt] {
+		return
+	}
 	if d.err == nil {
 		d.err = fmt.Errorf("%s: want %s, got %s", opt, want, describe(v))
 	}
@@ -234,6 +243,26 @@ func parseNode(v gjson.Result) (*Node, error) {
 	}
 	if d.err == nil && n.Name == "" {
 		d.err = fmt.Errorf("name: a node needs a name")
+	}
+
+	d.list(v.Get("notData"), "notData", func(_ int, e gjson.Result, opt string) {
+		if !d.object(e, opt) {
+			return
+		}
+		nd := NotData{Path: []any{}, Kind: d.str(e.Get("kind"), opt+".kind", "")}
+		d.list(e.Get("path"), opt+".path", func(_ int, p gjson.Result, opt string) {
+			if p.Type == gjson.String {
+				nd.Path = append(nd.Path, p.Str)
+			} else {
+				nd.Path = append(nd.Path, d.integer(p, opt))
+			}
+		})
+		n.NotData = append(n.NotData, nd)
+	})
+
+	d.notData = map[string]bool{}
+	for _, nd := range n.NotData {
+		d.notData[nd.Option()] = true
 	}
 
 	d.attrs(v.Get("units"), "systemd.services", func(name string, u gjson.Result, opt string) {

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,6 +62,10 @@ type Evaluator struct {
 	// Locate.
 	mu      sync.Mutex
 	origins map[facts.NodeRef]origin
+
+	// withoutListsProbe skips the FR-007 probe, for the benchmark that
+	// measures what the probe costs; users always have it.
+	withoutListsProbe bool
 }
 
 // Load returns the facts of every node that sources name, sorted by node
@@ -105,6 +110,8 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, 
 type request struct {
 	Sources      []requestSource `json:"sources"`
 	K8sPodModule *string         `json:"k8sPodModule"`
+	// ListsProbe is false only when a benchmark measures the probe's cost.
+	ListsProbe bool `json:"listsProbe"`
 }
 
 type requestSource struct {
@@ -130,7 +137,7 @@ func evalExpr(program string) string {
 // Extract evaluates the nodes of flake and file sources in one nix process.
 // The evaluator remembers where each node came from, for Locate.
 func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Node, error) {
-	req := request{}
+	req := request{ListsProbe: !e.withoutListsProbe}
 	for _, s := range sources {
 		rs, err := requestSourceOf(s)
 		if err != nil {
@@ -210,7 +217,7 @@ func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sourc
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.
-		return gjson.Result{}, e.evalError(runErr, stderr, sources)
+		return gjson.Result{}, explainRecursion(e.evalError(runErr, stderr, sources), stderr)
 	}
 	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
 		return gjson.Result{}, fmt.Errorf("nix printed no JSON: %.200q", stdout)
@@ -276,4 +283,32 @@ func describeSources(sources []Source) string {
 		return sources[0].String()
 	}
 	return fmt.Sprintf("%d sources", len(sources))
+}
+
+// explainRecursion says why nix stopped with an infinite recursion on a node
+// whose lists read config.systemd.services (FR-007): extract.nix marks such
+// a node before its facts, and on k8s-pod.nix, whose conditions come from
+// the lists, its evaluation recurses without end.
+func explainRecursion(err error, stderr []byte) error {
+	var ee *EvalError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Message, "infinite recursion") {
+		return err
+	}
+	var lists []string
+	for _, line := range strings.Split(string(stderr), "\n") {
+		mark, ok := strings.CutPrefix(line, evalMark)
+		if !ok {
+			continue
+		}
+		var at struct {
+			Lists []string `json:"lists"`
+		}
+		if json.Unmarshal([]byte(mark), &at) == nil {
+			lists = at.Lists // the last mark is the node nix failed on
+		}
+	}
+	if len(lists) > 0 {
+		ee.Message = fmt.Sprintf("%s: %s %s config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options", ee.Message, strings.Join(lists, ", "), map[bool]string{true: "reads", false: "read"}[len(lists) == 1])
+	}
+	return err
 }

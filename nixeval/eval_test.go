@@ -118,8 +118,13 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 		fediversity.podRoles.roles.r.secrets.s = {
 			path = "secret/data/r/s";
 			template = "{{ .Data.x }}";
-			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; }; f = x: x; };
+			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; }; f = x: x; };
 		};
+		# FR-002: values that are no data, which must be neither copied
+		# (the file does not exist) nor built (the builder fails).
+		fediversity.podRoles.roles.r.secrets.t = { path = ./no-such-secret-file; field = "v"; };
+		fediversity.podRoles.roles.r.ports = [ { port = 443; protocol = p: p; } ];
+		fediversity.podRoles.services.lldap.companion = "${derivation { name = "podroles-never-built"; builder = "/bin/false"; system = builtins.currentSystem; }}/bin/companion";
 		fediversity.podRoles.services.lldap.environment.TOKEN = throw "forced a variable's value";
 		fediversity.authelia.smtp.password = throw "forced the smtp password";
 		fediversity.authelia.storage.postgres.password = throw "forced the postgres password";
@@ -137,6 +142,28 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 	}
 	if !nodes[0].Authelia.SMTP || !nodes[0].Authelia.Storage.Postgres {
 		t.Errorf("smtp and postgres should read as set: %+v", nodes[0].Authelia)
+	}
+	var notData []string
+	for _, d := range nodes[0].NotData {
+		notData = append(notData, d.Option()+" "+d.Kind)
+	}
+	want := []string{
+		"fediversity.podRoles.roles.r.ports[0].protocol function",
+		"fediversity.podRoles.roles.r.secrets.s.parameters.f function",
+		"fediversity.podRoles.roles.r.secrets.s.parameters.pkg derivation",
+		"fediversity.podRoles.roles.r.secrets.t.path path",
+		"fediversity.podRoles.services.lldap.companion store path",
+	}
+	if !reflect.DeepEqual(notData, want) {
+		t.Errorf("not data:\n got  %q\n want %q", notData, want)
+	}
+	t2 := nodes[0].PodRoles.Roles["r"].Secrets["t"]
+	if !strings.HasSuffix(t2.Path, "/no-such-secret-file") || strings.HasPrefix(t2.Path, "/nix/store") {
+		t.Errorf("a path literal is carried as its path, never copied: %q", t2.Path)
+	}
+	companion := *nodes[0].PodRoles.Services["lldap"].Companion
+	if _, err := os.Stat(strings.TrimSuffix(companion, "/bin/companion")); err == nil {
+		t.Errorf("the companion's derivation was built: %s", companion)
 	}
 }
 

@@ -13,10 +13,12 @@
 #
 # Before forcing a source's node list, and again before each node, it traces
 # `podroles-eval {"source":I,"node":N}`: when nix fails, the last such line
-# on stderr tells podroles which source and node the error belongs to.
+# on stderr tells podroles which source and node the error belongs to. Before
+# the facts of a node whose lists failed the FR-007 probe, the line also has
+# "lists": the options that read config.systemd.services.
 request:
 let
-  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; };
+  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; listsProbe = request.listsProbe or true; };
 
   mark = at: value: builtins.trace "podroles-eval ${builtins.toJSON at}" value;
 
@@ -29,7 +31,13 @@ let
       k8sPod = node.k8sPodIn { checkout = s.checkout or ""; storeRoot = flake.sourceInfo.outPath or flake.outPath; };
       one = name: mark { source = i; node = name; } (
         if systems ? ${name}
-        then node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name k8sPod; source = "flake:${s.ref}#${name}"; extra.origin = i; } systems.${name}
+        then node.systemFacts {
+          describe = "nixosConfigurations.${name}";
+          inherit name k8sPod;
+          source = "flake:${s.ref}#${name}";
+          extra.origin = i;
+          onProbeFailed = lists: mark { source = i; node = name; inherit lists; };
+        } systems.${name}
         else throw "podroles: flake ${s.display} has no nixosConfigurations.${name}; it has: ${builtins.concatStringsSep ", " (builtins.attrNames systems)}"
       );
     in
@@ -52,6 +60,7 @@ let
             inherit name;
             source = "file:${s.display}";
             extra = { origin = i; } // (if named then { } else { namedAfterFile = true; });
+            onProbeFailed = lists: mark { source = i; node = name; inherit lists; };
           } system
         )
       ))

@@ -141,42 +141,12 @@ func TestFlakeReferencesAsNixReadsThem(t *testing.T) {
 	})
 }
 
-// hostsFlake is the flake of a platform repository in deploy/ of a git work
-// tree: its nodes are the hosts of testdata/modules, each with every module
-// of site/<host>/, as platform repositories often import them.
-func hostsFlake(t *testing.T) *fixture.Repo {
-	fixture.NixpkgsLib(t)
-	repo := fixture.NewRepo(t)
-	repo.CopyModules("")
-	repo.Write("deploy/flake.nix", `{
-	  `+fixture.LibInput(t)+`
-	  outputs = { self, nixpkgs-lib }:
-	    let
-	      nixos = import ../nixos { lib = import nixpkgs-lib; };
-	      site = host: let dir = ../site + "/${host}"; in
-	        if builtins.pathExists dir then map (file: dir + "/${file}") (builtins.attrNames (builtins.readDir dir)) else [ ];
-	    in {
-	      nixosConfigurations = {
-	        mastodon = nixos.nixosSystem { modules = [ ../hosts/mastodon ] ++ site "mastodon"; };
-	        mastodon-on-k8s = nixos.nixosSystem { modules = [ ../hosts/mastodon ../k8s-pod.nix ] ++ site "mastodon"; };
-	        directory = nixos.nixosSystem { modules = [ ../hosts/directory ] ++ site "directory"; };
-	      };
-	    };
-	}`)
-	// The host lists a unit that another module of the site defines.
-	repo.Write("site/mastodon/roles.nix", `{ fediversity.podRoles.mainUnits = [ "mastodon-cleanup" ]; }`)
-	repo.Add("deploy/flake.nix", "nixos", "hosts", "k8s-pod.nix", "site")
-	repo.Lock("deploy")
-	repo.Commit("the platform's hosts")
-	return repo
-}
-
 // TestFlakeInGitWorkTreeReadsTrackedFiles: a unit whose module is only an
 // untracked file does not exist for nix's command line, nor for podroles;
 // staged, it does, before any commit.
 func TestFlakeInGitWorkTreeReadsTrackedFiles(t *testing.T) {
 	requireNix(t)
-	repo := hostsFlake(t)
+	repo := fixture.HostsFlake(t)
 	repo.Write("site/mastodon/cleanup.nix", `{ systemd.services.mastodon-cleanup.script = "tootctl cache clear"; }`)
 
 	t.Chdir(filepath.Join(repo.Dir, "deploy"))
@@ -218,7 +188,7 @@ func TestFlakeInGitWorkTreeReadsTrackedFiles(t *testing.T) {
 // doubled), and the units only it makes are named.
 func TestK8sPodModuleOfTheCheckout(t *testing.T) {
 	requireNix(t)
-	repo := hostsFlake(t)
+	repo := fixture.HostsFlake(t)
 	s, err := FlakeSource(filepath.Join(repo.Dir, "deploy") + "#mastodon-on-k8s")
 	if err != nil {
 		t.Fatal(err)

@@ -209,7 +209,7 @@ func TestLocateFallsBackWithoutReadingModules(t *testing.T) {
 // k8s-pod module of the checkout as its own file.
 func TestLocateFlakeGivesCheckoutFiles(t *testing.T) {
 	requireNix(t)
-	repo := hostsFlake(t)
+	repo := fixture.HostsFlake(t)
 	s, err := FlakeSource(filepath.Join(repo.Dir, "deploy") + "#mastodon")
 	if err != nil {
 		t.Fatal(err)

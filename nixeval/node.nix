@@ -7,7 +7,10 @@
 # k8sPodModule: null, a path given as a string (from the command line), or
 # any module (from Nix): every NixOS system is extended with it before its
 # facts are read, as the k8s method evaluates it on k8s-pod.nix.
-{ k8sPodModule ? null }:
+#
+# listsProbe: whether systems of the module system are probed for FR-007
+# (false only in the benchmark that measures what the probe costs).
+{ k8sPodModule ? null, listsProbe ? true }:
 let
   inherit (builtins) attrNames concatMap elem filter isAttrs isString listToAttrs substring stringLength tryEval deepSeq pathExists;
 
@@ -78,14 +81,18 @@ rec {
   # by a value that throws; then only the three lists are forced, each under
   # tryEval. A list that fails reads config.systemd.services, which on
   # k8s-pod.nix (whose conditions come from the lists) is an infinite
-  # recursion. null for a system that is no module system.
-  probeLists = system:
-    if !(isModuleSystem system) then null
+  # recursion. null for a system that is no module system. The files of the
+  # k8s-pod module are disabled in the probe: a node that imports it itself
+  # would otherwise recurse in the probe too (the module's definition of
+  # systemd.services is computed from the lists).
+  probeLists = k8sPodFiles: system:
+    if !listsProbe || !(isModuleSystem system) then null
     else
       let
         probed = system.extendModules {
           modules = [ {
             _file = "<podroles: FR-007 probe>";
+            disabledModules = filter (f: hasPrefix "/" f) k8sPodFiles;
             config.systemd.services = mkOverride 0 (throw "podroles: FR-007 probe: the lists read config.systemd.services");
           } ];
         };
@@ -148,16 +155,26 @@ rec {
     else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
     else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
 
-  # systemFacts { describe, name, source, k8sPod ? the module given, extra ? { } } system:
+  # listsFailingProbe p: the options of the lists that failed the probe.
+  listsFailingProbe = p:
+    (if p.roleNames then [ "fediversity.podRoles.roles" ] else [ ])
+    ++ map (r: "fediversity.podRoles.roles.${r}.units") p.roles
+    ++ (if p.mainUnits then [ "fediversity.podRoles.mainUnits" ] else [ ])
+    ++ (if p.sharedUnits then [ "fediversity.podRoles.sharedUnits" ] else [ ]);
+
+  # systemFacts { describe, name, source, k8sPod ? the module given, extra ? { }, onProbeFailed ? _: v: v } system:
   # the entry of a system. A system of the module system is probed for
   # FR-007 first. With a k8s-pod module, the system is extended with it,
   # and the units only the module made are named; unless the probe failed:
   # on k8s-pod.nix such a node's evaluation is an infinite recursion, so its
-  # facts are those of the node as given, which says so.
-  systemFacts = { describe, name, source, k8sPod ? given, extra ? { } }: system:
+  # facts are those of the node as given, which says so. A node that is on
+  # k8s-pod.nix by itself cannot be saved that way: onProbeFailed lists
+  # (extract.nix traces them) lets podroles explain the infinite recursion
+  # that nix then stops with.
+  systemFacts = { describe, name, source, k8sPod ? given, extra ? { }, onProbeFailed ? _: v: v }: system:
     let
       base = checked describe system;
-      probe = probeLists base;
+      probe = probeLists (if k8sPod == null then [ ] else k8sPod.files) base;
       skipK8sPod = k8sPod != null && probeFailed probe;
       onPod = if skipK8sPod then base else onK8sPod { inherit describe k8sPod; } base;
       config = configOf describe onPod;
@@ -165,5 +182,6 @@ rec {
       probeFacts = if probe == null then { } else { listsProbe = probe // (if skipK8sPod then { k8sPodModuleSkipped = true; } else { }); };
       addedFacts = if added == null then { } else { k8sPod = (facts config).k8sPod // { addedUnits = added; }; };
     in
-    nodeFacts describe ({ inherit name source; } // extra // probeFacts // addedFacts) config;
+    (if probeFailed probe then onProbeFailed (listsFailingProbe probe) else (v: v))
+      (nodeFacts describe ({ inherit name source; } // extra // probeFacts // addedFacts) config);
 }

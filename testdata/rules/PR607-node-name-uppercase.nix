@@ -2,4 +2,5 @@
 let lib = import ../lib.nix; in
 lib.node {
   networking.hostName = "Mastodon";
+  fediversity.lldap.host = "Mastodon-lldap.ns.svc";
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/synthetic"
@@ -83,22 +81,7 @@ func BenchmarkExtract50NodesSeparately(b *testing.B) {
 func moduleNode(b *testing.B) []Source {
 	fixture.NixpkgsLib(b)
 	shape := synthetic.Shape{Name: "large", Units: 3000, Roles: 30}
-	modules := filepath.Join(fixture.RepoRoot(b), "testdata", "modules", "nixos")
-	dir := WriteTree(b, map[string]string{
-		"host.nix":  shape.Nix(),
-		"large.nix": `(import ` + modules + ` { }).nixosSystem { modules = [ ./host.nix ]; }`,
-	})
-	return MustSources(b, FileSource, filepath.Join(dir, "large.nix"))
-}
-
-// childCPU is the CPU time (user and system) of the processes this one has
-// waited for: the nix processes of a benchmark.
-func childCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return MustSources(b, FileSource, fixture.ModuleNode(b, shape.Nix(), nil))
 }
 
 // BenchmarkModuleNode3000Units is the evaluation of a clean node of 3,000
@@ -121,7 +104,7 @@ func BenchmarkModuleNode3000Units(b *testing.B) {
 		{"k8s-pod-with-probe", &Evaluator{K8sPodModule: k8sPod}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			before := childCPU()
+			before := fixture.ChildCPU()
 			for b.Loop() {
 				nodes, err := c.ev.Extract(context.Background(), sources)
 				if err != nil {
@@ -133,7 +116,7 @@ func BenchmarkModuleNode3000Units(b *testing.B) {
 			}
 			// nix's CPU time varies less than the wall clock on a
 			// machine that others share.
-			b.ReportMetric(float64((childCPU()-before).Milliseconds())/float64(b.N), "nix-cpu-ms/op")
+			b.ReportMetric(float64((fixture.ChildCPU()-before).Milliseconds())/float64(b.N), "nix-cpu-ms/op")
 		})
 	}
 }

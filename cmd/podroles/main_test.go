@@ -271,3 +271,49 @@ func TestReadmeListsEveryRule(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckGitHubAndSARIF: the two formats of CI on a broken example, each
+// finding at its file and line, with the exit code of the check.
+func TestCheckGitHubAndSARIF(t *testing.T) {
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	r := run(t, "check", "--format", "github", example)
+	if r.code != exitFailed {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "::error file="+example+",line=13,col=66,title=PR101::node mastodon, unit mastodon-sidekiq-all: ") ||
+		!strings.HasPrefix(lines[4], "::warning file=") || lines[5] != "1 node checked: 4 errors, 1 warning: failed" {
+		t.Errorf("--format github:\n%s", r.out)
+	}
+
+	out := filepath.Join(t.TempDir(), "check.sarif")
+	r = run(t, "check", "--format", "sarif", "--output", out, example)
+	if r.code != exitFailed || !strings.Contains(r.out, example+":13:66: error PR101") {
+		t.Fatalf("exit %d; the text report goes to the log:\n%s%s", r.code, r.out, r.errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Version string
+		Runs    []struct {
+			Results []struct {
+				RuleID    string
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine, StartColumn int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Results) != 5 {
+		t.Fatalf("SARIF %v:\n%s", err, data)
+	}
+	first := log.Runs[0].Results[0]
+	if loc := first.Locations[0].PhysicalLocation; first.RuleID != "PR101" || loc.ArtifactLocation.URI != "file://"+example || loc.Region.StartLine != 13 || loc.Region.StartColumn != 66 {
+		t.Errorf("first result %+v", first)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/fixture"
 )
 
 func requireNix(t testing.TB) string {
@@ -505,5 +506,36 @@ func TestK8sPodModuleAddsUnits(t *testing.T) {
 	nodes, err = extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 	if err != nil || nodes[0].K8sPod.AddedUnits != nil {
 		t.Errorf("without a module: %v, %v", err, nodes[0].K8sPod.AddedUnits)
+	}
+}
+
+// TestModuleSystemForcesOnlyTheSurface: on a node of the real module system,
+// on k8s-pod.nix, the FR-007 probe and the naming of the units the module
+// made force no unit's body, no package and no derivation. (The module
+// system itself forces the head of each value of an attrsOf to know its
+// names, e.g. of a service's environment: that is the option type's doing,
+// and TestExtractForcesOnlyTheSurface proves podroles' projection lazy.)
+func TestModuleSystemForcesOnlyTheSurface(t *testing.T) {
+	requireNix(t)
+	fixture.NixpkgsLib(t)
+	modules := filepath.Join(fixture.RepoRoot(t), "testdata", "modules")
+	dir := writeTree(t, map[string]string{"lazy.nix": `(import ` + modules + `/nixos { }).nixosSystem { modules = [ ` + modules + `/hosts/directory ({ lib, ... }: {
+		systemd.services.nginx = { script = throw "forced a script"; serviceConfig.ExecStart = throw "forced ExecStart"; path = throw "forced a path"; environment = throw "forced the environment"; };
+		systemd.services.lldap-publish-roles.preStart = throw "forced preStart";
+		system.services.lldap.process.argv = lib.mkForce (throw "forced a modular service's command");
+		fediversity.podRoles.roles.authelia.secrets."tls.pem".parameters.csr = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; };
+		fediversity.authelia.smtp.password = throw "forced the smtp password";
+	}) ]; }`})
+	ev := &Evaluator{K8sPodModule: filepath.Join(modules, "k8s-pod.nix")}
+	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if n.ListsProbe == nil || n.ListsProbe.Failed() || len(n.K8sPod.AddedUnits) != 0 {
+		t.Errorf("probe %+v, added units %q", n.ListsProbe, n.K8sPod.AddedUnits)
+	}
+	if len(n.NotData) != 1 || n.NotData[0].Kind != "derivation" {
+		t.Errorf("not data = %+v", n.NotData)
 	}
 }

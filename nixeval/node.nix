@@ -52,7 +52,7 @@ rec {
   # string of the store, which import takes and the module system keys by
   # the same name as the path.)
   k8sPodIn = { checkout, storeRoot }:
-    if given == null || !(isString k8sPodModule) || !(hasPrefix (checkout + "/") k8sPodModule) then given
+    if given == null || checkout == "" || !(isString k8sPodModule) || !(hasPrefix (checkout + "/") k8sPodModule) then given
     else
       let copy = storeRoot + substring (stringLength checkout) (stringLength k8sPodModule) k8sPodModule;
       in if pathExists copy then k8sPod copy [ copy k8sPodModule ] else given;

@@ -76,8 +76,12 @@ func checkFixtures(t *testing.T, fixtures []*fixture.File) []*checks.Result {
 
 func TestRuleFixtures(t *testing.T) {
 	requireNix(t)
-	fixture.NixpkgsLib(t)
-	fixtures, err := fixture.Glob("../testdata/rules/*.nix", "../testdata/modules/nodes/*.nix")
+	patterns := []string{"../testdata/rules/*.nix", "../testdata/modules/nodes/*.nix"}
+	_, missing := fixture.FindNixpkgsLib(t)
+	if missing != "" {
+		patterns = patterns[:1] // the plain fixtures still run
+	}
+	fixtures, err := fixture.Glob(patterns...)
 	if err != nil || len(fixtures) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
@@ -111,6 +115,9 @@ func TestRuleFixtures(t *testing.T) {
 		if !wantsRule && slices.Contains(res.RulesRun, ruleOfName) {
 			passed[ruleOfName] = true
 		}
+	}
+	if missing != "" {
+		t.Skipf("the plain fixtures pass; the module-system ones, and whether every rule has fixtures, need the lib: %s", missing)
 	}
 	for _, r := range checks.Rules() {
 		if !broken[r.ID] {

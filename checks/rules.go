@@ -725,9 +725,17 @@ func unknownProtocol(n *node, report reportFunc) {
 
 func unknownEncoding(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s facts.Secret) {
-		if s.Encoding != nil && *s.Encoding != "base64" {
-			report(secret(file), at(secretOpt(roleName, file, "encoding")), "secret %s of role %s has encoding %q; the only encoding is \"base64\" (or null for none)", file, roleName, *s.Encoding)
+		if s.Encoding == nil || *s.Encoding == "base64" {
+			return
 		}
+		hint := "write \"base64\" for a field in base64, or null for none"
+		switch e := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(*s.Encoding)); {
+		case e == "base64":
+			hint = "write it \"base64\", in lower case"
+		case e == "base64url" || e == "urlbase64":
+			hint = fmt.Sprintf("OpenBao's agent decodes the URL alphabet with base64URLDecode, which no encoding names: give the secret a template, {{ with secret \"%s\" }}{{ index .Data.data \"FIELD\" | base64URLDecode }}{{ end }}", s.Path)
+		}
+		report(secret(file), at(secretOpt(roleName, file, "encoding")), "secret %s of role %s has encoding %q, which the sidecar cannot decode; the only encoding is \"base64\" (or null for none): %s", file, roleName, *s.Encoding, hint)
 	})
 }
 

@@ -249,9 +249,12 @@ type Secret struct {
 
 // Service is fediversity.podRoles.services.<s>.
 type Service struct {
-	// Environment is the names of the variables of the image; their values
-	// are not projected, since no rule reads them.
+	// Environment is the names of the variables of the image, sorted.
 	Environment []string `json:"environment"`
+	// Variables are those variables with their values (FR-011: the image
+	// holds them, so they are no secrets). Nil in facts written before
+	// podroles read the values: then only the names are known.
+	Variables map[string]string `json:"variables"`
 	// Companion is the program of the companion container, or nil.
 	Companion *string `json:"companion"`
 }

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -357,12 +358,50 @@ func (d *decoder) podRoles(v gjson.Result, opt string) PodRoles {
 	p.SharedUnits = d.strings(v.Get("sharedUnits"), opt+".sharedUnits")
 	d.attrs(v.Get("services"), opt+".services", func(name string, s gjson.Result, opt string) {
 		if d.object(s, opt) {
-			env := d.strings(s.Get("environment"), opt+".environment")
-			slices.Sort(env)
-			p.Services[name] = Service{Environment: env, Companion: d.nullableStr(s.Get("companion"), opt+".companion")}
+			svc := Service{Environment: d.strings(s.Get("environment"), opt+".environment"), Companion: d.nullableStr(s.Get("companion"), opt+".companion")}
+			if vars := s.Get("variables"); vars.Exists() && vars.Type != gjson.Null {
+				svc.Variables = d.variables(vars, opt+".environment")
+				svc.Environment = append([]string{}, slices.Collect(maps.Keys(svc.Variables))...)
+			}
+			slices.Sort(svc.Environment)
+			p.Services[name] = svc
 		}
 	})
 	return p
+}
+
+// variables reads the variables of a service's image: strings only. facts.nix
+// puts {"notAString": TYPE} where a value is of another type, so that the
+// error names the option without nix forcing the value.
+func (d *decoder) variables(v gjson.Result, opt string) map[string]string {
+	out := map[string]string{}
+	d.attrs(v, opt, func(name string, e gjson.Result, opt string) {
+		if kind := e.Get("notAString"); e.IsObject() && kind.Type == gjson.String {
+			if d.err == nil {
+				d.err = fmt.Errorf("%s: want a string (Kubernetes gives an image's variables as strings), got %s", opt, nixKind(kind.Str))
+			}
+			return
+		}
+		out[name] = d.str(e, opt, "")
+	})
+	return out
+}
+
+// nixKind names a value by what builtins.typeOf (or facts.nix) calls it.
+func nixKind(kind string) string {
+	switch kind {
+	case "int":
+		return "an integer"
+	case "bool":
+		return "true or false"
+	case "set":
+		return "an attribute set"
+	case "null":
+		return "null"
+	case "lambda", "function":
+		return "a function"
+	}
+	return "a " + kind
 }
 
 func (d *decoder) role(v gjson.Result, opt string) Role {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/fixture"
 )
 
 func requireNix(t testing.TB) string {
@@ -125,7 +126,7 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 		fediversity.podRoles.roles.r.secrets.t = { path = ./no-such-secret-file; field = "v"; };
 		fediversity.podRoles.roles.r.ports = [ { port = 443; protocol = p: p; } ];
 		fediversity.podRoles.services.lldap.companion = "${derivation { name = "podroles-never-built"; builder = "/bin/false"; system = builtins.currentSystem; }}/bin/companion";
-		fediversity.podRoles.services.lldap.environment.TOKEN = throw "forced a variable's value";
+		fediversity.podRoles.services.lldap.environment.TOKEN = "t";
 		fediversity.authelia.smtp.password = throw "forced the smtp password";
 		fediversity.authelia.storage.postgres.password = throw "forced the postgres password";
 	}`})
@@ -137,8 +138,8 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 	if s.Parameters["ttl"] != "1h" || s.Parameters["pkg"] != nil || s.Parameters["f"] != nil {
 		t.Errorf("parameters = %v", s.Parameters)
 	}
-	if env := nodes[0].PodRoles.Services["lldap"].Environment; !reflect.DeepEqual(env, []string{"TOKEN"}) {
-		t.Errorf("environment = %q", env)
+	if svc := nodes[0].PodRoles.Services["lldap"]; !reflect.DeepEqual(svc.Environment, []string{"TOKEN"}) || !reflect.DeepEqual(svc.Variables, map[string]string{"TOKEN": "t"}) {
+		t.Errorf("environment = %q, variables = %q", svc.Environment, svc.Variables)
 	}
 	if !nodes[0].Authelia.SMTP || !nodes[0].Authelia.Storage.Postgres {
 		t.Errorf("smtp and postgres should read as set: %+v", nodes[0].Authelia)
@@ -164,6 +165,25 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 	companion := *nodes[0].PodRoles.Services["lldap"].Companion
 	if _, err := os.Stat(strings.TrimSuffix(companion, "/bin/companion")); err == nil {
 		t.Errorf("the companion's derivation was built: %s", companion)
+	}
+}
+
+// TestVariablesAreStrings proves that a variable of an image whose value is
+// no string is named by its option, and that a derivation there is neither
+// built nor instantiated to say so (FR-011: Kubernetes takes strings).
+func TestVariablesAreStrings(t *testing.T) {
+	requireNix(t)
+	for value, want := range map[string]string{
+		`{ type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated"; }`: "got a derivation",
+		`x: x`:     "got a function",
+		`./a-path`: "got a path",
+		`8080`:     "got an integer",
+	} {
+		dir := writeTree(t, map[string]string{"node.nix": `{ fediversity.podRoles.services.lldap.environment.PORT = ` + value + `; }`})
+		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+		if err == nil || !strings.Contains(err.Error(), "fediversity.podRoles.services.lldap.environment.PORT: want a string") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want the option named and %q", value, err, want)
+		}
 	}
 }
 
@@ -505,5 +525,36 @@ func TestK8sPodModuleAddsUnits(t *testing.T) {
 	nodes, err = extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 	if err != nil || nodes[0].K8sPod.AddedUnits != nil {
 		t.Errorf("without a module: %v, %v", err, nodes[0].K8sPod.AddedUnits)
+	}
+}
+
+// TestModuleSystemForcesOnlyTheSurface: on a node of the real module system,
+// on k8s-pod.nix, the FR-007 probe and the naming of the units the module
+// made force no unit's body, no package and no derivation. (The module
+// system itself forces the head of each value of an attrsOf to know its
+// names, e.g. of a service's environment: that is the option type's doing,
+// and TestExtractForcesOnlyTheSurface proves podroles' projection lazy.)
+func TestModuleSystemForcesOnlyTheSurface(t *testing.T) {
+	requireNix(t)
+	fixture.NixpkgsLib(t)
+	modules := filepath.Join(fixture.RepoRoot(t), "testdata", "modules")
+	dir := writeTree(t, map[string]string{"lazy.nix": `(import ` + modules + `/nixos { }).nixosSystem { modules = [ ` + modules + `/hosts/directory ({ lib, ... }: {
+		systemd.services.nginx = { script = throw "forced a script"; serviceConfig.ExecStart = throw "forced ExecStart"; path = throw "forced a path"; environment = throw "forced the environment"; };
+		systemd.services.lldap-publish-roles.preStart = throw "forced preStart";
+		system.services.lldap.process.argv = lib.mkForce (throw "forced a modular service's command");
+		fediversity.podRoles.roles.authelia.secrets."tls.pem".parameters.csr = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; };
+		fediversity.authelia.smtp.password = throw "forced the smtp password";
+	}) ]; }`})
+	ev := &Evaluator{K8sPodModule: filepath.Join(modules, "k8s-pod.nix")}
+	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if n.ListsProbe == nil || n.ListsProbe.Failed() || len(n.K8sPod.AddedUnits) != 0 {
+		t.Errorf("probe %+v, added units %q", n.ListsProbe, n.K8sPod.AddedUnits)
+	}
+	if len(n.NotData) != 1 || n.NotData[0].Kind != "derivation" {
+		t.Errorf("not data = %+v", n.NotData)
 	}
 }

@@ -148,8 +148,20 @@ let
     companion = data (r.companion or false);
   });
 
+  # The variables of a service's image with their values (FR-011: never
+  # secrets). Kubernetes takes strings only: any other value becomes a
+  # marker naming its type, so that podroles names the option instead of
+  # nix forcing (or building) it here.
+  kindOf = v:
+    if isPath v then "path"
+    else if builtins.isFunction v then "function"
+    else if isAttrs v && (v.type or null) == "derivation" then "derivation"
+    else builtins.typeOf v;
+  variables = ifAttrs (mapAttrs (_: v: if builtins.isString v then v else { notAString = kindOf v; }));
+
   service = ifAttrs (s: {
     environment = names (s.environment or { });
+    variables = variables (s.environment or { });
     companion = nullOr (v: if isString v then builtins.unsafeDiscardStringContext v else pathString v) (s.companion or null);
   });
 

@@ -73,8 +73,17 @@ in
       host = mkOption { type = types.str; default = "localhost"; description = "Where the main pod's nginx reaches authelia."; };
       caFile = nullOr types.path "The CA file that nginx verifies authelia with.";
       storage.local = nullOr (types.submodule { options.path = mkOption { type = types.str; description = "The SQLite file."; }; }) "A local storage file.";
-      storage.postgres = nullOr (types.attrsOf types.anything) "The Postgres storage.";
-      smtp = nullOr (types.attrsOf types.anything) "The mail server.";
+      storage.postgres = nullOr (types.submodule {
+        options.host = mkOption { type = types.str; description = "The server."; };
+        options.database = mkOption { type = types.str; default = "authelia"; description = "The database."; };
+        options.passwordFile = nullOr types.str "The file of the password.";
+      }) "The Postgres storage.";
+      smtp = nullOr (types.submodule {
+        options.host = mkOption { type = types.str; description = "The mail server."; };
+        options.port = mkOption { type = types.port; default = 587; description = "Its port."; };
+        options.sender = mkOption { type = types.str; default = "authelia@localhost"; description = "The sender."; };
+        options.password = nullOr types.str "The password.";
+      }) "The mail server.";
       forwardAuth.enable = flag "Whether nginx asks authelia on every request.";
     };
   };

@@ -74,17 +74,25 @@ func checkFixtures(t *testing.T, fixtures []*fixture.File) []*checks.Result {
 	return results
 }
 
-func TestRuleFixtures(t *testing.T) {
-	requireNix(t)
+// allFixtures reads the rule fixtures: the module-system ones too when
+// nixpkgs' lib is there (missing says why not); the plain ones always run.
+func allFixtures(t *testing.T) (fixtures []*fixture.File, missing string) {
+	t.Helper()
 	patterns := []string{"../testdata/rules/*.nix", "../testdata/modules/nodes/*.nix"}
-	_, missing := fixture.FindNixpkgsLib(t)
+	_, missing = fixture.FindNixpkgsLib(t)
 	if missing != "" {
-		patterns = patterns[:1] // the plain fixtures still run
+		patterns = patterns[:1]
 	}
 	fixtures, err := fixture.Glob(patterns...)
 	if err != nil || len(fixtures) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
+	return fixtures, missing
+}
+
+func TestRuleFixtures(t *testing.T) {
+	requireNix(t)
+	fixtures, missing := allFixtures(t)
 	results := checkFixtures(t, fixtures)
 
 	broken := map[string]bool{}
@@ -135,11 +143,7 @@ func TestRuleFixtures(t *testing.T) {
 // system or in a plain config.
 func TestFixtureLocations(t *testing.T) {
 	requireNix(t)
-	fixture.NixpkgsLib(t)
-	fixtures, err := fixture.Glob("../testdata/rules/*.nix", "../testdata/modules/nodes/*.nix")
-	if err != nil || len(fixtures) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
+	fixtures, _ := allFixtures(t)
 	results := checkFixtures(t, fixtures)
 	for i, fx := range fixtures {
 		dir, err := filepath.Abs(filepath.Dir(fx.Path))

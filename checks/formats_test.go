@@ -13,7 +13,6 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/facts"
-	"github.com/fediversity/podroles/internal/fixture"
 )
 
 // awkward is a report whose strings hold what workflow commands and SARIF
@@ -221,10 +220,7 @@ func TestSARIFIsValid(t *testing.T) {
 		t.Error("the schema accepts a result of level \"severe\"")
 	}
 
-	fixture.NixpkgsLib(t)
-	fixtures, err := fixture.Glob("../testdata/rules/*.nix", "../testdata/modules/nodes/*.nix")
-	if err != nil {
-		t.Fatal(err)
-	}
+	requireNix(t)
+	fixtures, _ := allFixtures(t)
 	validSARIF(t, schema, checks.NewReport(checkFixtures(t, fixtures), false))
 }

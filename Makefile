@@ -41,13 +41,15 @@ deps:
 # 2.8, and Nix 2.24.15 built once from its pinned source (scripts/build-nix.sh)
 # into a folder named after the recipe's hash, so that a changed recipe builds
 # anew and an unchanged one is reused. The source is found beside the
-# repository, where every developer machine and CI have it.
+# repository, where every developer machine and CI have it. The tests run it
+# with a /nix of its own in a mount namespace (scripts/nix-own-root.sh).
 DEBIAN_NIX    := /usr/bin/nix
 NIX24_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.24.15-src.tar.gz
 NIX24_DIR     := $(CURDIR)/.cache/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
-NIX24         := $(NIX24_DIR)/bin/nix
+NIX24         := $(NIX24_DIR)/own-root/bin/nix
 nix24:
 	@scripts/build-nix.sh $(NIX24_DIR) $(NIX24_TARBALL)
+	@scripts/nix-own-root.sh $(NIX24_DIR)
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
@@ -171,7 +173,7 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 # run names its nix in PODROLES_TEST_NIX (internal/nixtest), with a nix first
 # on PATH that refuses to run, so that no test runs another nix unawares.
 PKGS ?= ./...
-NIX_PKGS ?= ./nixeval/... ./checks/... ./cmd/... ./flaketest/... ./plan/...
+NIX_PKGS ?= ./nixeval/... ./checks/... ./cmd/... ./flaketest/... ./plan/... ./facts/...
 TEST_NIX24 ?= yes
 NO_NIX_ON_PATH := $(CURDIR)/scripts/no-nix-on-path
 test: deps $(if $(filter yes,$(TEST_NIX24)),nix24) servers images build vet

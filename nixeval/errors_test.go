@@ -116,7 +116,7 @@ func errorCases() []errorCase {
 			"2.8": "eval flake $D/flake#nope: podroles: flake $D/flake has no nixosConfigurations.nope; it has: web",
 		}},
 		{name: "missing flake dir", run: flake("$D/no-such-flake#web"), want: map[string]string{
-			"2.8": "flake $D/no-such-flake: no flake.nix in $D/no-such-flake",
+			"2.8": "flake $D/no-such-flake: no such folder $D/no-such-flake",
 		}},
 		{name: "missing git+file flake dir", run: flake("git+file://$D/no-such-repo#web"), want: map[string]string{
 			"2.8": "eval flake git+file://$D/no-such-repo#web: git+file://$D/no-such-repo: directory $D/no-such-repo does not exist",

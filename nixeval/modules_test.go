@@ -5,85 +5,41 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/nixtest"
 )
 
-// The options of node-surface.md that the module-system nodes below set,
-// declared with nixpkgs' own types.
-const surfaceOptions = `{ lib, ... }:
-let inherit (lib) mkOption types; in
-{
-  options.networking.hostName = mkOption { type = types.str; default = "nixos"; };
-  options.systemd.services = mkOption {
-    type = types.attrsOf (types.submodule { options.enable = mkOption { type = types.bool; default = true; }; });
-    default = { };
-  };
-  options.fediversity.podRoles.roles = mkOption {
-    type = types.attrsOf (types.submodule {
-      options.replicas = mkOption { type = types.int; default = 1; };
-      options.units = mkOption { type = types.listOf types.str; default = [ ]; };
-    });
-    default = { };
-  };
-}
-`
-
 // TestModuleSystemErrorsNameTheUsersFile evaluates nodes of several module
-// files through nixpkgs' real lib: an evaluation error names, in its one
-// line, the option and the user's file that nix's trace points at first
-// outside lib, never lib/modules.nix.
+// files through nixpkgs' real lib (the NixOS stand-in of testdata/modules):
+// an evaluation error names, in its one line, the option and the user's
+// file that nix's trace points at first outside lib, never lib/modules.nix.
 func TestModuleSystemErrorsNameTheUsersFile(t *testing.T) {
-	lib := nixtest.NixpkgsLib(t)
+	fixture.NixpkgsLib(t)
 	requireNix(t)
-	node := func(modules ...string) string {
-		return `let lib = import (/. + "` + lib + `"); in lib.evalModules { modules = [ ./options.nix ` + strings.Join(modules, " ") + ` ]; }`
-	}
-	dir := writeTree(t, map[string]string{
-		"options.nix": surfaceOptions,
-		"hosts/web.nix": `{ lib, ... }: {
-  networking.hostName = "web";
-  systemd.services.web = { };
-}
-`,
-		"hosts/web-again.nix": `{ lib, ... }: {
-  networking.hostName = "web-2";
-}
-`,
-		"roles.nix": `{ lib, ... }: {
-  fediversity.podRoles.roles.sidekiq = {
-    units = [ "web" ];
-    replicas = lib.mkDefault "2";
-  };
-}
-`,
-		"loop.nix": `{ config, lib, ... }: {
-  systemd.services = lib.mapAttrs (name: unit: unit) config.systemd.services;
-}
-`,
-		"conflict.nix":  node("./hosts/web.nix", "./hosts/web-again.nix"),
-		"type.nix":      node("./hosts/web.nix", "./roles.nix"),
-		"recursion.nix": node("./hosts/web.nix", "./loop.nix"),
-	})
+	host := "{ lib, ... }: {\n  networking.hostName = \"web\";\n  systemd.services.web = { };\n}\n"
 	for _, c := range []struct {
-		file string
+		name string
+		more map[string]string
+		// want is the whole line, by release; $D is the node's folder.
 		want map[string]string
 	}{
-		{"conflict.nix", map[string]string{
-			"2.8": "eval file $D/conflict.nix: The option `networking.hostName' has conflicting definition values: - In `$D/hosts/web-again.nix': \"web-2\" - In `$D/hosts/web.nix': \"web\" Use `lib.mkForce value` or `lib.mkDefault value` to change the priority on any of these definitions. (at $D/hosts/web-again.nix)",
+		{"conflicting definitions", map[string]string{"web-again.nix": "{ lib, ... }: {\n  networking.hostName = \"web-2\";\n}\n"}, map[string]string{
+			"2.8": "eval file $D/node.nix: The option `networking.hostName' has conflicting definition values: - In `$D/web-again.nix': \"web-2\" - In `$D/host.nix': \"web\" Use `lib.mkForce value` or `lib.mkDefault value` to change the priority on any of these definitions. (at $D/web-again.nix)",
 		}},
-		{"type.nix", map[string]string{
-			"2.8": "eval node web (file $D/type.nix): A definition for option `fediversity.podRoles.roles.sidekiq.replicas' is not of type `signed integer'. Definition values: - In `$D/roles.nix': \"2\" (at $D/roles.nix)",
+		{"type error", map[string]string{"roles.nix": "{ lib, ... }: {\n  fediversity.podRoles.roles.sidekiq = {\n    units = [ \"web\" ];\n    replicas = lib.mkDefault \"2\";\n  };\n}\n"}, map[string]string{
+			"2.8": "eval node web (file $D/node.nix): A definition for option `fediversity.podRoles.roles.sidekiq.replicas' is not of type `null or (positive integer, meaning >0)'. Definition values: - In `$D/roles.nix': \"2\" (at $D/roles.nix)",
 		}},
-		{"recursion.nix", map[string]string{
-			// 2.8's trace names the file whose definitions were evaluated,
+		{"infinite recursion", map[string]string{"loop.nix": "{ config, lib, ... }: {\n  systemd.services = lib.mapAttrs (name: unit: unit) config.systemd.services;\n}\n"}, map[string]string{
+			// 2.8's trace names the file whose definitions recursed,
 			// 2.24's the line.
-			"2.8":  "eval node web (file $D/recursion.nix): option systemd.services: infinite recursion encountered (at $D/loop.nix)",
-			"2.24": "eval node web (file $D/recursion.nix): option systemd.services: infinite recursion encountered (at $D/loop.nix:2:54)",
+			"2.8":  "eval node web (file $D/node.nix): option systemd.services: infinite recursion encountered (at $D/loop.nix)",
+			"2.24": "eval node web (file $D/node.nix): option systemd.services: infinite recursion encountered (at $D/loop.nix:2:54)",
 		}},
 	} {
-		t.Run(c.file, func(t *testing.T) {
-			want := strings.ReplaceAll(nixtest.Pick(t, c.want), "$D", dir)
-			_, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, c.file)))
+		t.Run(c.name, func(t *testing.T) {
+			node := fixture.ModuleNode(t, host, c.more)
+			want := strings.ReplaceAll(nixtest.Pick(t, c.want), "$D", filepath.Dir(node))
+			_, err := extract(t, evaluator(t), mustSources(t, FileSource, node))
 			if err == nil {
 				t.Fatal("no error")
 			}

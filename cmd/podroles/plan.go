@@ -27,10 +27,15 @@ func newPlanCmd(ios *streams) *cobra.Command {
 		Short: "Print the Kubernetes objects the k8s method must make of nodes",
 		Long: `Prints, for each node on k8s-pod.nix, the Deployment <node> of the main pod,
 and for each requested role the Deployment <node>-<role> with its replicas,
-image and containers (the service, the companion, the secrets sidecar) and
-the Service <node>-<role> with exactly its ports, each pod template
-annotated with the units its pods may run. A node with errors of podroles
-check is refused.`,
+image and containers (the service with its variables, the companion, the
+OpenBao agent as a sidecar that starts first and alone holds the pod's
+identity) and the Service <node>-<role> with exactly its ports, each pod
+template annotated with the units its pods may run. A node with errors of
+podroles check is refused.
+
+Image references not given by --node-image, --service-image or
+--sidecar-image are placeholders, named in the YAML's comments (on standard
+error with --format json).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.format != "yaml" && o.format != "json" {
 				return fmt.Errorf("--format %q: want yaml or json", o.format)
@@ -57,6 +62,9 @@ check is refused.`,
 					return err
 				}
 				plans = append(plans, p)
+			}
+			if note := plan.PlaceholderNote(plans); note != "" && o.format != "yaml" {
+				fmt.Fprintf(ios.ErrOut, "podroles plan: %s\n", note)
 			}
 			return writeOutput(o.output, ios.Out, func(w io.Writer) error { return plan.Write(w, o.format, plans) })
 		},

@@ -25,6 +25,10 @@ type sourceOptions struct {
 	nix          string
 	timeout      time.Duration
 	showTrace    bool
+
+	// evaluator is the one load ran, which knows where each node came
+	// from (for the locations of findings).
+	evaluator *nixeval.Evaluator
 }
 
 func (o *sourceOptions) addFlags(cmd *cobra.Command) {
@@ -79,6 +83,7 @@ func (o *sourceOptions) load(ctx context.Context, args []string, errOut io.Write
 		return nil, err
 	}
 	ev := &nixeval.Evaluator{Nix: o.nix, Timeout: o.timeout, K8sPodModule: o.k8sPodModule}
+	o.evaluator = ev
 	progress := isTerminal(errOut)
 	if progress {
 		fmt.Fprintf(errOut, "evaluating %d source(s) with nix...", len(sources))

@@ -1,5 +1,4 @@
-// Package nixtest gives tests the nix they run, and the copy of nixpkgs' lib
-// they evaluate module-system nodes with.
+// Package nixtest gives tests the nix they run.
 //
 // make test runs the tests that call nix twice, once per nix that CI covers
 // (Debian's nix 2.8 and Nix 2.24, see docs/nix-versions.md), naming the nix
@@ -24,10 +23,6 @@ import (
 
 // Env names the nix the tests run; unset, they run nix from PATH.
 const Env = "PODROLES_TEST_NIX"
-
-// LibEnv names nixpkgs' lib folder; unset, it is ../shared/nixpkgs-lib/lib
-// beside the repository.
-const LibEnv = "PODROLES_NIXPKGS_LIB"
 
 // Nix returns the absolute path of the nix the tests run, and fails the test
 // when there is none. The first answer holds for the whole test binary, also
@@ -119,50 +114,4 @@ func Pick[T any](t testing.TB, byRelease map[string]T) T {
 		t.Fatalf("nixtest.Pick: no expectation for nix %s", v)
 	}
 	return out
-}
-
-// NixpkgsLib returns the folder of an unmodified copy of nixpkgs' lib: the
-// one LibEnv names, or ../shared/nixpkgs-lib/lib beside the repository. When
-// there is none the test is skipped, or fails when CI is set.
-func NixpkgsLib(t testing.TB) string {
-	t.Helper()
-	lib := os.Getenv(LibEnv)
-	if lib == "" {
-		root, err := RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		lib = filepath.Join(root, "..", "shared", "nixpkgs-lib", "lib")
-	}
-	lib, err := filepath.Abs(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(lib, "modules.nix")); err != nil {
-		msg := fmt.Sprintf("no copy of nixpkgs' lib at %s (set %s to one): the module-system tests need it", lib, LibEnv)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return lib
-}
-
-// RepoRoot returns the repository's root: the folder of go.mod above the
-// working directory.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -182,7 +182,9 @@ ifeq ($(TEST_NIX24),yes)
 	@pkgs="$(filter $(shell $(GO) list $(NIX_PKGS)),$(shell $(GO) list $(PKGS)))"; \
 	  if [ -z "$$pkgs" ]; then echo "nix 2.24: none of these packages runs nix"; exit 0; fi; \
 	  echo "the same tests on nix 2.24: $$pkgs" | sed 's|github.com/fediversity/podroles/|./|g'; \
-	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(NIX24) $(GO) test -count=1 $(TESTFLAGS) $$pkgs
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(NIX24) $(GO) test -count=1 $(TESTFLAGS) $$pkgs && \
+	  echo "Debian's nix after the 2.24 run:" && \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -run '^(TestExtractFlake|TestManyNodesOneProcess)$$' ./nixeval/
 endif
 
 bench: deps servers images build

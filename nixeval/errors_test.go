@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/nixtest"
 )
 
@@ -112,6 +113,22 @@ func errorCases() []errorCase {
 		{name: "a module, not a node", file: "module-function.nix", kind: KindEval, want: map[string]string{
 			"2.8": "eval file $F: podroles: $F is a function (a NixOS module?): give the node's config attribute set, or a NixOS system such as nixpkgs.lib.nixosSystem { modules = [ ... ]; }",
 		}},
+		// Nodes of several module files through nixpkgs' real lib (the NixOS
+		// stand-in of testdata/modules): the line names the option and the
+		// user's file that the trace points at first outside lib, never
+		// lib/modules.nix. $T is the node's folder.
+		{name: "conflicting definitions", kind: KindEval, run: moduleSystemNode(map[string]string{"web-again.nix": "{ lib, ... }: {\n  networking.hostName = \"web-2\";\n}\n"}), want: map[string]string{
+			"2.8": "eval file $T/node.nix: The option `networking.hostName' has conflicting definition values: - In `$T/web-again.nix': \"web-2\" - In `$T/host.nix': \"web\" Use `lib.mkForce value` or `lib.mkDefault value` to change the priority on any of these definitions. (at $T/web-again.nix)",
+		}},
+		{name: "type error of the module system", kind: KindEval, run: moduleSystemNode(map[string]string{"roles.nix": "{ lib, ... }: {\n  fediversity.podRoles.roles.sidekiq = {\n    units = [ \"web\" ];\n    replicas = lib.mkDefault \"2\";\n  };\n}\n"}), want: map[string]string{
+			"2.8": "eval node web (file $T/node.nix): A definition for option `fediversity.podRoles.roles.sidekiq.replicas' is not of type `null or (positive integer, meaning >0)'. Definition values: - In `$T/roles.nix': \"2\" (at $T/roles.nix)",
+		}},
+		{name: "infinite recursion in the module system", kind: KindEval, run: moduleSystemNode(map[string]string{"loop.nix": "{ config, lib, ... }: {\n  systemd.services = lib.mapAttrs (name: unit: unit) config.systemd.services;\n}\n"}), want: map[string]string{
+			// 2.8's trace names the file whose definitions recursed, 2.24's
+			// the line.
+			"2.8":  "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix)",
+			"2.24": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix:2:54)",
+		}},
 		{name: "missing flake node", run: flake("$D/flake#nope"), want: map[string]string{
 			"2.8": "eval flake $D/flake#nope: podroles: flake $D/flake has no nixosConfigurations.nope; it has: web",
 		}},
@@ -167,6 +184,20 @@ func errorCases() []errorCase {
 		}, want: map[string]string{
 			"2.8": "$T/nix is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later",
 		}},
+	}
+}
+
+// moduleSystemNode evaluates a node of host.nix and more through nixpkgs'
+// lib; without the lib the case is skipped (failed under CI).
+func moduleSystemNode(more map[string]string) func(t *testing.T, dir string) error {
+	return func(t *testing.T, dir string) error {
+		fixture.NixpkgsLib(t)
+		node := fixture.ModuleNode(t, "{ lib, ... }: {\n  networking.hostName = \"web\";\n  systemd.services.web = { };\n}\n", more)
+		_, err := extract(t, evaluator(t), mustSources(t, FileSource, node))
+		if err != nil && strings.Contains(err.Error(), "modules.nix") {
+			t.Errorf("the error points into nixpkgs' lib: %s", err)
+		}
+		return err
 	}
 }
 

@@ -23,6 +23,8 @@ func TestParseDocumentErrors(t *testing.T) {
 		{`{"version": 1, "nodes": [{"name": "a", "firewall": {"interfaces": {"eth0": {"allowedTCPPortRanges": [{"from": 1}]}}}}]}`, "node a: networking.firewall.interfaces.eth0.allowedTCPPortRanges[0].to: want an integer, got nothing"},
 		{`{"version": 1, "nodes": [{"name": "a", "lldap": {"tls": {"caFile": false}}}]}`, "node a: fediversity.lldap.tls.caFile: want a string, got false"},
 		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"roles": {"r": {"secrets": {"s": {"parameters": []}}}}}}]}`, "node a: fediversity.podRoles.roles.r.secrets.s.parameters: want an attribute set, got a list"},
+		{`{"version": 1, "nodes": [{"name": "a", "k8sPod": {"addedUnits": "x"}}]}`, "node a: k8sPod.addedUnits: want a list, got the string"},
+		{`{"version": 1, "nodes": [{"name": "a", "listsProbe": {"roles": [1]}}]}`, "node a: listsProbe.roles[0]: want a string, got the number 1"},
 		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"services": {"s": {"variables": {"X": 1}}}}}]}`, "node a: fediversity.podRoles.services.s.environment.X: want a string, got the number 1"},
 		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"services": {"s": {"variables": {"X": {"notAString": "derivation"}}}}}}]}`, "node a: fediversity.podRoles.services.s.environment.X: want a string (Kubernetes gives an image's variables as strings), got a derivation"},
 	}
@@ -68,9 +70,10 @@ func TestFactsRoundTrip(t *testing.T) {
 			MainUnits: []string{"b"}, SharedUnits: []string{},
 			Services: map[string]Service{"lldap": {Environment: []string{"X", "Y"}, Variables: map[string]string{"X": "1", "Y": ""}}, "old": {Environment: []string{"Z"}}},
 		},
-		K8sPod:   K8sPod{Enable: true, PlatformUnits: []string{}},
-		LLDAP:    LLDAP{Host: "h"},
-		Authelia: Authelia{Host: "a", Storage: AutheliaStorage{Local: &LocalStorage{Path: "/var/lib/x"}}},
+		K8sPod:     K8sPod{Enable: true, PlatformUnits: []string{}, AddedUnits: []string{"c"}},
+		ListsProbe: &ListsProbe{Roles: []string{"r"}, SharedUnits: true, K8sPodModuleSkipped: true},
+		LLDAP:      LLDAP{Host: "h"},
+		Authelia:   Authelia{Host: "a", Storage: AutheliaStorage{Local: &LocalStorage{Path: "/var/lib/x"}}},
 	}}}
 	data, err := json.Marshal(in)
 	if err != nil {

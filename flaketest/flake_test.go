@@ -21,6 +21,8 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 )
@@ -62,9 +64,7 @@ func buildPodroles(t *testing.T) string { return binDir }
 // flake's outputs bound to `self` on the nixpkgs stand-in.
 func nixEval(t *testing.T, binDir, expr string, out any) {
 	t.Helper()
-	if _, err := exec.LookPath("nix"); err != nil {
-		t.Fatal("nix is not installed: the flake tests need the real nix (apt-get install nix-bin)")
-	}
+	nix := nixtest.Nix(t)
 	full := `let
 	  repo = /. + builtins.getEnv "PODROLES_REPO";
 	  nixpkgs = import (repo + "/flaketest/testdata/nixpkgs-stub.nix");
@@ -74,7 +74,7 @@ func nixEval(t *testing.T, binDir, expr string, out any) {
 	in ` + expr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "nix", "--extra-experimental-features", "nix-command flakes", "eval", "--json", "--impure", "--expr", full)
+	cmd := exec.CommandContext(ctx, nix, "--extra-experimental-features", "nix-command flakes", "eval", "--json", "--impure", "--expr", full)
 	cmd.Env = append(os.Environ(), "PODROLES_REPO="+repoRoot, "PODROLES_TEST_BIN_DIR="+binDir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -92,8 +92,14 @@ func nixEval(t *testing.T, binDir, expr string, out any) {
 func runScript(t *testing.T, script string) (status int, output, out string) {
 	t.Helper()
 	out = filepath.Join(t.TempDir(), "out")
+	// The sandbox has no nix, but Debian's is in /usr/bin: a nix first on
+	// PATH that refuses to run stands in for its absence.
+	noNix := t.TempDir()
+	if err := os.WriteFile(filepath.Join(noNix, "nix"), []byte("#!/bin/sh\necho 'the build ran nix, which the sandbox does not have' >&2\nexit 127\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Env = append(os.Environ(), "out="+out, "PATH=/usr/bin:/bin") // no nix in the sandbox
+	cmd.Env = append(os.Environ(), "out="+out, "PATH="+noNix+":/usr/bin:/bin")
 	b, err := cmd.CombinedOutput()
 	if exit, ok := err.(*exec.ExitError); ok {
 		return exit.ExitCode(), string(b), out
@@ -117,7 +123,7 @@ func podrolesFacts(t *testing.T, files ...string) []*facts.Node {
 		}
 		sources = append(sources, s)
 	}
-	nodes, err := (&nixeval.Evaluator{}).Load(context.Background(), sources)
+	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Load(context.Background(), sources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +235,7 @@ func TestCommandAndMkCheckAgree(t *testing.T) {
 	nixEval(t, bin, `(self.lib.mkCheck { inherit pkgs; nodes = import `+dir+`/systems.nix; k8sPodModule = `+dir+`/k8s-pod.nix; }).buildCommand`, &script)
 	_, _, out := runScript(t, script)
 
-	cmd := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--flake", dir, "--k8s-pod-module", filepath.Join(dir, "k8s-pod.nix"))
+	cmd := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--nix", nixtest.Nix(t), "--format", "json", "--flake", dir, "--k8s-pod-module", filepath.Join(dir, "k8s-pod.nix"))
 	direct, _ := cmd.Output()
 	cmd = exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--facts", filepath.Join(out, "facts.json"))
 	viaFacts, _ := cmd.Output()
@@ -246,6 +252,16 @@ func TestCommandAndMkCheckAgree(t *testing.T) {
 		return all
 	}
 	a, b := findings(direct), findings(viaFacts)
+	// The command evaluates the flake itself and locates each finding in
+	// the flake's folder (not in nix's store copy of it); a check of facts
+	// has no nix to ask, so its findings have no places. They agree on the
+	// rest.
+	for i, f := range a {
+		if f.Location == nil || !strings.HasPrefix(f.Location.File, dir+"/") {
+			t.Errorf("finding %s %s is located at %v, not in the flake's folder", f.Rule, f.Subject, f.Location)
+		}
+		a[i].Location, a[i].Notes = nil, nil
+	}
 	if len(a) == 0 || !reflect.DeepEqual(a, b) {
 		t.Errorf("podroles check --flake and lib.mkCheck disagree:\n%+v\n%+v", a, b)
 	}
@@ -354,11 +370,61 @@ func TestFlakeOutputs(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go mod vendor: %v\n%s", err, out)
 	}
-	hash, err := exec.Command("nix", "--extra-experimental-features", "nix-command", "hash", "path", vendor).Output()
+	hash, err := exec.Command(nixtest.Nix(t), "--extra-experimental-features", "nix-command", "hash", "path", vendor).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h := strings.TrimSpace(string(hash)); h != got.Package.VendorHash {
 		t.Errorf("nix/package.nix has vendorHash %s, but go.mod vendors to %s: update it", got.Package.VendorHash, h)
+	}
+}
+
+// TestMkCheckAgreesOnModuleSystemHosts checks the platform repository's
+// flake of the module-system fixtures (a git work tree; hosts through
+// nixpkgs' own lib, one of them importing k8s-pod.nix itself) with podroles
+// check --flake --k8s-pod-module and with lib.mkCheck's k8sPodModule: the
+// same facts, finding for finding.
+func TestMkCheckAgreesOnModuleSystemHosts(t *testing.T) {
+	bin := buildPodroles(t)
+	work := fixture.HostsFlake(t)
+	ref := "git+file://" + work.Dir + "?dir=deploy"
+
+	var script string
+	nixEval(t, bin, `let flake = builtins.getFlake "`+ref+`"; in
+	  (self.lib.mkCheck { inherit pkgs; nodes = flake.nixosConfigurations; k8sPodModule = flake.k8sPodModule; }).buildCommand`, &script)
+	status, output, out := runScript(t, script)
+	if status != 1 || !strings.Contains(output, "PR101 unit mastodon-cleanup") {
+		t.Fatalf("lib.mkCheck: exit %d\n%s", status, output)
+	}
+	viaFacts, _ := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--facts", filepath.Join(out, "facts.json")).Output()
+	direct, _ := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--nix", nixtest.Nix(t), "--format", "json",
+		"--flake", filepath.Join(work.Dir, "deploy"), "--k8s-pod-module", filepath.Join(work.Dir, "k8s-pod.nix")).Output()
+
+	findings := func(data []byte) []string {
+		var r checks.Report
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+		var all []string
+		for _, n := range r.Nodes {
+			for _, f := range n.Findings {
+				all = append(all, n.Node+" "+f.Rule+" "+f.Subject.String()+": "+f.Message)
+			}
+		}
+		return all
+	}
+	a, b := findings(direct), findings(viaFacts)
+	if len(a) != 2 || !reflect.DeepEqual(a, b) {
+		t.Errorf("podroles check --flake and lib.mkCheck disagree:\n%q\n%q", a, b)
+	}
+	// The node that imports k8s-pod.nix itself has it once, either way.
+	doc, err := facts.ReadFile(filepath.Join(out, "facts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range doc.Nodes {
+		if n.Name == "mastodon-on-k8s" && (len(n.K8sPod.PlatformUnits) != 2 || !reflect.DeepEqual(n.K8sPod.AddedUnits, []string{"mastodon-cleanup"})) {
+			t.Errorf("mastodon-on-k8s: platform units %q, added %q", n.K8sPod.PlatformUnits, n.K8sPod.AddedUnits)
+		}
 	}
 }

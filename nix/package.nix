@@ -4,7 +4,7 @@ buildGoModule {
   pname = "podroles";
   inherit version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-bEzo1GQ7Mo7lvgL68qdL4gx1SCyBVaCsH6SzZOr9pvQ=";
+  vendorHash = "sha256-A8ESJZJm+cnvhjViWyNUweg1nQQbPNgokc1pEvzrvAw=";
   subPackages = [ "cmd/podroles" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

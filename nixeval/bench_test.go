@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/synthetic"
 	. "github.com/fediversity/podroles/nixeval"
 )
@@ -14,7 +15,7 @@ func TestSyntheticNodeExtracts(t *testing.T) {
 	RequireNix(t)
 	shape := synthetic.Shape{Name: "large", Units: 500, Roles: 5}
 	dir := WriteTree(t, map[string]string{"large.nix": shape.Nix()})
-	nodes, err := (&Evaluator{}).Extract(context.Background(), MustSources(t, FileSource, filepath.Join(dir, "large.nix")))
+	nodes, err := NewTestEvaluator(t).Extract(context.Background(), MustSources(t, FileSource, filepath.Join(dir, "large.nix")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func BenchmarkExtract5000Units50Roles(b *testing.B) {
 	dir := WriteTree(b, map[string]string{"large.nix": synthetic.Shape{Name: "large", Units: 5000, Roles: 50}.Nix()})
 	sources := MustSources(b, FileSource, filepath.Join(dir, "large.nix"))
 	for b.Loop() {
-		if _, err := (&Evaluator{}).Extract(context.Background(), sources); err != nil {
+		if _, err := NewTestEvaluator(b).Extract(context.Background(), sources); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,7 +57,7 @@ func BenchmarkExtract50NodesOneProcess(b *testing.B) {
 	RequireNix(b)
 	sources := fiftyNodes(b)
 	for b.Loop() {
-		if _, err := (&Evaluator{}).Extract(context.Background(), sources); err != nil {
+		if _, err := NewTestEvaluator(b).Extract(context.Background(), sources); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,9 +68,55 @@ func BenchmarkExtract50NodesSeparately(b *testing.B) {
 	sources := fiftyNodes(b)
 	for b.Loop() {
 		for _, s := range sources {
-			if _, err := (&Evaluator{}).Extract(context.Background(), []Source{s}); err != nil {
+			if _, err := NewTestEvaluator(b).Extract(context.Background(), []Source{s}); err != nil {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// moduleNode writes a correct node of 3,000 units and 30 roles that goes
+// through nixpkgs' real module system (testdata/modules/nixos), its units
+// spread over 30 modules as a host's would be, and returns its source.
+func moduleNode(b *testing.B) []Source {
+	fixture.NixpkgsLib(b)
+	shape := synthetic.Shape{Name: "large", Units: 3000, Roles: 30}
+	return MustSources(b, FileSource, fixture.ModuleNode(b, shape.Nix(), nil))
+}
+
+// BenchmarkModuleNode3000Units is the evaluation of a clean node of 3,000
+// units through the real module system, without and with the FR-007 probe
+// (one more lazy evaluation of the three lists in the node extended with a
+// throwing systemd.services), and on k8s-pod.nix, where the units only the
+// module makes are named too. The probe's cost is the difference between
+// the first two; docs/check.md gives the figures.
+func BenchmarkModuleNode3000Units(b *testing.B) {
+	nix := RequireNix(b)
+	sources := moduleNode(b)
+	k8sPod := filepath.Join(fixture.RepoRoot(b), "testdata", "modules", "k8s-pod.nix")
+	for _, c := range []struct {
+		name string
+		ev   *Evaluator
+	}{
+		{"without-probe", WithoutListsProbe(&Evaluator{Nix: nix})},
+		{"with-probe", &Evaluator{Nix: nix}},
+		{"k8s-pod-without-probe", WithoutListsProbe(&Evaluator{Nix: nix, K8sPodModule: k8sPod})},
+		{"k8s-pod-with-probe", &Evaluator{Nix: nix, K8sPodModule: k8sPod}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			before := fixture.ChildCPU()
+			for b.Loop() {
+				nodes, err := c.ev.Extract(context.Background(), sources)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(nodes[0].Units) < 3000 {
+					b.Fatalf("%d units", len(nodes[0].Units))
+				}
+			}
+			// nix's CPU time varies less than the wall clock on a
+			// machine that others share.
+			b.ReportMetric(float64((fixture.ChildCPU()-before).Milliseconds())/float64(b.N), "nix-cpu-ms/op")
+		})
 	}
 }

@@ -19,11 +19,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/nixversion"
 	"github.com/tidwall/gjson"
 )
 
@@ -39,19 +42,97 @@ var extractNix []byte
 //go:embed node.nix
 var nodeNix []byte
 
+//go:embed locate.nix
+var locateNix []byte
+
 // Evaluator runs nix. The zero value runs "nix" from PATH with no timeout.
 type Evaluator struct {
 	// Nix is the nix command, a name looked up in PATH or a path.
 	Nix string
 	// Timeout bounds one nix process; zero means none.
 	Timeout time.Duration
-	// ShowTrace passes --show-trace to nix; EvalError.Detail then holds
-	// the trace.
-	ShowTrace bool
 	// K8sPodModule, when set, is a module that every NixOS system is
 	// extended with (extendModules) before extraction: the node as the
 	// k8s method evaluates it, on k8s-pod.nix.
 	K8sPodModule string
+
+	// mu guards origins: where each node that Extract read came from, for
+	// Locate.
+	mu      sync.Mutex
+	origins map[facts.NodeRef]origin
+
+	// withoutListsProbe skips the FR-007 probe, for the benchmark that
+	// measures what the probe costs; users always have it.
+	withoutListsProbe bool
+
+	// The version of nix, read once per Evaluator (once per run of a
+	// command), not per node or per call.
+	versionOnce sync.Once
+	versionErr  error
+}
+
+// OldestNix is the oldest nix release that podroles' tests cover (CI runs
+// them on Debian 12's nix 2.8 and on Nix 2.24; docs/nix-versions.md).
+// Older releases are untried; before 2.4 nix has neither flakes nor
+// `nix eval --expr`.
+var OldestNix = nixversion.MustParse("2.8")
+
+// NixTooOldError refuses a nix older than OldestNix.
+type NixTooOldError struct {
+	Nix     string
+	Version nixversion.Version
+}
+
+func (e *NixTooOldError) Error() string {
+	return fmt.Sprintf("%s is nix %s, older than %s, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix %s or later", e.Nix, e.Version, OldestNix, OldestNix)
+}
+
+// checkVersion runs `nix --version` the first time it is called and refuses
+// a nix older than OldestNix. A version it cannot read (a wrapper that prints
+// something else) is let through: the evaluation then says what is wrong.
+func (e *Evaluator) checkVersion(ctx context.Context) error {
+	e.versionOnce.Do(func() {
+		path, err := e.nixPath()
+		if err != nil {
+			e.versionErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, path, "--version")
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil && ctx.Err() != nil {
+			e.versionErr = fmt.Errorf("%s --version: %w", e.nixName(), ctx.Err())
+			return
+		}
+		if err != nil {
+			e.versionErr = fmt.Errorf("%s --version: %v: %s", e.nixName(), err, strings.TrimSpace(stderr.String()))
+			return
+		}
+		v, err := nixversion.FromOutput(string(out))
+		if err == nil && v.Less(OldestNix) {
+			e.versionErr = &NixTooOldError{Nix: e.nixName(), Version: v}
+		}
+	})
+	return e.versionErr
+}
+
+func (e *Evaluator) nixName() string {
+	if e.Nix == "" {
+		return "nix"
+	}
+	return e.Nix
+}
+
+// nixPath finds the nix command.
+func (e *Evaluator) nixPath() (string, error) {
+	path, err := exec.LookPath(e.nixName())
+	if err != nil {
+		return "", &NixNotFoundError{Nix: e.nixName()}
+	}
+	return path, nil
 }
 
 // Load returns the facts of every node that sources name, sorted by node
@@ -96,101 +177,157 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, 
 type request struct {
 	Sources      []requestSource `json:"sources"`
 	K8sPodModule *string         `json:"k8sPodModule"`
+	// ListsProbe is false only when a benchmark measures the probe's cost.
+	ListsProbe bool `json:"listsProbe"`
 }
 
 type requestSource struct {
-	Kind    SourceKind `json:"kind"`
-	Display string     `json:"display"`
-	Ref     string     `json:"ref,omitempty"`
-	Attr    *string    `json:"attr"`
-	Path    string     `json:"path,omitempty"`
-	Name    string     `json:"name,omitempty"`
+	Kind     SourceKind `json:"kind"`
+	Display  string     `json:"display"`
+	Ref      string     `json:"ref,omitempty"`
+	Checkout string     `json:"checkout,omitempty"`
+	Attr     *string    `json:"attr"`
+	Path     string     `json:"path,omitempty"`
+	Name     string     `json:"name,omitempty"`
 }
 
-// The folder of extract.nix and its request reaches nix through the
-// environment, read with builtins.getEnv: no quoting of paths into Nix code.
-const (
-	extractDirEnv = "PODROLES_EXTRACT_DIR"
-	extractExpr   = `let dir = /. + builtins.getEnv "` + extractDirEnv + `"; in import (dir + "/extract.nix") (builtins.fromJSON (builtins.readFile (dir + "/request.json")))`
-)
+// The folder of the program (extract.nix, locate.nix) and its request
+// reaches nix through the environment, read with builtins.getEnv: no
+// quoting of paths into Nix code.
+const evalDirEnv = "PODROLES_EXTRACT_DIR"
+
+// evalExpr is the expression that runs program on the request beside it.
+func evalExpr(program string) string {
+	return `let dir = /. + builtins.getEnv "` + evalDirEnv + `"; in import (dir + "/` + program + `") (builtins.fromJSON (builtins.readFile (dir + "/request.json")))`
+}
 
 // Extract evaluates the nodes of flake and file sources in one nix process.
+// The evaluator remembers where each node came from, for Locate.
 func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Node, error) {
-	req := request{}
+	req := request{ListsProbe: !e.withoutListsProbe}
 	for _, s := range sources {
-		rs := requestSource{Kind: s.Kind, Display: s.Display}
-		switch s.Kind {
-		case SourceFlake:
-			rs.Ref = s.Ref
-			if s.Attr != "" {
-				rs.Attr = &s.Attr
-			}
-		case SourceFile:
-			rs.Path, rs.Name = s.Path, fileNodeName(s.Path)
-		default:
-			return nil, fmt.Errorf("%s: nix cannot evaluate a %s source", s, s.Kind)
+		rs, err := requestSourceOf(s)
+		if err != nil {
+			return nil, err
 		}
 		req.Sources = append(req.Sources, rs)
 	}
-	if e.K8sPodModule != "" {
-		abs, err := filepath.Abs(e.K8sPodModule)
-		if err != nil {
-			return nil, fmt.Errorf("k8s-pod module %s: %w", e.K8sPodModule, err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("k8s-pod module %s: no such file", e.K8sPodModule)
-		}
-		req.K8sPodModule = &abs
+	var err error
+	if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
+		return nil, err
 	}
-	reqJSON, err := json.Marshal(req)
+	out, err := e.evalJSON(ctx, "extract.nix", req, sources)
 	if err != nil {
 		return nil, err
 	}
+	nodes, err := facts.ParseNodes(out, "nix output")
+	if err != nil {
+		return nil, err
+	}
+	e.remember(sources, out, nodes)
+	return nodes, nil
+}
 
+// requestSourceOf is how extract.nix and locate.nix take a source.
+func requestSourceOf(s Source) (requestSource, error) {
+	rs := requestSource{Kind: s.Kind, Display: s.Display}
+	switch s.Kind {
+	case SourceFlake:
+		rs.Ref, rs.Checkout = s.Ref, s.Checkout
+		if s.Attr != "" {
+			rs.Attr = &s.Attr
+		}
+	case SourceFile:
+		rs.Path, rs.Name = s.Path, fileNodeName(s.Path)
+	default:
+		return rs, fmt.Errorf("%s: nix cannot evaluate a %s source", s, s.Kind)
+	}
+	return rs, nil
+}
+
+// k8sPodModule is the absolute path of the k8s-pod module, or nil.
+func (e *Evaluator) k8sPodModule() (*string, error) {
+	if e.K8sPodModule == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(e.K8sPodModule)
+	if err != nil {
+		return nil, fmt.Errorf("k8s-pod module %s: %w", e.K8sPodModule, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("k8s-pod module %s: no such file", e.K8sPodModule)
+	}
+	return &abs, nil
+}
+
+// evalJSON runs program, one of the Nix files of this package, on req in
+// one nix process, and returns what it printed. sources are those the
+// request names, to say which one an error belongs to.
+func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sources []Source) (gjson.Result, error) {
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return gjson.Result{}, err
+	}
 	dir, err := os.MkdirTemp("", "podroles-extract-")
 	if err != nil {
-		return nil, fmt.Errorf("extract: %w", err)
+		return gjson.Result{}, fmt.Errorf("extract: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	// The request goes in a file: an environment variable holds 128 KiB at
 	// most, a few hundred file names.
-	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "request.json": reqJSON} {
+	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "locate.nix": locateNix, "request.json": reqJSON} {
 		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
-			return nil, fmt.Errorf("extract: %w", err)
+			return gjson.Result{}, fmt.Errorf("extract: %w", err)
 		}
 	}
-	stdout, stderr, runErr := e.run(ctx, []string{"eval", "--json", "--impure", "--expr", extractExpr}, extractDirEnv+"="+dir)
+	// nix --version runs beside the evaluation, which it stops when it
+	// refuses the nix: the check adds no time to a run.
+	evalCtx, stopEval := context.WithCancel(ctx)
+	defer stopEval()
+	versionChecked := make(chan error, 1)
+	go func() {
+		err := e.checkVersion(ctx)
+		if err != nil {
+			stopEval()
+		}
+		versionChecked <- err
+	}()
+	stdout, stderr, runErr := e.run(evalCtx, []string{"eval", "--json", "--impure", "--expr", evalExpr(program)}, evalDirEnv+"="+dir)
+	if err := <-versionChecked; err != nil {
+		if ctx.Err() != nil {
+			return gjson.Result{}, e.evalError(ctx.Err(), nil, sources, "")
+		}
+		return gjson.Result{}, err
+	}
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.
-		return nil, e.evalError(runErr, stderr, sources)
+		return gjson.Result{}, explainRecursion(e.evalError(runErr, stderr, sources, dir), stderr)
 	}
 	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
-		return nil, fmt.Errorf("nix printed no JSON: %.200q", stdout)
+		return gjson.Result{}, fmt.Errorf("nix printed no JSON: %.200q", stdout)
 	}
-	return facts.ParseNodes(gjson.ParseBytes(stdout), "nix output")
+	return gjson.ParseBytes(stdout), nil
 }
 
 // run starts nix in its own process group and kills the whole group when
 // ctx ends or the timeout passes, so that no fetcher it started outlives it.
 func (e *Evaluator) run(ctx context.Context, args []string, env ...string) (stdout, stderr []byte, err error) {
-	nix := e.Nix
-	if nix == "" {
-		nix = "nix"
-	}
-	path, err := exec.LookPath(nix)
+	path, err := e.nixPath()
 	if err != nil {
-		return nil, nil, &NixNotFoundError{Nix: nix}
+		return nil, nil, err
 	}
 	if e.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
 		defer cancel()
 	}
-	full := append([]string{"--extra-experimental-features", "nix-command flakes"}, args...)
-	if e.ShowTrace {
-		full = append(full, "--show-trace")
-	}
+	// Always with --show-trace: without it nix 2.8 prints no frames at all
+	// and 2.24 hides the innermost, yet an error thrown in nixpkgs' lib is
+	// placed in the user's files by its frames (EvalError.Location). Nix
+	// adds the frames only while an error unwinds, so a clean evaluation
+	// costs the same (docs/nix-versions.md has the measurement).
+	full := append([]string{"--extra-experimental-features", "nix-command flakes", "--show-trace"}, args...)
 	cmd := exec.CommandContext(ctx, path, full...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -229,4 +366,32 @@ func describeSources(sources []Source) string {
 		return sources[0].String()
 	}
 	return fmt.Sprintf("%d sources", len(sources))
+}
+
+// explainRecursion says why nix stopped with an infinite recursion on a node
+// whose lists read config.systemd.services (FR-007): extract.nix marks such
+// a node before its facts, and on k8s-pod.nix, whose conditions come from
+// the lists, its evaluation recurses without end.
+func explainRecursion(err error, stderr []byte) error {
+	var ee *EvalError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Message, "infinite recursion") {
+		return err
+	}
+	var lists []string
+	for _, line := range strings.Split(string(stderr), "\n") {
+		mark, ok := strings.CutPrefix(line, evalMark)
+		if !ok {
+			continue
+		}
+		var at struct {
+			Lists []string `json:"lists"`
+		}
+		if json.Unmarshal([]byte(mark), &at) == nil {
+			lists = at.Lists // the last mark is the node nix failed on
+		}
+	}
+	if len(lists) > 0 {
+		ee.Message = fmt.Sprintf("%s: %s %s config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options", ee.Message, strings.Join(lists, ", "), map[bool]string{true: "reads", false: "read"}[len(lists) == 1])
+	}
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -15,16 +14,19 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 )
 
+// requireNix returns the nix the tests run (PODROLES_TEST_NIX, see
+// internal/nixtest).
 func requireNix(t testing.TB) string {
 	t.Helper()
-	nix, err := exec.LookPath("nix")
-	if err != nil {
-		t.Fatal("nix is not installed; the extraction tests need the real nix (apt-get install nix-bin)")
-	}
-	return nix
+	return nixtest.Nix(t)
 }
+
+// evaluator runs the nix the tests run.
+func evaluator(t testing.TB) *Evaluator { return &Evaluator{Nix: requireNix(t)} }
 
 // writeTree writes files under a new temporary directory and returns it.
 func writeTree(t testing.TB, files map[string]string) string {
@@ -84,7 +86,7 @@ func TestExtractFileShapes(t *testing.T) {
 	for _, f := range []string{"plain.nix", "system.nix", "nohost.nix", "notattrs.nix", "sub/empty.nix"} {
 		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, f))...)
 	}
-	nodes, err := extract(t, &Evaluator{}, sources)
+	nodes, err := extract(t, evaluator(t), sources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +120,18 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 		fediversity.podRoles.roles.r.secrets.s = {
 			path = "secret/data/r/s";
 			template = "{{ .Data.x }}";
-			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; }; f = x: x; };
+			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; }; f = x: x; };
 		};
+		# FR-002: values that are no data, which must be neither copied
+		# (the file does not exist) nor built (the builder fails).
+		fediversity.podRoles.roles.r.secrets.t = { path = ./no-such-secret-file; field = "v"; };
+		fediversity.podRoles.roles.r.ports = [ { port = 443; protocol = p: p; } ];
+		fediversity.podRoles.services.lldap.companion = "${derivation { name = "podroles-never-built"; builder = "/bin/false"; system = builtins.currentSystem; }}/bin/companion";
 		fediversity.podRoles.services.lldap.environment.TOKEN = "t";
 		fediversity.authelia.smtp.password = throw "forced the smtp password";
 		fediversity.authelia.storage.postgres.password = throw "forced the postgres password";
 	}`})
-	nodes, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
+	nodes, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +144,28 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 	}
 	if !nodes[0].Authelia.SMTP || !nodes[0].Authelia.Storage.Postgres {
 		t.Errorf("smtp and postgres should read as set: %+v", nodes[0].Authelia)
+	}
+	var notData []string
+	for _, d := range nodes[0].NotData {
+		notData = append(notData, d.Option()+" "+d.Kind)
+	}
+	want := []string{
+		"fediversity.podRoles.roles.r.ports[0].protocol function",
+		"fediversity.podRoles.roles.r.secrets.s.parameters.f function",
+		"fediversity.podRoles.roles.r.secrets.s.parameters.pkg derivation",
+		"fediversity.podRoles.roles.r.secrets.t.path path",
+		"fediversity.podRoles.services.lldap.companion store path",
+	}
+	if !reflect.DeepEqual(notData, want) {
+		t.Errorf("not data:\n got  %q\n want %q", notData, want)
+	}
+	t2 := nodes[0].PodRoles.Roles["r"].Secrets["t"]
+	if !strings.HasSuffix(t2.Path, "/no-such-secret-file") || strings.HasPrefix(t2.Path, "/nix/store") {
+		t.Errorf("a path literal is carried as its path, never copied: %q", t2.Path)
+	}
+	companion := *nodes[0].PodRoles.Services["lldap"].Companion
+	if _, err := os.Stat(strings.TrimSuffix(companion, "/bin/companion")); err == nil {
+		t.Errorf("the companion's derivation was built: %s", companion)
 	}
 }
 
@@ -152,7 +181,7 @@ func TestVariablesAreStrings(t *testing.T) {
 		`8080`:     "got an integer",
 	} {
 		dir := writeTree(t, map[string]string{"node.nix": `{ fediversity.podRoles.services.lldap.environment.PORT = ` + value + `; }`})
-		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+		_, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 		if err == nil || !strings.Contains(err.Error(), "fediversity.podRoles.services.lldap.environment.PORT: want a string") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want the option named and %q", value, err, want)
 		}
@@ -185,7 +214,7 @@ func TestExtractFlake(t *testing.T) {
 	requireNix(t)
 	dir := flakeTree(t, nil)
 	t.Run("all nodes", func(t *testing.T) {
-		nodes, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir))
+		nodes, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,12 +224,12 @@ func TestExtractFlake(t *testing.T) {
 		if nodes[0].PodRoles.Roles["sidekiq"].Units[0] != "mastodon-sidekiq-all" || nodes[0].K8sPod.Enable {
 			t.Errorf("mastodon = %+v", nodes[0].PodRoles)
 		}
-		if want := "flake:" + dir + "#mastodon"; nodes[0].Source != want {
+		if want := "flake:path:" + dir + "#mastodon"; nodes[0].Source != want {
 			t.Errorf("source = %q, want %q", nodes[0].Source, want)
 		}
 	})
 	t.Run("one node, both spellings", func(t *testing.T) {
-		nodes, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir+"#web", "path:"+dir+"#nixosConfigurations.mastodon"))
+		nodes, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir+"#web", "path:"+dir+"#nixosConfigurations.mastodon"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +238,7 @@ func TestExtractFlake(t *testing.T) {
 		}
 	})
 	t.Run("on k8s-pod.nix", func(t *testing.T) {
-		ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+		ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
 		nodes, err := extract(t, ev, mustSources(t, FlakeSource, dir+"#mastodon"))
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +248,7 @@ func TestExtractFlake(t *testing.T) {
 		}
 	})
 	t.Run("missing node", func(t *testing.T) {
-		_, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir+"#nope"))
+		_, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir+"#nope"))
 		var ee *EvalError
 		if !errors.As(err, &ee) || !strings.Contains(err.Error(), "has no nixosConfigurations.nope; it has: mastodon, web") {
 			t.Fatalf("err = %v", err)
@@ -235,7 +264,7 @@ func TestExtractFlake(t *testing.T) {
 func TestK8sPodModuleNeedsASystem(t *testing.T) {
 	requireNix(t)
 	dir := writeTree(t, map[string]string{"plain.nix": `{ }`, "k8s-pod.nix": `{ }`})
-	ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
 	_, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix")))
 	if err == nil || !strings.Contains(err.Error(), "needs a NixOS system with extendModules") {
 		t.Fatalf("err = %v", err)
@@ -246,31 +275,54 @@ func TestK8sPodModuleNeedsASystem(t *testing.T) {
 	}
 }
 
-// countingNix is a nix that logs each call and its pid, then runs the real
-// one in its place.
+// countingNix is a nix that logs each call, its pid and whether it only
+// asked for the version, then runs the real one in its place.
 func countingNix(t *testing.T) (nix, log string) {
 	real := requireNix(t)
 	dir := t.TempDir()
 	log = filepath.Join(dir, "calls")
 	nix = filepath.Join(dir, "nix")
-	script := "#!/bin/sh\necho $$ >> " + log + "\nexec " + real + " \"$@\"\n"
+	script := "#!/bin/sh\necho $$ \"$1\" >> " + log + "\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(nix, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return nix, log
 }
 
-func calls(t *testing.T, log string) []int {
+// call is one run of the counting nix.
+type call struct {
+	pid     int
+	version bool // nix --version
+}
+
+func calls(t *testing.T, log string) []call {
 	b, err := os.ReadFile(log)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids []int
-	for _, f := range strings.Fields(string(b)) {
-		pid, _ := strconv.Atoi(f)
-		pids = append(pids, pid)
+	var out []call
+	for _, line := range strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' }) {
+		pid, arg, _ := strings.Cut(line, " ")
+		n, _ := strconv.Atoi(pid)
+		out = append(out, call{pid: n, version: arg == "--version"})
 	}
-	return pids
+	return out
+}
+
+// evaluations counts the calls that evaluated, and those that read the
+// version.
+func evaluations(t *testing.T, log string) (evals, versions int) {
+	for _, c := range calls(t, log) {
+		if c.version {
+			versions++
+		} else {
+			evals++
+		}
+	}
+	return evals, versions
 }
 
 func TestManyNodesOneProcess(t *testing.T) {
@@ -286,60 +338,15 @@ func TestManyNodesOneProcess(t *testing.T) {
 	if len(nodes) != 4 {
 		t.Fatalf("got %d nodes, want 4", len(nodes))
 	}
-	if n := len(calls(t, log)); n != 1 {
-		t.Fatalf("nix ran %d times for 4 nodes, want once", n)
-	}
-}
-
-func TestEvalErrors(t *testing.T) {
-	requireNix(t)
-	dir := writeTree(t, map[string]string{
-		"syntax.nix":     "{\n  a = 1\n  b = 2;\n}\n",
-		"throw.nix":      `{ systemd.services = throw "the node module refuses this node"; }`,
-		"assertions.nix": `{ systemd.services = throw "\nFailed assertions:\n- role sidekiq: unit mastodon-sidekiq does not exist\n- unit nginx is in two lists"; }`,
-		"type.nix":       `{ systemd.services = 1 + "a"; }`,
-		"ok.nix":         `{ }`,
-	})
-	file := func(name string) string { return filepath.Join(dir, name) }
-	cases := []struct {
-		file, kind, contains, location string
-		assertions                     []string
-	}{
-		{file: "syntax.nix", kind: string(KindSyntax), contains: "eval file " + file("syntax.nix") + ": syntax error", location: file("syntax.nix") + ":3:"},
-		{file: "throw.nix", kind: string(KindEval), contains: "eval node throw (file " + file("throw.nix") + "): the node module refuses this node"},
-		{file: "assertions.nix", kind: string(KindAssertions), contains: "failed assertions: role sidekiq: unit mastodon-sidekiq does not exist; unit nginx is in two lists",
-			assertions: []string{"role sidekiq: unit mastodon-sidekiq does not exist", "unit nginx is in two lists"}},
-		{file: "type.nix", kind: string(KindEval), contains: "cannot add a string to an integer", location: file("type.nix") + ":1:"},
-	}
-	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
-			// The good node before the bad one: nix has printed part of
-			// the JSON by the time it fails, and none of it may be read.
-			_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, file("ok.nix"), file(c.file)))
-			var ee *EvalError
-			if !errors.As(err, &ee) {
-				t.Fatalf("err = %#v, want an EvalError", err)
-			}
-			if string(ee.Kind) != c.kind || !strings.Contains(err.Error(), c.contains) || !strings.Contains(ee.Location, c.location) {
-				t.Errorf("kind %s, location %q, err:\n%v", ee.Kind, ee.Location, err)
-			}
-			if ee.Source != "file "+file(c.file) {
-				t.Errorf("source = %q, want the failing file", ee.Source)
-			}
-			if c.assertions != nil && !reflect.DeepEqual(ee.Assertions, c.assertions) {
-				t.Errorf("assertions = %q", ee.Assertions)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("the error is not one line: %q", err)
-			}
-		})
+	if evals, versions := evaluations(t, log); evals != 1 || versions != 1 {
+		t.Fatalf("nix evaluated %d times for 4 nodes and read its version %d times, want once each", evals, versions)
 	}
 }
 
 func TestEvalErrorNamesTheNode(t *testing.T) {
 	requireNix(t)
 	dir := flakeTree(t, map[string]string{"broken.nix": `lite: { zz-broken = lite.nixosSystem { modules = [ { systemd.services = throw "zz is broken"; } ]; }; }`})
-	_, err := extract(t, &Evaluator{ShowTrace: true}, mustSources(t, FlakeSource, dir))
+	_, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir))
 	var ee *EvalError
 	if !errors.As(err, &ee) || ee.Node != "zz-broken" || !strings.Contains(err.Error(), "eval node zz-broken (flake "+dir+"): zz is broken") {
 		t.Fatalf("err = %v", err)
@@ -352,16 +359,6 @@ func TestEvalErrorNamesTheNode(t *testing.T) {
 	}
 }
 
-func TestNixNotFound(t *testing.T) {
-	dir := writeTree(t, map[string]string{"a.nix": `{ }`})
-	t.Setenv("PATH", t.TempDir())
-	_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "a.nix")))
-	var nf *NixNotFoundError
-	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "apt-get install nix-bin") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
 // slowNode is a node that nix takes minutes to evaluate.
 func slowNode(t *testing.T) []Source {
 	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
@@ -371,70 +368,22 @@ func slowNode(t *testing.T) []Source {
 // requireNixGone fails when a nix that the counting wrapper started still
 // runs, and kills it.
 func requireNixGone(t *testing.T, log, after string) {
-	for _, pid := range calls(t, log) {
-		if syscall.Kill(pid, 0) == nil {
-			t.Errorf("nix (pid %d) still runs after %s", pid, after)
-			syscall.Kill(pid, syscall.SIGKILL)
+	for _, c := range calls(t, log) {
+		if syscall.Kill(c.pid, 0) == nil {
+			t.Errorf("nix (pid %d) still runs after %s", c.pid, after)
+			syscall.Kill(c.pid, syscall.SIGKILL)
 		}
 	}
 }
 
-func TestTimeoutKillsNix(t *testing.T) {
-	nix, log := countingNix(t)
-	start := time.Now()
-	_, err := extract(t, &Evaluator{Nix: nix, Timeout: 500 * time.Millisecond}, slowNode(t))
-	var ee *EvalError
-	if !errors.As(err, &ee) || ee.Kind != KindTimeout || !strings.Contains(err.Error(), "did not finish within 500ms") {
-		t.Fatalf("err = %v", err)
-	}
-	if elapsed := time.Since(start); elapsed > 20*time.Second {
-		t.Errorf("took %s to stop", elapsed)
-	}
-	requireNixGone(t, log, "the timeout")
-}
-
-func TestCancelKillsNix(t *testing.T) {
-	nix, log := countingNix(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	_, err := (&Evaluator{Nix: nix}).Extract(ctx, slowNode(t))
-	if err == nil || !strings.Contains(err.Error(), "interrupted") {
-		t.Fatalf("err = %v", err)
-	}
-	requireNixGone(t, log, "cancel")
-}
-
-func TestTypeErrorsNameTheOption(t *testing.T) {
-	requireNix(t)
-	dir := writeTree(t, map[string]string{"bad.nix": `{
-		networking.hostName = "web";
-		fediversity.podRoles.roles.sidekiq.replicas = "2";
-	}`})
-	_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "bad.nix")))
-	want := `node web: fediversity.podRoles.roles.sidekiq.replicas: want an integer, got the string "2"`
-	if err == nil || err.Error() != want {
-		t.Fatalf("err = %v\nwant %s", err, want)
-	}
-}
-
-func TestFileThatIsNoNode(t *testing.T) {
-	requireNix(t)
+// TestDerivationInAPathOption proves that a derivation where a path is
+// expected reads as a store path, never forced.
+func TestDerivationInAPathOption(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"module.nix": `{ config, ... }: { networking.hostName = "m"; }`,
-		"list.nix":   `[ 1 ]`,
 		"drv.nix": `{ fediversity.lldap.tls.caFile = { type = "derivation"; outPath = throw "forced"; meta = throw "forced meta"; };
 		             fediversity.podRoles.services.s.companion = { type = "derivation"; outPath = throw "forced"; }; }`,
 	})
-	for file, want := range map[string]string{
-		"module.nix": "is a function (a NixOS module?)",
-		"list.nix":   "is a list, not a node's config attribute set or a NixOS system",
-	} {
-		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, file)))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", file, err, want)
-		}
-	}
-	nodes, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "drv.nix")))
+	nodes, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "drv.nix")))
 	if err != nil {
 		t.Fatalf("a derivation in a path option is forced: %v", err)
 	}
@@ -457,8 +406,76 @@ func TestManyFilesInOneRequest(t *testing.T) {
 	for _, p := range paths {
 		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
 	}
-	nodes, err := extract(t, &Evaluator{}, sources)
+	nodes, err := extract(t, evaluator(t), sources)
 	if err != nil || len(nodes) != 600 || !nodes[0].NamedAfterFile {
 		t.Fatalf("%d nodes, err %v", len(nodes), err)
+	}
+}
+
+// TestK8sPodModuleAddsUnits: the units that only the k8s-pod module makes
+// (by its condition on every listed name) are named, on the nixos-lite
+// stand-in (by evaluating the node without the module too) as on the
+// module system (from the definitions' files, see testdata/modules).
+func TestK8sPodModuleAddsUnits(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{
+		"nixos-lite.nix": readRepoFile(t, "testdata/nixos-lite.nix"),
+		"node.nix": `(import ./nixos-lite.nix).nixosSystem { modules = [ {
+		  systemd.services.web = { };
+		  fediversity.podRoles.mainUnits = [ "web" "wbe" ];
+		} ]; }`,
+		"k8s-pod.nix": `{ config, ... }: {
+		  fediversity.k8sPod.enable = true;
+		  systemd.services = builtins.listToAttrs (map (name: { inherit name; value = { unitConfig.ConditionPathExists = "/run/units/${name}"; }; })
+		    config.fediversity.podRoles.mainUnits);
+		}`,
+	})
+	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if _, ok := n.Units["wbe"]; !ok || !reflect.DeepEqual(n.K8sPod.AddedUnits, []string{"wbe"}) {
+		t.Errorf("units %v, added %v: want wbe made by the module and named so", n.Units, n.K8sPod.AddedUnits)
+	}
+	if n.ListsProbe != nil {
+		t.Errorf("nixos-lite is no module system, yet it was probed: %+v", n.ListsProbe)
+	}
+	// Without the module nothing is added, and nothing is said.
+	nodes, err = extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+	if err != nil || nodes[0].K8sPod.AddedUnits != nil {
+		t.Errorf("without a module: %v, %v", err, nodes[0].K8sPod.AddedUnits)
+	}
+}
+
+// TestModuleSystemForcesOnlyTheSurface: on a node of the real module system,
+// on k8s-pod.nix, the FR-007 probe and the naming of the units the module
+// made force no unit's body, no package and no derivation. (The module
+// system itself forces the head of each value of an attrsOf to know its
+// names, e.g. of a service's environment: that is the option type's doing,
+// and TestExtractForcesOnlyTheSurface proves podroles' projection lazy.)
+func TestModuleSystemForcesOnlyTheSurface(t *testing.T) {
+	requireNix(t)
+	fixture.NixpkgsLib(t)
+	modules := filepath.Join(fixture.RepoRoot(t), "testdata", "modules")
+	dir := writeTree(t, map[string]string{"lazy.nix": `(import ` + modules + `/nixos { }).nixosSystem { modules = [ ` + modules + `/hosts/directory ({ lib, ... }: {
+		systemd.services.nginx = { script = throw "forced a script"; serviceConfig.ExecStart = throw "forced ExecStart"; path = throw "forced a path"; environment = throw "forced the environment"; };
+		systemd.services.lldap-publish-roles.preStart = throw "forced preStart";
+		system.services.lldap.process.argv = lib.mkForce (throw "forced a modular service's command");
+		fediversity.podRoles.roles.authelia.secrets."tls.pem".parameters.csr = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; };
+		fediversity.authelia.smtp.password = throw "forced the smtp password";
+	}) ]; }`})
+	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(modules, "k8s-pod.nix")}
+	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if n.ListsProbe == nil || n.ListsProbe.Failed() || len(n.K8sPod.AddedUnits) != 0 {
+		t.Errorf("probe %+v, added units %q", n.ListsProbe, n.K8sPod.AddedUnits)
+	}
+	if len(n.NotData) != 1 || n.NotData[0].Kind != "derivation" {
+		t.Errorf("not data = %+v", n.NotData)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
@@ -109,7 +110,7 @@ func exampleNode(t *testing.T, ctx context.Context, example string) *facts.Node 
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, []nixeval.Source{s})
+	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Extract(ctx, []nixeval.Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/report"
 )
 
@@ -22,9 +24,23 @@ type result struct {
 
 func run(t *testing.T, args ...string) result {
 	t.Helper()
+	args = withTestNix(t, args)
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), args, strings.NewReader(""), &out, &errOut)
 	return result{code, out.String(), errOut.String()}
+}
+
+// withTestNix gives a command that takes --nix the nix the tests run
+// (internal/nixtest), right after the command's name, so that a --nix of
+// the test's own, later in args, still wins.
+func withTestNix(t *testing.T, args []string) []string {
+	t.Helper()
+	cmd, _, err := newRootCmd(&streams{}).Find(args)
+	if err != nil || cmd.Flags().Lookup("nix") == nil {
+		return args
+	}
+	depth := strings.Count(cmd.CommandPath(), " ")
+	return append(append(slices.Clip(args[:depth]), "--nix", nixtest.Nix(t)), args[depth:]...)
 }
 
 func repo(path string) string { return filepath.Join("..", "..", path) }
@@ -69,6 +85,17 @@ func TestCheckBrokenJSON(t *testing.T) {
 				Rule, Spec, Severity, Node string
 				Subject                    struct{ Kind, Name string }
 				Message                    string
+				Location                   *struct {
+					File         string
+					Line, Column int
+				}
+				Notes []struct {
+					Message  string
+					Location *struct {
+						File         string
+						Line, Column int
+					}
+				}
 			}
 		}
 	}
@@ -89,8 +116,16 @@ func TestCheckBrokenJSON(t *testing.T) {
 		f.Subject.Kind != "unit" || f.Subject.Name != "mastodon-sidekiq-all" || !strings.Contains(f.Message, "did you mean mastodon-sidekiq-default?") {
 		t.Errorf("first finding = %+v", f)
 	}
-	if len(broken.RulesRun) != len(checks.Rules()) || len(broken.RulesSkipped) != 0 {
-		t.Errorf("on k8s every rule runs: ran %d, skipped %d", len(broken.RulesRun), len(broken.RulesSkipped))
+	// The example is outside the working directory (the package's
+	// folder), so its path is absolute; line 13 lists the old name.
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	if l := f.Location; l == nil || l.File != example || l.Line != 13 || l.Column == 0 {
+		t.Errorf("first finding's location = %+v", f.Location)
+	}
+	// On k8s every rule runs, but the FR-007 probe, which a plain config
+	// cannot have.
+	if len(broken.RulesRun) != len(checks.Rules())-1 || len(broken.RulesSkipped) != 1 || broken.RulesSkipped[0].Rule != "PR106" {
+		t.Errorf("on k8s every rule runs: ran %d, skipped %+v", len(broken.RulesRun), broken.RulesSkipped)
 	}
 	if len(vm.RulesSkipped) == 0 || !strings.HasPrefix(vm.RulesSkipped[0].Reason, "FR-013") {
 		t.Errorf("off k8s the k8s rules are skipped with FR-013: %+v", vm.RulesSkipped)
@@ -153,14 +188,28 @@ func TestFactsRoundTrip(t *testing.T) {
 		t.Fatalf("facts: exit %d\n%s", r.code, r.errOut)
 	}
 	direct := run(t, append([]string{"check", "--format", "json"}, nodes...)...)
-	t.Setenv("PATH", t.TempDir()) // no nix
-	fromFacts := run(t, "check", "--format", "json", "--facts", facts)
+	t.Setenv("PATH", t.TempDir()) // no nix, and --nix names none
+	fromFacts := run(t, "check", "--nix", "no-such-nix", "--format", "json", "--facts", facts)
 	if direct.code != exitFailed || fromFacts.code != exitFailed {
 		t.Fatalf("exit %d and %d\n%s", direct.code, fromFacts.code, fromFacts.errOut)
 	}
 	var a, b checks.Report
 	json.Unmarshal([]byte(direct.out), &a)
 	json.Unmarshal([]byte(fromFacts.out), &b)
+	// Facts carry no places in files: only nix, which a check of facts
+	// does not run, locates a finding.
+	located := 0
+	for _, res := range a.Nodes {
+		for i := range res.Findings {
+			if res.Findings[i].Location != nil {
+				located++
+			}
+			res.Findings[i].Location, res.Findings[i].Notes = nil, nil
+		}
+	}
+	if located == 0 {
+		t.Error("the check with nix located no finding")
+	}
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("--facts gives other findings:\n%s\n%s", direct.out, fromFacts.out)
 	}
@@ -174,6 +223,9 @@ func TestCannotRun(t *testing.T) {
 	os.WriteFile(badFacts, []byte(`{"version": 1, "nodes": [{"name": "x", "podRoles": {"roles": {"r": {"replicas": "two"}}}}]}`), 0o644)
 	emptyFacts := filepath.Join(dir, "empty.json")
 	os.WriteFile(emptyFacts, []byte(`{"version": 1, "nodes": []}`), 0o644)
+	// A nix older than any the tests cover: refused on its version alone.
+	oldNix := filepath.Join(dir, "old-nix")
+	os.WriteFile(oldNix, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo 'nix (Nix) 2.3.16' && exit 0\nexit 1\n"), 0o755)
 	cases := []struct {
 		args []string
 		want string
@@ -186,6 +238,7 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "--facts", badFacts}, `podroles check: facts ` + badFacts + `: node x: fediversity.podRoles.roles.r.replicas: want an integer, got the string "two"`},
 		{[]string{"check", bad}, "podroles check: eval file " + bad + ": syntax error"},
 		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
+		{[]string{"check", "--nix", oldNix, examples[0]}, "podroles check: " + oldNix + " is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later\n"},
 		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon comes from both"},
 		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
 		{[]string{"check", "--facts", emptyFacts}, "podroles check: facts " + emptyFacts + " gave no nodes"},
@@ -236,5 +289,51 @@ func TestReadmeListsEveryRule(t *testing.T) {
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README.md lacks the row\n%s", row)
 		}
+	}
+}
+
+// TestCheckGitHubAndSARIF: the two formats of CI on a broken example, each
+// finding at its file and line, with the exit code of the check.
+func TestCheckGitHubAndSARIF(t *testing.T) {
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	r := run(t, "check", "--format", "github", example)
+	if r.code != exitFailed {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "::error file="+example+",line=13,col=66,title=PR101::node mastodon, unit mastodon-sidekiq-all: ") ||
+		!strings.HasPrefix(lines[4], "::warning file=") || lines[5] != "1 node checked: 4 errors, 1 warning: failed" {
+		t.Errorf("--format github:\n%s", r.out)
+	}
+
+	out := filepath.Join(t.TempDir(), "check.sarif")
+	r = run(t, "check", "--format", "sarif", "--output", out, example)
+	if r.code != exitFailed || !strings.Contains(r.out, example+":13:66: error PR101") {
+		t.Fatalf("exit %d; the text report goes to the log:\n%s%s", r.code, r.out, r.errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Version string
+		Runs    []struct {
+			Results []struct {
+				RuleID    string
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine, StartColumn int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Results) != 5 {
+		t.Fatalf("SARIF %v:\n%s", err, data)
+	}
+	first := log.Runs[0].Results[0]
+	if loc := first.Locations[0].PhysicalLocation; first.RuleID != "PR101" || loc.ArtifactLocation.URI != "file://"+example || loc.Region.StartLine != 13 || loc.Region.StartColumn != 66 {
+		t.Errorf("first result %+v", first)
 	}
 }

@@ -66,6 +66,7 @@ func TestMain(m *testing.M) {
 		if err := real.env.Down(); err != nil {
 			fmt.Fprintln(os.Stderr, "the real cluster's environment down:", err)
 			code = 1
+			real.dir = "" // left for a look: what is mounted there would be lost
 		}
 	}
 	if shared.cp != nil {

@@ -711,13 +711,9 @@ func (e *Env) startCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	wait := e.NodeWait
-	if wait == 0 {
-		wait = 10 * time.Second
-	}
 	e.node, err = kubenode.Start(ctx, kubenode.Options{
 		Dir: filepath.Join(clusterDir(e.Dir), "node"), Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig,
-		Detached: e.Detached, Wait: wait, StopHint: "podroles env down --dir " + e.Dir,
+		Detached: e.Detached, Wait: e.NodeWait, StopHint: "podroles env down --dir " + e.Dir,
 		ProxyCommand: []string{bin, "service-proxy"},
 	})
 	return err

@@ -105,7 +105,8 @@ root; env down stops the pods, the node and the control plane.`,
 	cmd.Flags().StringVar(&opts.Node, "node", "directory", "the node's name")
 	cmd.Flags().StringVar(&provider, "provider", "processes", "run the pods as local processes, or as containers")
 	cmd.Flags().StringArrayVar(&images, "image", nil, "NAME=IMAGE: the image of a server of the containers provider (repeatable)")
-	cmd.Flags().BoolVar(&cluster, "cluster", false, "also start a control plane and deploy the node of the sources to it")
+	cmd.Flags().BoolVar(&cluster, "cluster", false, "also start a control plane and the machine's real node, and deploy the node of the sources to it as real pods")
+	cmd.Flags().DurationVar(&opts.NodeWait, "node-wait", 0, "with --cluster: how long to wait for the machine's node when another run has it (by default, fail at once, naming it)")
 	sources.addFlags(cmd)
 	cmd.MarkFlagRequired("dir")
 	return cmd

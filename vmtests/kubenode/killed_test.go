@@ -76,7 +76,13 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if left := kubenode.MountsUnder(dir); len(left) > 0 {
+			t.Errorf("still mounted in the dead run's folder %s: %v", dir, left)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperNode$", "-test.timeout=5m")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
 	out, err := cmd.StdoutPipe()

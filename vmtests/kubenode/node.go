@@ -194,6 +194,11 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 			return nil, err
 		}
 	}
+	if o.Detached {
+		// The node outlives this process: from now on its record, whose
+		// processes run, says it is taken.
+		lock.release()
+	}
 	return n, nil
 }
 
@@ -561,10 +566,19 @@ func (n *Node) waitReady(ctx context.Context) error {
 // containerd's leftover tasks are killed, containerd stops, and the rest
 // is undone from the host state. It releases the machine's node lock.
 func (n *Node) Stop() error {
-	defer n.lock.release()
 	if n.state == nil {
+		n.lock.release()
 		return nil
 	}
+	if n.lock == nil || n.lock.f == nil {
+		// A detached node let the lock go when it started.
+		lock, err := lockHost(context.Background(), time.Minute)
+		if err != nil {
+			return fmt.Errorf("node: stop: %w", err)
+		}
+		n.lock = lock
+	}
+	defer n.lock.release()
 	var errs []error
 	if n.kubelet != nil && n.kubelet.Running() {
 		errs = append(errs, n.deletePods())

@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 		if err := shared.node.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "node stop:", err)
 			code = 1
+			shared.dir = "" // left for a look: what is mounted there would be lost
 		}
 	}
 	if shared.cp != nil {

@@ -112,3 +112,17 @@ func leftovers() []string {
 		return strings.HasPrefix(t, "sysctl ") || strings.HasPrefix(t, "path ")
 	})
 }
+
+// MountsUnder lists what is mounted in dir: a folder of a node that did
+// not stop cleanly, which must not be removed (what is mounted there
+// would go with it).
+func MountsUnder(dir string) []string {
+	mounts, _ := readMounts()
+	var out []string
+	for _, m := range mounts {
+		if under(m.point, dir) {
+			out = append(out, m.point)
+		}
+	}
+	return out
+}

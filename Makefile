@@ -66,15 +66,16 @@ demo: deps build
 	  if [ $$rc -ne 1 ]; then echo "expected exit 1 from the broken example, got $$rc"; exit 1; fi; \
 	  echo "(exit 1: the broken example is refused, as it should be)"
 
-# The scenario runner's walk-through: a local environment with a cluster,
-# the suites on its inventory and on the cluster's, and everything stopped
-# again.
+# The scenario runner's walk-through: a local environment with a cluster
+# whose real node (containerd and the kubelet, one per machine; as root)
+# runs the directory example's pods, every suite on the local inventory and
+# on the real pods, and everything stopped again.
 ENV_DIR ?= /tmp/podroles-env
-env-demo: deps servers build
+env-demo: deps servers images build
 	$(BIN) env up --dir $(ENV_DIR) --cluster examples/directory.nix
 	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; \
 	  $(BIN) scenarios run --kubeconfig $(ENV_DIR)/cluster/kubeconfig --namespace directory --node directory \
-	    --inventory $(ENV_DIR)/inventory.yaml examples/directory.nix --suite deployments,units,ldap,postgres,secrets || rc=$$?; \
+	    --inventory $(ENV_DIR)/cluster-inventory.yaml examples/directory.nix || rc=$$?; \
 	  $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
 # Servers built from the Go module proxy at exact versions, each from a
@@ -192,7 +193,7 @@ NIX_PKGS ?= ./nixeval/... ./checks/... ./cmd/... ./flaketest/... ./plan/... ./fa
 TEST_NIX24 ?= yes
 NO_NIX_ON_PATH := $(CURDIR)/scripts/no-nix-on-path
 test: deps $(if $(filter yes,$(TEST_NIX24)),nix24) servers images build vet
-	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 $(TESTFLAGS) $(PKGS)
+	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 30m $(TESTFLAGS) $(PKGS)
 ifeq ($(TEST_NIX24),yes)
 	@pkgs="$(filter $(shell $(GO) list $(NIX_PKGS)),$(shell $(GO) list $(PKGS)))"; \
 	  if [ -z "$$pkgs" ]; then echo "nix 2.24: none of these packages runs nix"; exit 0; fi; \

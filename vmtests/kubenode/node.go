@@ -104,10 +104,18 @@ type Node struct {
 	// Before is the machine's traces before the node started (Traces):
 	// Stop fails unless they are the same after.
 	Before []string
+	// Took is how long each step of the start took, in order.
+	Took []Step
 
 	state               *hostState
 	lock                *hostLock
 	containerd, kubelet *Process
+}
+
+// Step is a step of a node's start and how long it took.
+type Step struct {
+	What string
+	Took time.Duration
 }
 
 // Start starts containerd and the kubelet, imports the pause image, and
@@ -166,6 +174,7 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 		if err := do(); err != nil {
 			return fmt.Errorf("node: %s: %w", what, err)
 		}
+		n.Took = append(n.Took, Step{What: what, Took: time.Since(start)})
 		o.Log("node: %s in %s", what, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
@@ -173,7 +182,7 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 		what string
 		do   func() error
 	}{
-		{"bridges " + NodeBridge + " and " + PodBridge, n.makeBridges},
+		{"bridges", n.makeBridges},
 		{"certificates", n.writeCertificates},
 		{"containerd", func() error { return n.startContainerd(ctx, tools) }},
 		{"pause image", func() error { return n.importPause(ctx) }},

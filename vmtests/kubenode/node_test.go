@@ -139,7 +139,7 @@ while (my $c = $s->accept) { <$c>; print $c "HTTP/1.0 200 OK\r\n\r\nhello from $
 
 // deploy creates a namespace and the Deployment, and waits until it is
 // Available; it returns its pod.
-func deploy(t *testing.T, ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) *corev1.Pod {
+func deploy(t testing.TB, ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) *corev1.Pod {
 	t.Helper()
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.Namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func deploy(t *testing.T, ctx context.Context, client kubernetes.Interface, d *a
 	return pod
 }
 
-func eventually(t *testing.T, ctx context.Context, within time.Duration, what string, f func() error) {
+func eventually(t testing.TB, ctx context.Context, within time.Duration, what string, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
@@ -273,11 +274,11 @@ func TestUnitsSuite(t *testing.T) {
 	if err := client.CoreV1().Pods("units").Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	probe := scenarios.Probe{Endpoint: "pod " + pod.Name, Expect: "to be gone", Within: 30 * time.Second}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: "pod " + pod.Name, Expect: "to be gone", Within: 30 * time.Second}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		_, err := scenarios.PodStatus(ctx, inv, pod)
 		if err == nil {
-			return scenarios.Saw("it still runs")
+			return poll.Saw("it still runs")
 		}
 		if !strings.Contains(err.Error(), "is gone: it was replaced by a new pod, not restarted in the same pod") {
 			return err
@@ -401,11 +402,11 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	if err := client.RbacV1().RoleBindings("rbac").Delete(ctx, "reader", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	probe := scenarios.Probe{Endpoint: cp.Server, Expect: "the reader's reads to be refused", Within: 30 * time.Second}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: cp.Server, Expect: "the reader's reads to be refused", Within: 30 * time.Second}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		_, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: d.node, Dir: t.TempDir(), Direct: true})
 		if err == nil || !strings.Contains(err.Error(), "Deployment rbac/mastodon: forbidden: the kubeconfig's user needs get on deployments in namespace rbac") {
-			return scenarios.Saw("%v", err)
+			return poll.Saw("%v", err)
 		}
 		return nil
 	})

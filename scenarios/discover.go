@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -258,7 +259,7 @@ func discoverError(kind, namespace, name, verb string, err error) error {
 		return fmt.Errorf("%s %s/%s does not exist: is the node deployed to namespace %s?", kind, namespace, name, namespace)
 	case apierrors.IsForbidden(err):
 		// Waiting does not grant a permission.
-		return Permanent(fmt.Errorf("%s %s/%s: forbidden: the kubeconfig's user needs %s on %s in namespace %s", kind, namespace, name, verb, plural, namespace))
+		return poll.Permanent(fmt.Errorf("%s %s/%s: forbidden: the kubeconfig's user needs %s on %s in namespace %s", kind, namespace, name, verb, plural, namespace))
 	}
 	return fmt.Errorf("%s %s/%s: %v", kind, namespace, name, oneLine(err))
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/klog/v2"
+
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // forwarder port-forwards pods' ports to loopback through the API server,
@@ -156,7 +158,7 @@ func podReady(p *corev1.Pod) bool {
 
 func (f forwarder) forwardError(pod string, err error) error {
 	if apierrors.IsForbidden(err) || containsForbidden(err) {
-		return Permanent(fmt.Errorf("port-forward pod %s/%s: forbidden: the kubeconfig's user needs create on pods/portforward in namespace %s", f.namespace, pod, f.namespace))
+		return poll.Permanent(fmt.Errorf("port-forward pod %s/%s: forbidden: the kubeconfig's user needs create on pods/portforward in namespace %s", f.namespace, pod, f.namespace))
 	}
 	return fmt.Errorf("port-forward pod %s/%s: %v", f.namespace, pod, oneLine(err))
 }

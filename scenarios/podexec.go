@@ -16,13 +16,15 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // podExec runs argv in a container of a pod through the API server's exec
 // subresource, over WebSocket with a fallback to SPDY for servers that do
 // not speak it, as kubectl does, and returns what it printed. A command
 // that exits non-zero is an error with its status and its stderr; a user
-// that may not exec gets a Permanent error naming the permission.
+// that may not exec gets a poll.Permanent error naming the permission.
 func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, namespace, pod, container string, argv []string) ([]byte, error) {
 	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdout: true, Stderr: true}, scheme.ParameterCodec)
@@ -49,7 +51,7 @@ func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), strings.Join(strings.Fields(stderr.String()), " "))
 	case apierrors.IsForbidden(err) || containsForbidden(err):
 		// Waiting does not grant a permission.
-		return nil, Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))
+		return nil, poll.Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))
 	}
 	return nil, fmt.Errorf("%s: %v", what, oneLine(err))
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -44,7 +45,7 @@ func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endp
 	}
 	c, err := connect(inv.Cluster.Kubeconfig)
 	if err != nil {
-		return nil, Permanent(err)
+		return nil, poll.Permanent(err)
 	}
 	return clusterPodStatus(ctx, c.client, inv.Cluster.Namespace, pod)
 }
@@ -52,7 +53,7 @@ func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endp
 func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint) (*inventory.PodStatus, error) {
 	got, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
+		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
 	}
 	if err != nil {
 		return nil, discoverError("Pod", ns, pod.Name, "get", err)
@@ -101,7 +102,7 @@ func stateCluster(s *State) (*clusterView, error) {
 	}
 	c, err := connect(s.Inv.Cluster.Kubeconfig)
 	if err != nil {
-		return nil, Permanent(err)
+		return nil, poll.Permanent(err)
 	}
 	s.Values[clusterKey] = c
 	return c, nil

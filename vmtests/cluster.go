@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 )
@@ -278,8 +279,8 @@ options:
 	// Ready writes its addresses empty here: once it has, the node gets
 	// its addresses, where the API server finds the kubelet for exec and
 	// port-forward.
-	probe := scenarios.Probe{Endpoint: "node " + NodeName, Expect: "Ready with InternalIP " + e.kubeletAddress(), Within: time.Minute}
-	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: "node " + NodeName, Expect: "Ready with InternalIP " + e.kubeletAddress(), Within: time.Minute}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		n, err := client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -287,7 +288,7 @@ options:
 		if !slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool {
 			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
 		}) {
-			return scenarios.Saw("not Ready yet")
+			return poll.Saw("not Ready yet")
 		}
 		if slices.Equal(n.Status.Addresses, node.Status.Addresses) {
 			return nil
@@ -296,7 +297,7 @@ options:
 		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
-		return scenarios.Saw("addresses just set")
+		return poll.Saw("addresses just set")
 	})
 }
 
@@ -378,10 +379,10 @@ current-context: podroles
 func waitHTTP(ctx context.Context, p server, url string, cfg *tls.Config) error {
 	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: cfg}}
 	defer client.CloseIdleConnections()
-	probe := scenarios.Probe{Endpoint: url, Expect: p.label() + " to be ready", Within: 60 * time.Second}
-	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: url, Expect: p.label() + " to be ready", Within: 60 * time.Second}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(8)))
+			return poll.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(8)))
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := client.Do(req)
@@ -390,7 +391,7 @@ func waitHTTP(ctx context.Context, p server, url string, cfg *tls.Config) error 
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return scenarios.Saw("HTTP %d", resp.StatusCode)
+			return poll.Saw("HTTP %d", resp.StatusCode)
 		}
 		return nil
 	})

@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/vmtests"
 )
 
@@ -40,8 +40,8 @@ func TestControlPlaneRunsThePlan(t *testing.T) {
 	}
 	sidekiq := p.Deployment("mastodon-sidekiq")
 	selector := metav1.FormatLabelSelector(sidekiq.Spec.Selector)
-	probe := scenarios.Probe{Endpoint: cp.Server, Expect: "2 Running pods of mastodon-sidekiq on " + vmtests.NodeName, Within: time.Minute}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: cp.Server, Expect: "2 Running pods of mastodon-sidekiq on " + vmtests.NodeName, Within: time.Minute}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return err
@@ -53,7 +53,7 @@ func TestControlPlaneRunsThePlan(t *testing.T) {
 			}
 		}
 		if running != 2 {
-			return scenarios.Saw("%d pods, %d Running", len(pods.Items), running)
+			return poll.Saw("%d pods, %d Running", len(pods.Items), running)
 		}
 		return nil
 	})

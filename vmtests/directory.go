@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-ldap/ldap/v3"
 
-	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // The directory, as lldap lays it out: people and groups under one base.
@@ -156,10 +156,10 @@ func (e *Env) startDirectory(ctx context.Context) error {
 // waitTLS waits until addr completes a TLS handshake with the
 // environment's certificate, or p dies.
 func (e *Env) waitTLS(ctx context.Context, p server, addr string) error {
-	probe := scenarios.Probe{Endpoint: addr, Expect: p.label() + " to accept TLS", Within: 20 * time.Second}
-	return scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: addr, Expect: p.label() + " to accept TLS", Within: 20 * time.Second}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(5)))
+			return poll.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(5)))
 		}
 		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: time.Second}, Config: &tls.Config{InsecureSkipVerify: true}} // readiness only: the suites verify
 		conn, err := d.DialContext(ctx, "tcp", addr)

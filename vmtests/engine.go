@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // Engine is a Docker API that the containers provider talks to.
@@ -60,12 +60,12 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 		eng.err = cmd.Wait()
 		close(eng.exited)
 	}()
-	probe := scenarios.Probe{Endpoint: socket, Expect: "podman's service to accept connections", Within: 30 * time.Second}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: socket, Expect: "podman's service to accept connections", Within: 30 * time.Second}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		select {
 		case <-eng.exited:
 			data, _ := os.ReadFile(logFile.Name())
-			return scenarios.Permanent(fmt.Errorf("podman system service exited (%v): %s", eng.err, lastLines(string(data), 5)))
+			return poll.Permanent(fmt.Errorf("podman system service exited (%v): %s", eng.err, lastLines(string(data), 5)))
 		default:
 		}
 		c, err := net.DialTimeout("unix", socket, time.Second)

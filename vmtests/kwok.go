@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -99,8 +100,8 @@ func (cp *ControlPlane) applyCRDs(ctx context.Context, docs []byte) error {
 		names = append(names, obj.GetName())
 	}
 	for _, name := range names {
-		probe := scenarios.Probe{Endpoint: "CRD " + name, Expect: "Established", Within: 30 * time.Second}
-		err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		probe := poll.Probe{Endpoint: "CRD " + name, Expect: "Established", Within: 30 * time.Second}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			crd, err := client.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -111,7 +112,7 @@ func (cp *ControlPlane) applyCRDs(ctx context.Context, docs []byte) error {
 					return nil
 				}
 			}
-			return scenarios.Saw("not established yet")
+			return poll.Saw("not established yet")
 		})
 		if err != nil {
 			return err
@@ -170,15 +171,15 @@ func (cp *ControlPlane) Bind(ctx context.Context, p *plan.Plan, bindings Binding
 	bound := map[string]*BoundPod{}
 	for _, d := range p.Deployments {
 		var pods []corev1.Pod
-		probe := scenarios.Probe{Endpoint: "Deployment " + d.Namespace + "/" + d.Name, Expect: fmt.Sprintf("%d Running pods", *d.Spec.Replicas), Within: time.Minute}
-		err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		probe := poll.Probe{Endpoint: "Deployment " + d.Namespace + "/" + d.Name, Expect: fmt.Sprintf("%d Running pods", *d.Spec.Replicas), Within: time.Minute}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			list, err := client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
 			if err != nil {
 				return err
 			}
 			pods = slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil })
 			if len(pods) != int(*d.Spec.Replicas) {
-				return scenarios.Saw("%d Running", len(pods))
+				return poll.Saw("%d Running", len(pods))
 			}
 			return nil
 		})

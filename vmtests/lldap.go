@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/internal/lldap"
-	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -136,8 +136,8 @@ func (e *Env) startLLDAP(ctx context.Context) error {
 func (e *Env) provisionLLDAP(ctx context.Context) error {
 	api := lldap.New(fmt.Sprintf("http://%s", net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLLDAPHTTP))))
 	var token string
-	probe := scenarios.Probe{Endpoint: api.Addr + "/auth/simple/login", Expect: "a login of lldap's admin", Within: 30 * time.Second}
-	err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: api.Addr + "/auth/simple/login", Expect: "a login of lldap's admin", Within: 30 * time.Second}
+	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		var err error
 		token, err = api.Login(ctx, "admin", e.secrets.admin)
 		return err

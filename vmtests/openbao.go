@@ -15,7 +15,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
-	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // PortOpenBao is the port of the OpenBao API.
@@ -61,10 +61,10 @@ func (e *Env) startOpenBao(ctx context.Context) error {
 		return err
 	}
 	c := openbao.New(e.OpenBaoURL(), e.secrets.openbaoRoot)
-	probe := scenarios.Probe{Endpoint: e.OpenBaoURL(), Expect: "the OpenBao API to be unsealed", Within: 30 * time.Second}
-	if err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: e.OpenBaoURL(), Expect: "the OpenBao API to be unsealed", Within: 30 * time.Second}
+	if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("openbao exited: %s", p.lastLines(5)))
+			return poll.Permanent(fmt.Errorf("openbao exited: %s", p.lastLines(5)))
 		}
 		return c.Do(ctx, http.MethodGet, "sys/health", nil, nil)
 	}); err != nil {
@@ -275,14 +275,14 @@ func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[str
 	if err != nil {
 		return err
 	}
-	probe := scenarios.Probe{Endpoint: dir, Expect: fmt.Sprintf("the sidecar of %s to write %d secrets", pod, len(files)), Within: 30 * time.Second}
-	return scenarios.Eventually(ctx, probe, func(context.Context) error {
+	probe := poll.Probe{Endpoint: dir, Expect: fmt.Sprintf("the sidecar of %s to write %d secrets", pod, len(files)), Within: 30 * time.Second}
+	return poll.Eventually(ctx, probe, func(context.Context) error {
 		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("the sidecar exited: %s", p.lastLines(5)))
+			return poll.Permanent(fmt.Errorf("the sidecar exited: %s", p.lastLines(5)))
 		}
 		for _, f := range files {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-				return scenarios.Saw("no %s yet", f)
+				return poll.Saw("no %s yet", f)
 			}
 		}
 		return nil

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // syncBuffer is a log that the supervisor writes while the test reads.
@@ -59,11 +59,11 @@ func TestPodEnvFiles(t *testing.T) {
 	}()
 	waitFile := func(want string) {
 		t.Helper()
-		probe := scenarios.Probe{Endpoint: out, Expect: want, Within: 15 * time.Second}
-		if err := scenarios.Eventually(context.Background(), probe, func(context.Context) error {
+		probe := poll.Probe{Endpoint: out, Expect: want, Within: 15 * time.Second}
+		if err := poll.Eventually(context.Background(), probe, func(context.Context) error {
 			got, _ := os.ReadFile(out)
 			if string(got) != want {
-				return scenarios.Saw("%q", got)
+				return poll.Saw("%q", got)
 			}
 			return nil
 		}); err != nil {
@@ -77,10 +77,10 @@ func TestPodEnvFiles(t *testing.T) {
 	if err := os.WriteFile(envFile, []byte("DATABASE_URL=postgres://two@db/lldap\nnot a variable secret-value\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	probe := scenarios.Probe{Endpoint: "the pod's log", Expect: "the broken line named", Within: 15 * time.Second}
-	if err := scenarios.Eventually(context.Background(), probe, func(context.Context) error {
+	probe := poll.Probe{Endpoint: "the pod's log", Expect: "the broken line named", Within: 15 * time.Second}
+	if err := poll.Eventually(context.Background(), probe, func(context.Context) error {
 		if !strings.Contains(log.String(), envFile+", line 2: not VAR=VALUE") {
-			return scenarios.Saw("%q", log.String())
+			return poll.Saw("%q", log.String())
 		}
 		return nil
 	}); err != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // openTofuState is the one state the companion of lldap keeps in the
@@ -106,10 +106,10 @@ func (e *Env) connectAndFill(ctx context.Context, p server) error {
 	super := &url.URL{Scheme: "postgres", User: url.UserPassword("postgres", e.secrets.pgSuper),
 		Host: net.JoinHostPort(e.postgresAddress(), strconv.Itoa(e.pgPort)), Path: "/postgres", RawQuery: "sslmode=disable"}
 	var conn *pgx.Conn
-	probe := scenarios.Probe{Endpoint: super.Redacted(), Expect: "PostgreSQL to accept connections", Within: 30 * time.Second}
-	err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: super.Redacted(), Expect: "PostgreSQL to accept connections", Within: 30 * time.Second}
+	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		if !p.running() {
-			return scenarios.Permanent(fmt.Errorf("postgres exited: %s", p.lastLines(5)))
+			return poll.Permanent(fmt.Errorf("postgres exited: %s", p.lastLines(5)))
 		}
 		c, err := pgx.Connect(ctx, super.String())
 		conn = c

@@ -1,10 +1,14 @@
-package scenarios
+// Package poll waits for the world to change by polling it, as the scenario
+// suites and the test environments do where a test would otherwise sleep:
+// Eventually tries until a check passes or its window ends, and says what it
+// last saw; Consistently shows that something does not happen over a
+// window. The environments and the suites share it, and nothing else.
+package poll
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -154,18 +158,4 @@ func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) 
 		case <-tick.C:
 		}
 	}
-}
-
-// joinErrors joins errors on one line, as a report line wants them.
-func joinErrors(errs []error) error {
-	var msgs []string
-	for _, err := range errs {
-		if err != nil {
-			msgs = append(msgs, err.Error())
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return errors.New(strings.Join(msgs, "; "))
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
@@ -433,7 +434,7 @@ func (p *streamProxy) count(protocol string) int {
 // start serves the proxy on loopback and returns a kubeconfig for it.
 func (p *streamProxy) start(t *testing.T, cp *vmtests.ControlPlane) string {
 	t.Helper()
-	cfg, err := scenarios.ClusterConfig(cp.Kubeconfig)
+	cfg, err := kube.Config(cp.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

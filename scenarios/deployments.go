@@ -9,10 +9,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -61,10 +60,9 @@ func needsCluster(inv *inventory.Inventory) string {
 
 // clusterView is the inventory's cluster and the node's plan.
 type clusterView struct {
-	client kubernetes.Interface
-	config *rest.Config
-	node   *facts.Node
-	plan   *plan.Plan
+	*kube.Client
+	node *facts.Node
+	plan *plan.Plan
 }
 
 // clusterPlan is the inventory's cluster, connected once per run of a
@@ -96,7 +94,7 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	client, p := c.client, c.plan
+	client, p := c.Clientset, c.plan
 	var errs []error
 	for _, want := range p.Deployments {
 		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of %s", *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers)), Within: s.Patience}
@@ -148,7 +146,7 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	client, p := c.client, c.plan
+	client, p := c.Clientset, c.plan
 	var errs []error
 	for _, want := range p.Services {
 		got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})

@@ -32,7 +32,7 @@ func podStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventor
 	if err != nil {
 		return nil, err
 	}
-	return clusterPodStatus(ctx, c.client, s.Inv.Cluster.Namespace, pod)
+	return clusterPodStatus(ctx, c.Clientset, s.Inv.Cluster.Namespace, pod)
 }
 
 // PodStatus reads what a pod reports of its service: its UID, which stays
@@ -47,7 +47,7 @@ func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endp
 	if err != nil {
 		return nil, poll.Permanent(err)
 	}
-	return clusterPodStatus(ctx, c.client, inv.Cluster.Namespace, pod)
+	return clusterPodStatus(ctx, c.Clientset, inv.Cluster.Namespace, pod)
 }
 
 func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint) (*inventory.PodStatus, error) {
@@ -90,7 +90,7 @@ func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file s
 	if err != nil {
 		return nil, err
 	}
-	return podExec(ctx, c.config, c.client, s.Inv.Cluster.Namespace, pod.Name, pod.Container, []string{"cat", path.Join("/run/secrets", file)})
+	return c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, pod.Container, []string{"cat", path.Join("/run/secrets", file)})
 }
 
 // stateCluster is a client of the inventory's cluster, made once per run

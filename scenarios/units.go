@@ -120,7 +120,7 @@ func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
 		if a := d.Spec.Template.Annotations[plan.AnnotationUnits]; a != "" {
 			permitted = strings.Split(a, ",")
 		}
-		pods, err := c.client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+		pods, err := c.Clientset.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
 		if err != nil {
 			return nil, discoverError("Pod", d.Namespace, d.Name+"-*", "list", err)
 		}
@@ -165,7 +165,7 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 	cells := make([][]string, len(names))
 	var wrong []string
 	for _, p := range pods {
-		out, err := podExec(ctx, c.config, c.client, s.Inv.Cluster.Namespace, p.name, plan.ContainerNode, args)
+		out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, p.name, plan.ContainerNode, args)
 		if err != nil {
 			return "", err
 		}

@@ -20,10 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios"
 )
 
 // ControlPlane is a Kubernetes control plane of real components built by
@@ -332,8 +332,11 @@ func (cp *ControlPlane) Apply(ctx context.Context, p *plan.Plan) error {
 
 // Client returns a client of the control plane as its admin.
 func (cp *ControlPlane) Client() (kubernetes.Interface, error) {
-	client, _, err := scenarios.ClusterClient(cp.Kubeconfig)
-	return client, err
+	c, err := kube.Connect(cp.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return c.Clientset, nil
 }
 
 // KubeconfigFor writes a kubeconfig of a user with a client certificate

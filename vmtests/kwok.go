@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -122,7 +122,7 @@ func (cp *ControlPlane) applyCRDs(ctx context.Context, docs []byte) error {
 }
 
 func (cp *ControlPlane) dynamic() (dynamic.Interface, error) {
-	cfg, err := scenarios.ClusterConfig(cp.Kubeconfig)
+	cfg, err := kube.Config(cp.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package kube
 
 import (
 	"bytes"
@@ -10,9 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
@@ -20,13 +18,14 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 )
 
-// podExec runs argv in a container of a pod through the API server's exec
+// Exec runs argv in a container of a pod through the API server's exec
 // subresource, over WebSocket with a fallback to SPDY for servers that do
 // not speak it, as kubectl does, and returns what it printed. A command
 // that exits non-zero is an error with its status and its stderr; a user
 // that may not exec gets a poll.Permanent error naming the permission.
-func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, namespace, pod, container string, argv []string) ([]byte, error) {
-	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
+func (c *Client) Exec(ctx context.Context, namespace, pod, container string, argv []string) ([]byte, error) {
+	cfg := c.Config
+	req := c.Clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	ws, err := remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
 	if err != nil {
@@ -36,7 +35,7 @@ func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 	if err != nil {
 		return nil, err
 	}
-	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, shouldFallBackToSPDY)
+	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, fallBackToSPDY)
 	if err != nil {
 		return nil, err
 	}
@@ -49,21 +48,21 @@ func podExec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 		return stdout.Bytes(), nil
 	case errors.As(err, &exit):
 		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), strings.Join(strings.Fields(stderr.String()), " "))
-	case apierrors.IsForbidden(err) || containsForbidden(err):
+	case apierrors.IsForbidden(err) || isForbidden(err):
 		// Waiting does not grant a permission.
 		return nil, poll.Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))
 	}
 	return nil, fmt.Errorf("%s: %v", what, oneLine(err))
 }
 
-// containsForbidden sees a 403 that a streaming upgrade reports as text,
+// isForbidden sees a 403 that a streaming upgrade reports as text,
 // not as a status.
-func containsForbidden(err error) bool { return strings.Contains(err.Error(), "forbidden") }
+func isForbidden(err error) bool { return strings.Contains(err.Error(), "forbidden") }
 
-// shouldFallBackToSPDY says a WebSocket upgrade was refused (an API server
+// fallBackToSPDY says a WebSocket upgrade was refused (an API server
 // or a proxy without WebSockets for exec and port-forward): SPDY is tried
 // next. client-go reports the refusal with k8s.io/streaming's error type,
 // not apimachinery's older one of the same name.
-func shouldFallBackToSPDY(err error) bool {
+func fallBackToSPDY(err error) bool {
 	return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 }

@@ -5,13 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/internal/podsupervisor"
 )
 
 // newPodCmd is the pod supervisor of the local environment: env up runs
 // each pod of a role with secrets through it. Hidden: no one else calls it.
 func newPodCmd(io *streams) *cobra.Command {
-	o := vmtests.PodOptions{}
+	o := podsupervisor.Options{}
 	cmd := &cobra.Command{
 		Use:    "pod --name POD --status FILE [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",
 		Short:  "Run a service as a pod of the local environment, restarting it when a secret with restart changes",
@@ -21,7 +21,7 @@ func newPodCmd(io *streams) *cobra.Command {
 				return errors.New("give --name, --status and the service's command after --")
 			}
 			o.Command, o.Log = args, io.ErrOut
-			return vmtests.RunPod(cmd.Context(), o)
+			return podsupervisor.Run(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Name, "name", "", "the pod's name")

@@ -1,4 +1,4 @@
-package vmtests
+package podsupervisor
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func TestPodEnvFiles(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunPod(ctx, PodOptions{
+		done <- Run(ctx, Options{
 			Name: "pod-0", Status: filepath.Join(dir, "status.json"),
 			RestartOn: []string{envFile}, EnvFiles: []string{envFile}, Log: log,
 			Command: []string{"sh", "-c", `printf '%s %s' "$DATABASE_URL" "$OTHER" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 60`, out},
@@ -54,7 +54,7 @@ func TestPodEnvFiles(t *testing.T) {
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("RunPod: %v", err)
+			t.Errorf("Run: %v", err)
 		}
 	}()
 	waitFile := func(want string) {

@@ -1,4 +1,10 @@
-package vmtests
+// Package podsupervisor runs one pod of a role as the local environment
+// makes it: the service, restarted in the same pod when a file of a secret
+// with restart changes, as the spec's US1-13 asks, with environment files
+// read anew at each start. It is the small supervisor of our own that the
+// OpenBao agent lacks, run by the shipped binary's hidden command
+// `podroles pod`, so that it works in any image the binary is mounted in.
+package podsupervisor
 
 import (
 	"context"
@@ -12,19 +18,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
-// PodOptions run one pod of a role: its service, restarted in the same
+// Options run one pod of a role: its service, restarted in the same
 // pod when a secret with restart changes, as the spec's US1-13 asks.
-type PodOptions struct {
+type Options struct {
 	Name string
 	// Status is the file the pod writes its PodStatus to.
 	Status string
@@ -41,12 +45,12 @@ type PodOptions struct {
 	Log     io.Writer
 }
 
-// RunPod runs the service until ctx ends, and restarts it when a file of
+// Run runs the service until ctx ends, and restarts it when a file of
 // RestartOn changes or when it exits (a container's restart policy
 // Always). It is the small supervisor of our own that the OpenBao agent
 // lacks: the agent writes the files, this restarts the service for the
 // secrets that ask for it, and for no other.
-func RunPod(ctx context.Context, o PodOptions) error {
+func Run(ctx context.Context, o Options) error {
 	uid := make([]byte, 8)
 	rand.Read(uid)
 	status := inventory.PodStatus{Pod: o.Name, UID: hex.EncodeToString(uid)}
@@ -167,7 +171,7 @@ func readEnvFiles(files []string) ([]string, error) {
 			}
 			name, value, ok := strings.Cut(line, "=")
 			name = strings.TrimSpace(name)
-			if !ok || !shellName.MatchString(name) {
+			if !ok || !variableName.MatchString(name) {
 				return nil, fmt.Errorf("environment file %s, line %d: not VAR=VALUE", f, i+1)
 			}
 			value = strings.TrimSpace(value)
@@ -179,6 +183,9 @@ func readEnvFiles(files []string) ([]string, error) {
 	}
 	return env, nil
 }
+
+// variableName is what a shell takes as a variable's name.
+var variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func stopService(cmd *exec.Cmd, exited <-chan struct{}) {
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -211,83 +218,4 @@ func writeStatus(path string, s inventory.PodStatus) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-func (e *Env) podStatusFile(pod string) string { return filepath.Join(e.podRoot(pod), "status.json") }
-
-// podRoot is the folder that stands for a pod's file system: its
-// /run/secrets is run/secrets in it. No service account token is mounted
-// there, as the spec asks for pods of a service's image (US1-7).
-func (e *Env) podRoot(pod string) string { return filepath.Join(e.Dir, "pods", pod) }
-
-// podCommand runs argv as the service of pod: through podroles' pod
-// supervisor, restarting it when a secret with restart changes, where the
-// role has secrets; as it is where it has none.
-func (e *Env) podCommand(pod, secretsDir string, secrets map[string]facts.Secret, envFiles []string, argv []string) ([]string, error) {
-	if e.openbao == nil {
-		return argv, nil
-	}
-	bin, err := e.podroles()
-	if err != nil {
-		return nil, err
-	}
-	cmd := []string{bin, "pod", "--name", pod, "--status", e.podStatusFile(pod)}
-	if !e.NoRestart {
-		for _, file := range slices.Sorted(maps.Keys(secrets)) {
-			if secrets[file].Restart {
-				cmd = append(cmd, "--restart-on", filepath.Join(secretsDir, file))
-			}
-		}
-	}
-	for _, file := range envFiles {
-		cmd = append(cmd, "--env-file", filepath.Join(secretsDir, file))
-	}
-	return append(append(cmd, "--"), argv...), nil
-}
-
-// PodrolesEnv names a podroles binary for the pods, when the process that
-// starts the environment is not podroles itself (a test).
-const PodrolesEnv = "PODROLES_BIN"
-
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// podroles returns the podroles binary: the option, $PODROLES_BIN, this
-// process if it is podroles, or one built once for this process.
-func (e *Env) podroles() (string, error) {
-	if e.Podroles != "" {
-		return e.Podroles, nil
-	}
-	if p := os.Getenv(PodrolesEnv); p != "" {
-		return filepath.Abs(p)
-	}
-	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "podroles" {
-		return exe, nil
-	}
-	built.once.Do(func() {
-		// One place for every test process, each building (from Go's
-		// cache) into its own file and renaming it into place.
-		dir := filepath.Join(os.TempDir(), "podroles-pod-bin")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "podroles")
-		tmp := fmt.Sprintf("%s.%d", built.path, os.Getpid())
-		cmd := exec.Command("go", "build", "-o", tmp, "github.com/fediversity/podroles/cmd/podroles")
-		// Static, as make builds it: the supervisor runs in images of
-		// any libc (lldap's is Alpine's musl).
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.Remove(tmp)
-			built.err = fmt.Errorf("build podroles for the pods: %v: %s", err, out)
-			return
-		}
-		built.err = os.Rename(tmp, built.path)
-	})
-	return built.path, built.err
 }

@@ -28,21 +28,24 @@ import (
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/controlplane"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // One control plane serves every test of the package, each in namespaces
 // of its own; TestMain stops it by its processes' PIDs.
 var shared struct {
 	once sync.Once
-	cp   *vmtests.ControlPlane
+	cp   *controlplane.ControlPlane
 	dir  string
 	err  error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := vmtests.StopTestEngine(); err != nil {
+	if err := vmtest.StopEngine(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
@@ -60,7 +63,7 @@ func TestMain(m *testing.M) {
 
 // controlPlane returns the package's control plane with its KWOK node,
 // started at the first call; without make servers the test is skipped.
-func controlPlane(t *testing.T) *vmtests.ControlPlane {
+func controlPlane(t *testing.T) *controlplane.ControlPlane {
 	t.Helper()
 	shared.once.Do(func() {
 		if shared.dir, shared.err = os.MkdirTemp("", "podroles-cp-"); shared.err != nil {
@@ -68,10 +71,10 @@ func controlPlane(t *testing.T) *vmtests.ControlPlane {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared.cp, shared.err = vmtests.StartControlPlane(ctx, vmtests.ControlPlaneOptions{Dir: shared.dir, Loopback: vmtests.RandomLoopback(), Nodes: true})
+		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{Dir: shared.dir, Loopback: localenv.RandomLoopback(), Nodes: true})
 	})
 	if shared.err != nil {
-		if os.Getenv(vmtests.ServersEnv) == "" {
+		if os.Getenv(servers.DirEnv) == "" {
 			t.Skipf("%v (make test builds them)", shared.err)
 		}
 		t.Fatal(shared.err)
@@ -84,10 +87,10 @@ func controlPlane(t *testing.T) *vmtests.ControlPlane {
 type deployed struct {
 	node *facts.Node
 	plan *plan.Plan
-	pods map[string]*vmtests.BoundPod
+	pods map[string]*controlplane.BoundPod
 }
 
-func deploy(t *testing.T, ctx context.Context, cp *vmtests.ControlPlane, example, namespace string, bindings vmtests.Bindings) *deployed {
+func deploy(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, example, namespace string, bindings controlplane.Bindings) *deployed {
 	t.Helper()
 	s, err := nixeval.FileSource("../examples/" + example)
 	if err != nil {
@@ -145,14 +148,14 @@ func requirePassed(t *testing.T, results map[string]*scenarios.Result) {
 	}
 }
 
-func podsOfRole(d *deployed, role string) []*vmtests.BoundPod {
-	var out []*vmtests.BoundPod
+func podsOfRole(d *deployed, role string) []*controlplane.BoundPod {
+	var out []*controlplane.BoundPod
 	for _, p := range d.pods {
 		if p.Role == role {
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(a, b *vmtests.BoundPod) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *controlplane.BoundPod) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -299,7 +302,7 @@ func TestUnitsSuite(t *testing.T) {
 func TestLDAPSuiteOnClusterInventory(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
-	env := vmtests.Start(t, vmtests.Options{Node: "directory"})
+	env := vmtest.NewEnv(t, localenv.Options{Node: "directory"})
 	local, err := inventory.Load(env.Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -432,7 +435,7 @@ func (p *streamProxy) count(protocol string) int {
 }
 
 // start serves the proxy on loopback and returns a kubeconfig for it.
-func (p *streamProxy) start(t *testing.T, cp *vmtests.ControlPlane) string {
+func (p *streamProxy) start(t *testing.T, cp *controlplane.ControlPlane) string {
 	t.Helper()
 	cfg, err := kube.Config(cp.Kubeconfig)
 	if err != nil {
@@ -470,7 +473,7 @@ func (p *streamProxy) start(t *testing.T, cp *vmtests.ControlPlane) string {
 func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
-	env := vmtests.Start(t, vmtests.Options{Node: "directory"})
+	env := vmtest.NewEnv(t, localenv.Options{Node: "directory"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	d := deploy(t, ctx, cp, "directory.nix", "streaming", env.Bindings())
@@ -504,7 +507,7 @@ func TestRotationOnClusterInventory(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
 	// A namespace of its own on the package's control plane.
-	env := vmtests.Start(t, vmtests.Options{Node: "directory", Namespace: "rotation"})
+	env := vmtest.NewEnv(t, localenv.Options{Node: "directory", Namespace: "rotation"})
 	requireOpenBao(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/localenv"
 )
 
 func newEnvCmd(io *streams) *cobra.Command {
@@ -21,7 +21,7 @@ func newEnvCmd(io *streams) *cobra.Command {
 }
 
 func newEnvUpCmd(io *streams) *cobra.Command {
-	opts := vmtests.Options{Detached: true}
+	opts := localenv.Options{Detached: true}
 	var provider string
 	var images []string
 	var cluster bool
@@ -62,14 +62,14 @@ restarts a kubelet reports and kwok's pods do not).`,
   podroles env up --dir /tmp/env --cluster examples/directory.nix`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if opts.Provider, err = vmtests.ParseProvider(provider); err != nil {
+			if opts.Provider, err = localenv.ParseProvider(provider); err != nil {
 				return err
 			}
-			if len(images) > 0 && opts.Provider != vmtests.ProviderContainers {
+			if len(images) > 0 && opts.Provider != localenv.ProviderContainers {
 				return fmt.Errorf("--image is for --provider containers")
 			}
-			if opts.Provider == vmtests.ProviderContainers {
-				opts.Images = vmtests.ImagesFromEnv()
+			if opts.Provider == localenv.ProviderContainers {
+				opts.Images = localenv.ImagesFromEnv()
 				if err := opts.Images.SetAll(images); err != nil {
 					return err
 				}
@@ -84,7 +84,7 @@ restarts a kubelet reports and kwok's pods do not).`,
 				}
 			}
 			start := time.Now()
-			env, err := vmtests.Up(cmd.Context(), opts)
+			env, err := localenv.Up(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ restarts a kubelet reports and kwok's pods do not).`,
 
 // envPlan plans the environment's node from the sources, in the namespace
 // the environment serves.
-func envPlan(cmd *cobra.Command, opts vmtests.Options, sources sourceOptions, args []string, io *streams) (*plan.Plan, error) {
+func envPlan(cmd *cobra.Command, opts localenv.Options, sources sourceOptions, args []string, io *streams) (*plan.Plan, error) {
 	node, err := sources.loadNode(cmd.Context(), args, io.ErrOut, opts.Node)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func newEnvDownCmd(io *streams) *cobra.Command {
 		Short: "Stop the servers of the environment in DIR, by their PIDs, and remove its containers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := vmtests.Down(dir); err != nil {
+			if err := localenv.Down(dir); err != nil {
 				return err
 			}
 			fmt.Fprintf(io.Out, "environment in %s is down\n", dir)

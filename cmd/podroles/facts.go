@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/fediversity/podroles/facts"
 	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/facts"
 )
 
 type factsOptions struct {

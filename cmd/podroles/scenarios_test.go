@@ -17,12 +17,15 @@ import (
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/containers"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := vmtests.StopTestEngine(); err != nil {
+	if err := vmtest.StopEngine(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
@@ -30,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestScenariosRun(t *testing.T) {
-	env := vmtests.Start(t, vmtests.Options{})
+	env := vmtest.NewEnv(t, localenv.Options{})
 	out := filepath.Join(t.TempDir(), "scenarios.xml")
 	r := run(t, "scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap,postgres", "--format", "junit", "-o", out)
 	if r.code != exitOK || !strings.Contains(r.out, "node directory: 7 passed, 0 failed, 0 skipped") {
@@ -111,7 +114,7 @@ func TestScenariosList(t *testing.T) {
 // TestScenariosRunOnACluster discovers the directory example's world in a
 // control plane of real components and runs the deployments suite on it.
 func TestScenariosRunOnACluster(t *testing.T) {
-	cp := vmtests.StartControlPlaneT(t, true)
+	cp := vmtest.NewControlPlane(t, true)
 	example := repo("examples/directory.nix")
 	r := run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments")
 	if r.code != exitCantRun || !strings.Contains(r.errOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
@@ -187,26 +190,26 @@ func TestProgressLine(t *testing.T) {
 // containers provider: env up, the suites, env down, and nothing left in
 // the engine; the containers outlive the env up that started them.
 func TestEnvUpWithContainers(t *testing.T) {
-	vmtests.EngineT(t)
-	if os.Getenv(vmtests.ServersEnv) == "" {
-		t.Skipf("%s is not set: the secrets suite needs the Vault that make servers builds", vmtests.ServersEnv)
+	vmtest.Engine(t)
+	if os.Getenv(servers.DirEnv) == "" {
+		t.Skipf("%s is not set: the secrets suite needs the Vault that make servers builds", servers.DirEnv)
 	}
 	// --image reaches the engine: lldap's image from a registry that
 	// refuses (on loopback) fails env up in one line naming both, and what
 	// started before is gone.
 	failed := t.TempDir()
 	const image = "127.0.0.1:1/lldap/lldap:v0.6.1"
-	r := run(t, "env", "up", "--dir", failed, "--provider", "containers", "--loopback", vmtests.RandomLoopback(), "--image", "lldap="+image)
+	r := run(t, "env", "up", "--dir", failed, "--provider", "containers", "--loopback", localenv.RandomLoopback(), "--image", "lldap="+image)
 	if r.code != exitCantRun || !strings.Contains(r.errOut, "container lldap-0: pull "+image) || strings.Count(r.errOut, "\n") != 1 {
 		t.Errorf("env up with an image that cannot be pulled: exit %d, stderr %q", r.code, r.errOut)
 	}
-	if left, err := vmtests.EngineLeftovers(context.Background(), failed); err != nil || len(left) > 0 {
+	if left, err := containers.Leftovers(context.Background(), failed); err != nil || len(left) > 0 {
 		t.Errorf("after a failed env up the engine holds %v (%v)", left, err)
 	}
 
 	dir := t.TempDir()
-	t.Cleanup(func() { vmtests.Down(dir) })
-	r = run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", vmtests.RandomLoopback())
+	t.Cleanup(func() { localenv.Down(dir) })
+	r = run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", localenv.RandomLoopback())
 	if r.code != exitOK || !strings.Contains(r.out, "environment up in") {
 		t.Fatalf("env up: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
@@ -217,7 +220,7 @@ func TestEnvUpWithContainers(t *testing.T) {
 	if r := run(t, "env", "down", "--dir", dir); r.code != exitOK {
 		t.Fatalf("env down: exit %d\n%s", r.code, r.errOut)
 	}
-	left, err := vmtests.EngineLeftovers(context.Background(), dir)
+	left, err := containers.Leftovers(context.Background(), dir)
 	if err != nil || len(left) > 0 {
 		t.Errorf("after env down the engine holds %v (%v)", left, err)
 	}
@@ -228,8 +231,8 @@ func TestEnvUpWithContainers(t *testing.T) {
 // suites and the ldap suite pass on what scenarios run discovers there,
 // and env down stops the control plane too.
 func TestEnvUpWithCluster(t *testing.T) {
-	if os.Getenv(vmtests.ServersEnv) == "" {
-		t.Skipf("%s is not set: make servers builds the control plane", vmtests.ServersEnv)
+	if os.Getenv(servers.DirEnv) == "" {
+		t.Skipf("%s is not set: make servers builds the control plane", servers.DirEnv)
 	}
 	// PostgreSQL's user must pass through the folder.
 	dir, err := os.MkdirTemp("", "podroles-env-")
@@ -237,9 +240,9 @@ func TestEnvUpWithCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o711)
-	t.Cleanup(func() { vmtests.Down(dir); os.RemoveAll(dir) })
+	t.Cleanup(func() { localenv.Down(dir); os.RemoveAll(dir) })
 	example := repo("examples/directory.nix")
-	r := run(t, "env", "up", "--dir", dir, "--loopback", vmtests.RandomLoopback(), "--cluster", example)
+	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example)
 	if r.code != exitOK || !strings.Contains(r.out, "cluster up: podroles scenarios run --kubeconfig "+filepath.Join(dir, "cluster", "kubeconfig")) {
 		t.Fatalf("env up --cluster: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}

@@ -1,21 +1,24 @@
-package vmtests
+// Package containers runs the pods of a test environment as containers
+// through a Docker API (Docker, or Podman's compatible service), on a
+// network of the environment's own, with their ports published on loopback
+// only. A Group records what it made in DIR/containers.json and labels it
+// with the environment's folder, so that env down, or a later test, removes
+// it through the engine even when the process that made it is gone.
+package containers
 
 import (
 	"context"
 	"crypto/sha256"
-	"debug/elf"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -27,290 +30,84 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/fediversity/podroles/vmtests/procgroup"
 )
 
-// The containers provider runs each pod of the environment as a container
-// of its own, through the Docker API (Docker, or Podman's compatible
-// service), on a network of the environment's own. Each container
-// publishes its ports on the same loopback address and port where the
-// processes provider listens, so the inventory, and what the suites see,
-// are the same whichever provider ran.
+// Group is the containers and the network of one environment.
+type Group struct {
+	dir      string
+	detached bool
 
-// Provider says how the local environment runs its pods.
-type Provider string
-
-// The providers.
-const (
-	// ProviderProcesses runs each pod's server as a local process.
-	ProviderProcesses Provider = "processes"
-	// ProviderContainers runs each pod as a container.
-	ProviderContainers Provider = "containers"
-)
-
-// ParseProvider reads a provider's name.
-func ParseProvider(s string) (Provider, error) {
-	switch p := Provider(s); p {
-	case "", ProviderProcesses:
-		return ProviderProcesses, nil
-	case ProviderContainers:
-		return p, nil
-	}
-	return "", fmt.Errorf("env: --provider %q: the providers are processes and containers", s)
+	mu         sync.Mutex
+	network    *testcontainers.DockerNetwork
+	containers []*Container
+	ips        map[string]string             // by name, on the network
+	declared   map[string][]mobynetwork.Port // ports by image
 }
 
-// Images are what the containers provider runs, each overridable by a
-// variable or env up's --image. Servers is ours (make images): Debian's
-// slapd, HAProxy and nginx, into which the host's static Vault (OpenBao's
-// API), Authelia and podroles are mounted; the others are official
-// images, pinned, and an empty one runs its server from Servers instead
-// (LLDAP empty: slapd serves the lldap role). Every server but lldap runs
-// the processes provider's own command and configuration.
-type Images struct {
-	Servers                                     string
-	Postgres, HAProxy, Nginx, OpenBao, Authelia string
-	LLDAP                                       string
+// NewGroup returns an empty group of the environment in dir (an absolute
+// path: the engine's labels carry it). A detached group's containers
+// outlive the process that made them (env up); an attached group's are
+// removed by the next sweep once that process is gone (SweepOrphans).
+func NewGroup(dir string, detached bool) *Group { return &Group{dir: dir, detached: detached} }
+
+// IP is the address of the container name on the group's network, or "".
+func (g *Group) IP(name string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ips[name]
 }
 
-// EnvImageServers names the servers' image, and runs every server from
-// it, PostgreSQL included, and slapd as lldap (CI reaches no registry);
-// the variables of the other images (imageVariable) then name an image
-// for one server.
-const EnvImageServers = "PODROLES_IMAGE_SERVERS"
-
-// DefaultImages are the images when no variable names others.
-var DefaultImages = Images{
-	Servers:  "localhost/podroles-servers:bookworm",
-	Postgres: "docker.io/library/postgres:17.2-bookworm",
-	HAProxy:  "docker.io/library/haproxy:3.0.5",
-	Nginx:    "docker.io/library/nginx:1.27.3",
-	OpenBao:  "quay.io/openbao/openbao:2.5.3",
-	Authelia: "docker.io/authelia/authelia:4.38.17",
-	LLDAP:    "docker.io/lldap/lldap:v0.6.1",
-}
-
-// imageSetting is an image by the name that --image and its variable
-// give it.
-type imageSetting struct {
-	name  string
-	field func(*Images) *string
-}
-
-// imageSettings are the images, servers first: setting it resets the
-// others.
-var imageSettings = []imageSetting{
-	{"servers", func(im *Images) *string { return &im.Servers }},
-	{"postgres", func(im *Images) *string { return &im.Postgres }},
-	{"haproxy", func(im *Images) *string { return &im.HAProxy }},
-	{"nginx", func(im *Images) *string { return &im.Nginx }},
-	{"openbao", func(im *Images) *string { return &im.OpenBao }},
-	{"authelia", func(im *Images) *string { return &im.Authelia }},
-	{"lldap", func(im *Images) *string { return &im.LLDAP }},
-}
-
-// imageVariable is the variable of the image named name.
-func imageVariable(name string) string { return "PODROLES_IMAGE_" + strings.ToUpper(name) }
-
-// Set sets a server's image from NAME=REF, as --image gives it; an empty
-// REF runs the server from the servers' image (slapd for lldap).
-// servers=REF runs every server from REF, as PODROLES_IMAGE_SERVERS does.
-func (im *Images) Set(assignment string) error {
-	name, ref, ok := strings.Cut(assignment, "=")
-	i := slices.IndexFunc(imageSettings, func(s imageSetting) bool { return s.name == name })
-	if !ok || i < 0 {
-		names := make([]string, len(imageSettings))
-		for i, s := range imageSettings {
-			names[i] = s.name
-		}
-		return fmt.Errorf("--image %q: give NAME=IMAGE, NAME one of %s", assignment, strings.Join(names, ", "))
-	}
-	if name == "servers" {
-		if ref == "" {
-			return errors.New("--image servers=: the servers' image cannot be empty")
-		}
-		*im = Images{Servers: ref}
-		return nil
-	}
-	*imageSettings[i].field(im) = ref
-	return nil
-}
-
-// SetAll sets the images of --image's assignments, servers= first, so
-// that it resets what the variables chose and not what a flag did.
-func (im *Images) SetAll(assignments []string) error {
-	servers := func(a string) bool { return strings.HasPrefix(a, "servers=") }
-	for _, first := range []bool{true, false} {
-		for _, a := range assignments {
-			if servers(a) != first {
-				continue
-			}
-			if err := im.Set(a); err != nil {
-				return err
-			}
+// Find returns the container started as name, or nil.
+func (g *Group) Find(name string) *Container {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.containers {
+		if c.Name == name {
+			return c
 		}
 	}
 	return nil
 }
 
-// ImagesFromEnv returns the default images, overridden by the variables:
-// one set but empty runs its server from the servers' image (slapd for
-// lldap).
-func ImagesFromEnv() Images {
-	im := DefaultImages
-	for _, s := range imageSettings {
-		if ref, ok := os.LookupEnv(imageVariable(s.name)); ok && (ref != "" || s.name != "servers") {
-			im.Set(s.name + "=" + ref)
-		}
-	}
-	return im
+// record is what containers.json holds.
+type record struct {
+	Containers []*Container `json:"containers,omitempty"`
+	Network    string       `json:"network,omitempty"`
 }
 
-// imageOf is the image a server runs from: its own, or the servers' image.
-func (im Images) imageOf(own string) string {
-	if own != "" {
-		return own
+// save writes containers.json; g.mu is held.
+func (g *Group) save() error {
+	rec := record{Containers: g.containers}
+	if g.network != nil {
+		rec.Network = g.network.Name
 	}
-	return im.Servers
-}
-
-// imageTools are the programs as the containers run them: by name from
-// the images' PATH (Debian's and the official images' layouts differ), the
-// host's static Vault and Authelia where they run from the servers'
-// image, OpenBao's bao and Authelia's own from theirs.
-func imageTools(im Images) tools {
-	t := tools{
-		slapd: "/usr/sbin/slapd", slapadd: "/usr/sbin/slapadd", haproxy: "haproxy", nginx: "nginx",
-		ldapSchema: "/etc/ldap/schema", ldapModules: "/usr/lib/ldap",
-		vault: "bao", authelia: "authelia",
-	}
-	if im.OpenBao == "" {
-		t.vault = findServer("vault")
-	}
-	if im.Authelia == "" {
-		t.authelia = findServer("authelia")
-	}
-	if t.vault == "" || t.authelia == "" {
-		t.vault, t.authelia = "", ""
-	}
-	return t
-}
-
-var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// containers runs each server in a container of its own on the
-// environment's network: the same command in its image, with the
-// environment's folder and the host's static programs mounted at the same
-// paths, as the calling user, listening on every address of the
-// container and published on its pod's loopback address.
-type containers struct{ e *Env }
-
-func (c containers) tools(im Images) (tools, error) { return imageTools(im), nil }
-
-// prepare checks the host programs the containers will run, once, and
-// makes the environment's network.
-func (c containers) prepare(ctx context.Context) error {
-	programs, err := c.e.hostPrograms()
+	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	c.e.mounted = programs
-	return c.e.startNetwork(ctx)
+	tmp := filepath.Join(g.dir, ".containers.json.tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(g.dir, "containers.json"))
 }
 
-func (c containers) startPostgres(ctx context.Context) error { return c.e.startPostgresContainer(ctx) }
-
-func (containers) listen(string) string { return "0.0.0.0" }
-
-// reach is the server's address on the environment's network.
-func (c containers) reach(name, host string) string {
-	if ip := c.e.ips[name]; ip != "" {
-		return ip
+// Recorded says a group recorded containers or a network in dir.
+func Recorded(dir string) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "containers.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
 	}
-	return host
-}
-
-func (c containers) launch(ctx context.Context, name string, argv []string, opts startOptions) (server, error) {
-	e := c.e
-	var prelude []string
-	for v, file := range opts.secretEnv {
-		if !shellName.MatchString(v) {
-			return nil, fmt.Errorf("%s: %q is no variable name", name, v)
-		}
-		// The assignment's status is cat's, where export's would be 0: a
-		// missing file stops the start.
-		prelude = append(prelude, v+`="$(cat `+shellQuote([]string{file})+`)" && export `+v)
-	}
-	slices.Sort(prelude)
-	for _, cmd := range opts.before {
-		prelude = append(prelude, shellQuote(cmd))
-	}
-	entrypoint := argv
-	if len(prelude) > 0 {
-		entrypoint = append([]string{"sh", "-c", strings.Join(prelude, " && ") + ` && exec "$@"`, "sh"}, argv...)
-	}
-	binds := []string{e.Dir + ":" + e.Dir}
-	for _, a := range argv {
-		if slices.Contains(e.mounted, a) {
-			binds = append(binds, a+":"+a+":ro")
-		}
-	}
-	user := fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
-	return e.runContainer(ctx, containerSpec{
-		name: name, image: e.Images.imageOf(opts.image), entrypoint: entrypoint, env: opts.env, workDir: opts.dir,
-		user: user, binds: binds, publish: opts.publish, stopSignal: signalName(opts.stopSignal),
-	})
-}
-
-// hostPrograms are the programs of the host that containers run, mounted
-// at their own paths: podroles (the pods' supervisor), and the static
-// Vault and Authelia that make servers built where no image of their own
-// is given. Each must be static, since images differ in their libc.
-func (e *Env) hostPrograms() ([]string, error) {
-	var programs []string
-	for _, p := range []string{e.tools.vault, e.tools.authelia} {
-		if filepath.IsAbs(p) {
-			programs = append(programs, p)
-		}
-	}
-	// With OpenBao, the pods with secrets run under the supervisor.
-	if e.tools.vault != "" {
-		bin, err := e.podroles()
-		if err != nil {
-			return nil, err
-		}
-		programs = append(programs, bin)
-	}
-	for _, p := range programs {
-		if err := requireStatic(p); err != nil {
-			return nil, err
-		}
-	}
-	return programs, nil
-}
-
-// requireStatic refuses a program that needs a dynamic loader: the
-// containers' images have their own libc, or none.
-func requireStatic(path string) error {
-	f, err := elf.Open(path)
 	if err != nil {
-		return fmt.Errorf("%s, to run in containers: %w", path, err)
+		return false, err
 	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked, and containers have their own libc: build it static (CGO_ENABLED=0, as make build does)", path)
-		}
+	var rec record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return false, fmt.Errorf("%s/containers.json: %w", dir, err)
 	}
-	return nil
-}
-
-func signalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	}
-	return ""
+	return len(rec.Containers) > 0 || rec.Network != "", nil
 }
 
 // LabelEnv marks every container and network of an environment with its
@@ -323,12 +120,12 @@ const LabelEnv = "podroles.fediversity.eu/env"
 // SweepOrphans removes them once their owner is gone.
 const LabelOwner = "podroles.fediversity.eu/owner"
 
-// labels are what the environment's containers and network carry. An
-// environment of env up (detached) has no owner: env down removes it.
-func (e *Env) labels() map[string]string {
-	l := map[string]string{LabelEnv: e.Dir}
-	if !e.Detached {
-		l[LabelOwner] = fmt.Sprintf("%d-%s@%s", os.Getpid(), startTime(os.Getpid()), processScope())
+// labels are what the group's containers and network carry. A detached
+// group (env up's) has no owner: env down removes it.
+func (g *Group) labels() map[string]string {
+	l := map[string]string{LabelEnv: g.dir}
+	if !g.detached {
+		l[LabelOwner] = fmt.Sprintf("%d-%s@%s", os.Getpid(), procgroup.StartTime(os.Getpid()), processScope())
 	}
 	return l
 }
@@ -409,12 +206,12 @@ func ownerAlive(owner string) bool {
 	if !ok || err != nil || start == "" {
 		return true
 	}
-	return startTime(n) == start
+	return procgroup.StartTime(n) == start
 }
 
-// podContainer is a pod of the environment run as a container, as
-// state.json records it.
-type podContainer struct {
+// Container is a pod of an environment run as a container, as
+// containers.json records it.
+type Container struct {
 	Name string `json:"name"`
 	ID   string `json:"id"`
 	Log  string `json:"log"`
@@ -423,20 +220,20 @@ type podContainer struct {
 	log *os.File
 }
 
-// containerSpec is one pod's container.
-type containerSpec struct {
-	name, image string
-	entrypoint  []string
-	env         []string
-	workDir     string
-	user        string
-	files       []testcontainers.ContainerFile
-	binds       []string
-	// publish maps a port in the container to the loopback address where
+// Spec is one pod's container.
+type Spec struct {
+	Name, Image string
+	Entrypoint  []string
+	Env         []string
+	WorkDir     string
+	User        string
+	Files       []testcontainers.ContainerFile
+	Binds       []string
+	// Publish maps a port in the container to the loopback address where
 	// it is published, on the same port.
-	publish    map[int]string
-	stopSignal string
-	wait       wait.Strategy
+	Publish    map[int]string
+	StopSignal string
+	Wait       wait.Strategy
 }
 
 var configured sync.Once
@@ -452,28 +249,35 @@ func configureTestcontainers() {
 	})
 }
 
-// startNetwork makes the environment's network.
-func (e *Env) startNetwork(ctx context.Context) error {
+// StartNetwork makes the group's network, on which its containers reach
+// each other.
+func (g *Group) StartNetwork(ctx context.Context) error {
 	configureTestcontainers()
-	nw, err := network.New(ctx, network.WithLabels(e.labels()))
+	nw, err := network.New(ctx, network.WithLabels(g.labels()))
 	if err != nil {
 		return fmt.Errorf("create a network: %w (is a Docker API reachable? set DOCKER_HOST, e.g. to podman's socket)", err)
 	}
-	e.network = nw
-	return e.saveState()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.network = nw
+	return g.save()
 }
 
-// runContainer starts a pod's container and waits until it is ready; its
-// output goes to logs/NAME.log, whose last lines a failure quotes.
-func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContainer, error) {
-	logPath := filepath.Join(e.Dir, "logs", spec.name+".log")
+// Run starts a pod's container on the group's network and waits until it
+// is ready; its output goes to logs/NAME.log, whose last lines a failure
+// quotes. Only loopback addresses are published on.
+func (g *Group) Run(ctx context.Context, spec Spec) (*Container, error) {
+	if err := os.MkdirAll(filepath.Join(g.dir, "logs"), 0o700); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(g.dir, "logs", spec.Name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	var exposed []string
 	bindings := mobynetwork.PortMap{}
-	for port, host := range spec.publish {
+	for port, host := range spec.Publish {
 		p, err := mobynetwork.ParsePort(strconv.Itoa(port) + "/tcp")
 		if err != nil {
 			logFile.Close()
@@ -483,17 +287,17 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 		if err != nil || !ip.IsLoopback() {
 			logFile.Close()
 			// Never published where others reach it.
-			return nil, fmt.Errorf("%s: %q is no loopback address to publish on", spec.name, host)
+			return nil, fmt.Errorf("%s: %q is no loopback address to publish on", spec.Name, host)
 		}
 		exposed = append(exposed, p.String())
 		bindings[p] = []mobynetwork.PortBinding{{HostIP: ip, HostPort: strconv.Itoa(port)}}
 	}
 	// testcontainers publishes every port an image declares, on every
 	// address, when a request names none: those go to loopback.
-	declared, err := e.imagePorts(ctx, spec.image)
+	declared, err := g.imagePorts(ctx, spec.Image)
 	if err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("container %s: %w", spec.name, err)
+		return nil, fmt.Errorf("container %s: %w", spec.Name, err)
 	}
 	for _, p := range declared {
 		if _, ok := bindings[p]; !ok {
@@ -502,68 +306,73 @@ func (e *Env) runContainer(ctx context.Context, spec containerSpec) (*podContain
 		}
 	}
 	opts := []testcontainers.ContainerCustomizer{
-		testcontainers.WithName(e.containerName(spec.name)),
-		testcontainers.WithEntrypoint(spec.entrypoint...),
+		testcontainers.WithName(g.containerName(spec.Name)),
+		testcontainers.WithEntrypoint(spec.Entrypoint...),
 		testcontainers.WithExposedPorts(exposed...),
-		testcontainers.WithFiles(spec.files...),
-		testcontainers.WithLabels(e.labels()),
-		network.WithNetwork([]string{spec.name}, e.network),
+		testcontainers.WithFiles(spec.Files...),
+		testcontainers.WithLabels(g.labels()),
+		network.WithNetwork([]string{spec.Name}, g.network),
 		testcontainers.WithLogConsumerConfig(&testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{logConsumer{logFile}}}),
 		testcontainers.WithConfigModifier(func(c *container.Config) {
-			c.User = spec.user
-			c.StopSignal = spec.stopSignal
-			c.Env = append(c.Env, spec.env...)
-			c.WorkingDir = spec.workDir
+			c.User = spec.User
+			c.StopSignal = spec.StopSignal
+			c.Env = append(c.Env, spec.Env...)
+			c.WorkingDir = spec.WorkDir
 		}),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.PortBindings = bindings
-			hc.Binds = append(hc.Binds, spec.binds...)
+			hc.Binds = append(hc.Binds, spec.Binds...)
 			// An init reaps and forwards signals: a stop takes no grace
 			// period to kill a shell.
 			yes := true
 			hc.Init = &yes
 		}),
 	}
-	if spec.wait != nil {
-		opts = append(opts, testcontainers.WithWaitStrategyAndDeadline(60*time.Second, spec.wait))
+	if spec.Wait != nil {
+		opts = append(opts, testcontainers.WithWaitStrategyAndDeadline(60*time.Second, spec.Wait))
 	}
 	// What the engine made is checked before it starts: nothing of it
 	// may listen beyond loopback.
 	opts = append(opts, testcontainers.WithAdditionalLifecycleHooks(testcontainers.ContainerLifecycleHooks{
 		PreStarts: []testcontainers.ContainerHook{onlyLoopback},
 	}))
-	c, err := testcontainers.Run(ctx, spec.image, opts...)
-	pc := &podContainer{Name: spec.name, Log: logPath, log: logFile}
+	c, err := testcontainers.Run(ctx, spec.Image, opts...)
+	pc := &Container{Name: spec.Name, Log: logPath, log: logFile}
 	if c != nil {
 		// Only a container that is one: a nil *DockerContainer in the
 		// interface would not compare equal to nil.
 		pc.c, pc.ID = c, c.GetContainerID()
-		e.containers = append(e.containers, pc)
-		if saveErr := e.saveState(); saveErr != nil && err == nil {
+		g.mu.Lock()
+		g.containers = append(g.containers, pc)
+		if saveErr := g.save(); saveErr != nil && err == nil {
 			err = saveErr
 		}
+		g.mu.Unlock()
 	}
 	if c == nil {
 		logFile.Close()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("container %s (%s): %v: %s", spec.name, spec.image, oneLineErr(err), containerOutput(c, logPath))
+		return nil, fmt.Errorf("container %s (%s): %v: %s", spec.Name, spec.Image, oneLineErr(err), containerOutput(c, logPath))
 	}
 	ip, err := c.ContainerIP(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("container %s: its address: %w", spec.name, err)
+		return nil, fmt.Errorf("container %s: its address: %w", spec.Name, err)
 	}
-	if e.ips == nil {
-		e.ips = map[string]string{}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ips == nil {
+		g.ips = map[string]string{}
 	}
-	e.ips[spec.name] = ip
+	g.ips[spec.Name] = ip
 	return pc, nil
 }
 
-func (pc *podContainer) label() string { return pc.Name }
+// Label names the container as the environment does.
+func (pc *Container) Label() string { return pc.Name }
 
-// running asks the engine whether the container still runs.
-func (pc *podContainer) running() bool {
+// Running asks the engine whether the container still runs.
+func (pc *Container) Running() bool {
 	if pc.c == nil {
 		return false
 	}
@@ -573,9 +382,10 @@ func (pc *podContainer) running() bool {
 	return err == nil && st.Running
 }
 
-func (pc *podContainer) lastLines(n int) string {
+// LastLines returns the end of the container's log, to say why it failed.
+func (pc *Container) LastLines(n int) string {
 	data, _ := os.ReadFile(pc.Log)
-	return lastLines(string(data), n)
+	return procgroup.LastLines(string(data), n)
 }
 
 // containerOutput is the last lines a container printed: from its log
@@ -590,7 +400,7 @@ func containerOutput(c *testcontainers.DockerContainer, logPath string) string {
 			r.Close()
 		}
 	}
-	return lastLines(string(data), 5)
+	return procgroup.LastLines(string(data), 5)
 }
 
 // logConsumer writes a container's output to its log file.
@@ -598,8 +408,8 @@ type logConsumer struct{ w io.Writer }
 
 func (l logConsumer) Accept(log testcontainers.Log) { l.w.Write(log.Content) }
 
-// stop stops and removes the container, and closes its log.
-func (pc *podContainer) stop() error {
+// Stop stops and removes the container, and closes its log.
+func (pc *Container) Stop() error {
 	if pc.c == nil {
 		return nil
 	}
@@ -614,43 +424,48 @@ func (pc *podContainer) stop() error {
 	return nil
 }
 
-// downContainers removes the environment's containers, last started
-// first, then its network, then whatever else the engine holds with the
-// environment's label (a container the engine made while Up was being
-// cancelled, before it could be recorded).
-func (e *Env) downContainers() error {
-	if e.network == nil && len(e.containers) == 0 {
+// Down removes the group's containers, last started first, then its
+// network, then whatever else the engine holds with the group's label (a
+// container the engine made while Up was being cancelled, before it could
+// be recorded).
+func (g *Group) Down() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.network == nil && len(g.containers) == 0 {
 		return nil
 	}
 	var errs []error
-	for i := len(e.containers) - 1; i >= 0; i-- {
-		errs = append(errs, e.containers[i].stop())
+	for i := len(g.containers) - 1; i >= 0; i-- {
+		errs = append(errs, g.containers[i].Stop())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if e.network != nil {
-		if err := e.network.Remove(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("remove network %s: %w", e.network.Name, err))
+	if g.network != nil {
+		if err := g.network.Remove(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", g.network.Name, err))
 		} else {
-			e.network = nil
+			g.network = nil
 		}
 	}
-	errs = append(errs, removeLeftovers(ctx, e.Dir))
+	errs = append(errs, RemoveLeftovers(ctx, g.dir))
 	return errors.Join(errs...)
 }
 
-// containerName is unique to the environment's folder, whose last
-// element alone may repeat (t.TempDir's 001).
-func (e *Env) containerName(name string) string {
-	sum := sha256.Sum256([]byte(e.Dir))
+// containerName is unique to the group's folder, whose last element alone
+// may repeat (t.TempDir's 001).
+func (g *Group) containerName(name string) string {
+	sum := sha256.Sum256([]byte(g.dir))
 	return fmt.Sprintf("podroles-%x-%s", sum[:4], name)
 }
 
 // imagePorts are the ports an image declares, pulling it first when the
 // engine lacks it; asked once per image.
-func (e *Env) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port, error) {
-	if ports, ok := e.declared[image]; ok {
-		return ports, nil
+func (g *Group) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port, error) {
+	g.mu.Lock()
+	known, ok := g.declared[image]
+	g.mu.Unlock()
+	if ok {
+		return known, nil
 	}
 	provider, err := testcontainers.NewDockerProvider()
 	if err != nil {
@@ -689,10 +504,12 @@ func (e *Env) imagePorts(ctx context.Context, image string) ([]mobynetwork.Port,
 			ports = append(ports, p)
 		}
 	}
-	if e.declared == nil {
-		e.declared = map[string][]mobynetwork.Port{}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.declared == nil {
+		g.declared = map[string][]mobynetwork.Port{}
 	}
-	e.declared[image] = ports
+	g.declared[image] = ports
 	return ports, nil
 }
 
@@ -719,11 +536,11 @@ func onlyLoopback(ctx context.Context, c testcontainers.Container) error {
 	return nil
 }
 
-// EngineLeftovers lists what the engine still holds of the environment
+// Leftovers lists what the engine still holds of the environment
 // in dir: containers and networks by their label, and volumes of those
 // containers. env up asks it before starting in a folder; the tests, after
 // an environment is down.
-func EngineLeftovers(ctx context.Context, dir string) ([]string, error) {
+func Leftovers(ctx context.Context, dir string) ([]string, error) {
 	cli, err := engineClient(ctx)
 	if err != nil {
 		return nil, err
@@ -753,10 +570,10 @@ func EngineLeftovers(ctx context.Context, dir string) ([]string, error) {
 	return out, nil
 }
 
-// removeLeftovers removes, through the engine, every container and
+// RemoveLeftovers removes, through the engine, every container and
 // network labelled with dir (env down of an environment whose process is
 // gone).
-func removeLeftovers(ctx context.Context, dir string) error {
+func RemoveLeftovers(ctx context.Context, dir string) error {
 	_, err := removeLabelled(ctx, LabelEnv+"="+dir, nil)
 	return err
 }

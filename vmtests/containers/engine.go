@@ -1,4 +1,4 @@
-package vmtests
+package containers
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/vmtests/procgroup"
 )
 
 // Engine is a Docker API that the containers provider talks to.
@@ -65,7 +66,7 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 		select {
 		case <-eng.exited:
 			data, _ := os.ReadFile(logFile.Name())
-			return poll.Permanent(fmt.Errorf("podman system service exited (%v): %s", eng.err, lastLines(string(data), 5)))
+			return poll.Permanent(fmt.Errorf("podman system service exited (%v): %s", eng.err, procgroup.LastLines(string(data), 5)))
 		default:
 		}
 		c, err := net.DialTimeout("unix", socket, time.Second)

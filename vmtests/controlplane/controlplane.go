@@ -1,4 +1,10 @@
-package vmtests
+// Package controlplane starts a Kubernetes control plane of real
+// components on a loopback address for the tests and env up --cluster:
+// etcd and kube-apiserver, and with Nodes the controllers, the scheduler
+// and KWOK as the kubelet of a fake node whose pods answer exec and
+// port-forward as Bind says. Its processes are a procgroup.Group of its
+// own, stopped by their PIDs.
+package controlplane
 
 import (
 	"context"
@@ -6,7 +12,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +29,9 @@ import (
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/vmtests/procgroup"
+	"github.com/fediversity/podroles/vmtests/ready"
+	"github.com/fediversity/podroles/vmtests/servers"
 )
 
 // ControlPlane is a Kubernetes control plane of real components built by
@@ -31,7 +39,8 @@ import (
 // Nodes, kube-controller-manager, kube-scheduler and KWOK as the kubelet of
 // a fake node, so that Deployments get Running pods.
 type ControlPlane struct {
-	env *Env
+	dir   string
+	procs *procgroup.Group
 	// Kubeconfig is a kubeconfig of an admin (system:masters).
 	Kubeconfig string
 	// Server is the API server's URL.
@@ -40,14 +49,11 @@ type ControlPlane struct {
 	ca *pki.CA
 }
 
-// controlPlaneAddress is where etcd and kube-apiserver listen.
-func (e *Env) controlPlaneAddress() string { return e.Loopback + ".60" }
-
 // NodeName is the fake node of a control plane with Nodes.
 const NodeName = "kwok-node-0"
 
-// ControlPlaneOptions say where a control plane runs.
-type ControlPlaneOptions struct {
+// Options say where a control plane runs, and what it runs.
+type Options struct {
 	// Dir holds its certificates, data, logs and admin kubeconfig.
 	Dir string
 	// Loopback is the prefix of its addresses ("127.0.1" when empty):
@@ -57,19 +63,22 @@ type ControlPlaneOptions struct {
 	Nodes bool
 	// Detached processes outlive the process that started them.
 	Detached bool
+	// APIServerFlags are more flags of kube-apiserver (a real node's
+	// kubelet client certificate, say), after ours: a flag given twice
+	// takes its last value.
+	APIServerFlags []string
 }
 
-// StartControlPlane starts etcd and kube-apiserver, and writes an admin
-// kubeconfig; with Nodes, also the controllers, the scheduler and a fake
-// node. Stop it with Down, or Down(o.Dir) from another process.
-func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlPlane, err error) {
-	dir, loopback := o.Dir, o.Loopback
-	if loopback == "" {
-		loopback = "127.0.1"
+// Start starts etcd and kube-apiserver, and writes an admin kubeconfig;
+// with Nodes, also the controllers, the scheduler and a fake node. Stop
+// it with Down, or Down(o.Dir) from another process.
+func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
+	dir := o.Dir
+	if o.Loopback == "" {
+		o.Loopback = "127.0.1"
 	}
-	e := &Env{Options: Options{Dir: dir, Loopback: loopback, Detached: o.Detached}}
-	e.run = processes{e}
-	etcd, apiserver := findServer("etcd"), findServer("kube-apiserver")
+	procs := procgroup.New(dir, o.Detached)
+	etcd, apiserver := servers.Find("etcd"), servers.Find("kube-apiserver")
 	if etcd == "" || apiserver == "" {
 		return nil, fmt.Errorf("control plane: etcd and kube-apiserver are not built: run make servers")
 	}
@@ -80,10 +89,10 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 	}
 	defer func() {
 		if err != nil {
-			e.Down()
+			procs.Stop()
 		}
 	}()
-	addr := e.controlPlaneAddress()
+	addr := o.Loopback + ".60"
 	ports, err := freePorts(addr, 3)
 	if err != nil {
 		return nil, err
@@ -91,15 +100,15 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 	clientURL := "http://" + net.JoinHostPort(addr, strconv.Itoa(ports[0]))
 	peerURL := "http://" + net.JoinHostPort(addr, strconv.Itoa(ports[1]))
 	cpDir := filepath.Join(dir, "control-plane")
-	p, err := e.start(ctx, "etcd", []string{etcd, "--name", "podroles", "--data-dir", filepath.Join(cpDir, "etcd"),
+	p, err := procs.Start(ctx, "etcd", []string{etcd, "--name", "podroles", "--data-dir", filepath.Join(cpDir, "etcd"),
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 		"--initial-cluster", "podroles=" + peerURL, "--unsafe-no-fsync", "--log-level", "warn",
-	}, startOptions{dir: cpDir, detached: e.Detached})
+	}, procgroup.Options{Dir: cpDir})
 	if err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, p, clientURL+"/health", nil); err != nil {
+	if err := ready.HTTP(ctx, p, clientURL+"/health", nil); err != nil {
 		return nil, err
 	}
 
@@ -136,7 +145,7 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 		}
 	}
 	server := "https://" + net.JoinHostPort(addr, strconv.Itoa(ports[2]))
-	p, err = e.start(ctx, "kube-apiserver", []string{apiserver,
+	p, err = procs.Start(ctx, "kube-apiserver", append([]string{apiserver,
 		"--etcd-servers", clientURL,
 		"--bind-address", addr, "--advertise-address", addr, "--secure-port", strconv.Itoa(ports[2]),
 		"--tls-cert-file", filepath.Join(cpDir, "serving.pem"), "--tls-private-key-file", filepath.Join(cpDir, "serving.key"),
@@ -150,11 +159,11 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 		"--endpoint-reconciler-type", "none",
 		"--kubelet-preferred-address-types", "InternalIP",
 		"--disable-admission-plugins", "ServiceAccount",
-	}, startOptions{dir: cpDir, detached: e.Detached})
+	}, o.APIServerFlags...), procgroup.Options{Dir: cpDir})
 	if err != nil {
 		return nil, err
 	}
-	cp = &ControlPlane{env: e, Server: server, Kubeconfig: filepath.Join(dir, "kubeconfig"), ca: ca}
+	cp = &ControlPlane{dir: dir, procs: procs, Server: server, Kubeconfig: filepath.Join(dir, "kubeconfig"), ca: ca}
 	if err := writeFile(cp.Kubeconfig, []byte(kubeconfig(server, cpDir, "admin")), 0o600); err != nil {
 		return nil, err
 	}
@@ -164,36 +173,33 @@ func StartControlPlane(ctx context.Context, o ControlPlaneOptions) (cp *ControlP
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.PEM)
-	if err := waitHTTP(ctx, p, server+"/readyz", &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}); err != nil {
+	if err := ready.HTTP(ctx, p, server+"/readyz", &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}); err != nil {
 		return nil, err
 	}
 	if o.Nodes {
-		if err := e.startNodes(ctx, cp); err != nil {
+		if err := cp.startNodes(ctx, o.Loopback); err != nil {
 			return nil, err
 		}
 	}
 	return cp, nil
 }
 
-// kubeletAddress is the fake node's address: what kwok serves exec and
-// port-forward on, and the InternalIP of the node.
-func (e *Env) kubeletAddress() string { return e.Loopback + ".70" }
-
 // startNodes starts the controllers that turn Deployments into pods, the
-// scheduler, and kwok with a node of its own.
-func (e *Env) startNodes(ctx context.Context, cp *ControlPlane) error {
+// scheduler, and kwok with a node of its own at loopback's .70: what kwok
+// serves exec and port-forward on, and the InternalIP of the node.
+func (cp *ControlPlane) startNodes(ctx context.Context, loopback string) error {
 	tools := map[string]string{}
 	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages"} {
-		if tools[name] = findServer(name); tools[name] == "" {
+		if tools[name] = servers.Find(name); tools[name] == "" {
 			return fmt.Errorf("control plane: %s is not built: run make servers", name)
 		}
 	}
-	addr, cpDir := e.controlPlaneAddress(), filepath.Join(e.Dir, "control-plane")
+	addr, kubeletAddr, cpDir := loopback+".60", loopback+".70", filepath.Join(cp.dir, "control-plane")
 	ports, err := freePorts(addr, 2)
 	if err != nil {
 		return err
 	}
-	kubeletPorts, err := freePorts(e.kubeletAddress(), 1)
+	kubeletPorts, err := freePorts(kubeletAddr, 1)
 	if err != nil {
 		return err
 	}
@@ -208,7 +214,7 @@ func (e *Env) startNodes(ctx context.Context, cp *ControlPlane) error {
 			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller"}},
 		{"kube-scheduler", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--bind-address", addr, "--secure-port", strconv.Itoa(ports[1])}},
 	} {
-		if _, err := e.start(ctx, c.name, append([]string{tools[c.name]}, c.args...), startOptions{dir: cpDir, detached: e.Detached}); err != nil {
+		if _, err := cp.procs.Start(ctx, c.name, append([]string{tools[c.name]}, c.args...), procgroup.Options{Dir: cpDir}); err != nil {
 			return err
 		}
 	}
@@ -250,16 +256,16 @@ options:
 	if err != nil {
 		return fmt.Errorf("control plane: the pods' cat stands in front of the host's, and there is none: %w", err)
 	}
-	for name, script := range map[string]string{"systemctl": fakeSystemctl, "cat": strings.ReplaceAll(fakeCat, "exec CAT", "exec "+shellQuote([]string{cat}))} {
+	for name, script := range map[string]string{"systemctl": fakeSystemctl, "cat": strings.ReplaceAll(fakeCat, "exec CAT", "exec '"+strings.ReplaceAll(cat, "'", `'\''`)+"'")} {
 		if err := writeFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			return err
 		}
 	}
-	kubelet := net.JoinHostPort(e.kubeletAddress(), strconv.Itoa(kubeletPorts[0]))
-	if _, err := e.start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
-		"--manage-all-nodes", "--node-ip", e.kubeletAddress(), "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
+	kubelet := net.JoinHostPort(kubeletAddr, strconv.Itoa(kubeletPorts[0]))
+	if _, err := cp.procs.Start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
+		"--manage-all-nodes", "--node-ip", kubeletAddr, "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
 		"--enable-crds", "Exec,PortForward",
-	}, startOptions{dir: cpDir, detached: e.Detached, env: []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}}); err != nil {
+	}, procgroup.Options{Dir: cpDir, Env: []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}}); err != nil {
 		return err
 	}
 	client, err := cp.Client()
@@ -270,7 +276,7 @@ options:
 		ObjectMeta: metav1.ObjectMeta{Name: NodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
 		// With both addresses, kwok's stage leaves them alone when it makes
 		// the node Ready again; with one, it writes them empty.
-		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: e.kubeletAddress()}, {Type: corev1.NodeHostName, Address: NodeName}}},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: kubeletAddr}, {Type: corev1.NodeHostName, Address: NodeName}}},
 	}
 	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create node %s: %w", NodeName, err)
@@ -279,7 +285,7 @@ options:
 	// Ready writes its addresses empty here: once it has, the node gets
 	// its addresses, where the API server finds the kubelet for exec and
 	// port-forward.
-	probe := poll.Probe{Endpoint: "node " + NodeName, Expect: "Ready with InternalIP " + e.kubeletAddress(), Within: time.Minute}
+	probe := poll.Probe{Endpoint: "node " + NodeName, Expect: "Ready with InternalIP " + kubeletAddr, Within: time.Minute}
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		n, err := client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil {
@@ -301,8 +307,15 @@ options:
 	})
 }
 
-// Down stops the control plane.
-func (cp *ControlPlane) Down() error { return cp.env.Down() }
+// Down stops the control plane's processes, by their PIDs.
+func (cp *ControlPlane) Down() error { return cp.procs.Stop() }
+
+// Down stops the control plane that another process started in dir.
+func Down(dir string) error { return procgroup.StopRecorded(dir) }
+
+// CA is the PEM of the CA that signs the API server's certificate and
+// its users' client certificates.
+func (cp *ControlPlane) CA() []byte { return cp.ca.PEM }
 
 // Apply creates the objects of a plan, as the k8s method would deploy
 // them.
@@ -347,14 +360,14 @@ func (cp *ControlPlane) KubeconfigFor(user string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cp.env.Dir, "control-plane")
+	dir := filepath.Join(cp.dir, "control-plane")
 	if err := writeFile(filepath.Join(dir, user+".pem"), cert, 0o600); err != nil {
 		return "", err
 	}
 	if err := writeFile(filepath.Join(dir, user+".key"), key, 0o600); err != nil {
 		return "", err
 	}
-	path := filepath.Join(cp.env.Dir, "kubeconfig-"+user)
+	path := filepath.Join(cp.dir, "kubeconfig-"+user)
 	return path, writeFile(path, []byte(kubeconfig(cp.Server, dir, user)), 0o600)
 }
 
@@ -378,28 +391,6 @@ current-context: podroles
 `, server, dir, user)
 }
 
-// waitHTTP waits until url answers 200, or p dies.
-func waitHTTP(ctx context.Context, p server, url string, cfg *tls.Config) error {
-	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: cfg}}
-	defer client.CloseIdleConnections()
-	probe := poll.Probe{Endpoint: url, Expect: p.label() + " to be ready", Within: 60 * time.Second}
-	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		if !p.running() {
-			return poll.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(8)))
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return poll.Saw("HTTP %d", resp.StatusCode)
-		}
-		return nil
-	})
-}
-
 // freePorts returns n ports free on addr now.
 func freePorts(addr string, n int) ([]int, error) {
 	var ports []int
@@ -418,4 +409,12 @@ func freePorts(addr string, n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// writeFile writes data with perm, also over a file that was there.
+func writeFile(path string, data []byte, perm os.FileMode) error {
+	if err := os.WriteFile(path, data, perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Chmod(path, perm)
 }

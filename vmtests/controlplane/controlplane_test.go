@@ -1,4 +1,4 @@
-package vmtests_test
+package controlplane_test
 
 import (
 	"context"
@@ -11,14 +11,15 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/controlplane"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // TestControlPlaneRunsThePlan applies the plan of the mastodon example to
 // the control plane with its fake node: the Deployment mastodon-sidekiq
 // gets its two replicas Running.
 func TestControlPlaneRunsThePlan(t *testing.T) {
-	cp := vmtests.StartControlPlaneT(t, true)
+	cp := vmtest.NewControlPlane(t, true)
 	client, err := cp.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func TestControlPlaneRunsThePlan(t *testing.T) {
 	}
 	sidekiq := p.Deployment("mastodon-sidekiq")
 	selector := metav1.FormatLabelSelector(sidekiq.Spec.Selector)
-	probe := poll.Probe{Endpoint: cp.Server, Expect: "2 Running pods of mastodon-sidekiq on " + vmtests.NodeName, Within: time.Minute}
+	probe := poll.Probe{Endpoint: cp.Server, Expect: "2 Running pods of mastodon-sidekiq on " + controlplane.NodeName, Within: time.Minute}
 	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
@@ -48,7 +49,7 @@ func TestControlPlaneRunsThePlan(t *testing.T) {
 		}
 		running := 0
 		for _, pod := range pods.Items {
-			if pod.Status.Phase == corev1.PodRunning && pod.Spec.NodeName == vmtests.NodeName {
+			if pod.Status.Phase == corev1.PodRunning && pod.Spec.NodeName == controlplane.NodeName {
 				running++
 			}
 		}

@@ -1,4 +1,4 @@
-package vmtests
+package controlplane
 
 import (
 	"bytes"
@@ -189,7 +189,7 @@ func (cp *ControlPlane) Bind(ctx context.Context, p *plan.Plan, bindings Binding
 		slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 		role := d.Spec.Template.Labels[plan.LabelRole]
 		for i, pod := range pods {
-			b := &BoundPod{Namespace: pod.Namespace, Name: pod.Name, Role: role, dir: filepath.Join(cp.env.Dir, "control-plane", "pods", pod.Namespace, pod.Name)}
+			b := &BoundPod{Namespace: pod.Namespace, Name: pod.Name, Role: role, dir: filepath.Join(cp.dir, "control-plane", "pods", pod.Namespace, pod.Name)}
 			if bindings != nil {
 				b.PodBinding = bindings(role, i)
 			}
@@ -273,28 +273,6 @@ func (b *BoundPod) SetUnit(unit string, active bool) error {
 		return nil
 	}
 	return writeFile(path, []byte("Type=simple\nLoadState=loaded\nActiveState=active\nSubState=running\nResult=success\nExecMainStartTimestampMonotonic=4242\n"), 0o644)
-}
-
-// Bindings binds the pods of a node's roles to the environment's servers:
-// the i-th pod of lldap to the i-th slapd replica, its secrets and status,
-// authelia's to authelia.
-func (e *Env) Bindings() Bindings {
-	return func(role string, i int) PodBinding {
-		switch {
-		case role == "lldap" && i < replicas:
-			b := PodBinding{Forwards: map[int32]string{PortLDAPS: net.JoinHostPort(e.podAddress(i), strconv.Itoa(PortLDAPS))}}
-			if e.tools.vault != "" {
-				b.SecretsDir, b.StatusFile = e.podSecretsDir(i), e.podStatusFile(e.podName(i))
-			}
-			return b
-		case role == "authelia" && i == 0 && e.tools.vault != "":
-			return PodBinding{
-				Forwards:   map[int32]string{PortAuthelia: net.JoinHostPort(e.autheliaPodAddress(), strconv.Itoa(PortAuthelia))},
-				SecretsDir: e.autheliaSecretsDir(), StatusFile: e.podStatusFile(e.autheliaPodName()),
-			}
-		}
-		return PodBinding{}
-	}
 }
 
 // MirrorStatus reports, as a kubelet does, the restarts of each bound

@@ -1,4 +1,4 @@
-package vmtests
+package localenv
 
 import (
 	"context"
@@ -6,12 +6,11 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/vmtests/ready"
 )
 
 // Ports and names of the authelia role and the main pod's portal.
@@ -22,23 +21,19 @@ const (
 	portalHost   = "auth." + portalDomain
 )
 
-func (e *Env) autheliaPodAddress() string     { return e.Loopback + ".40" }
-func (e *Env) autheliaServiceAddress() string { return e.Loopback + ".11" }
-func (e *Env) portalAddress() string          { return e.Loopback + ".50" }
-func (e *Env) autheliaPodName() string        { return e.Node + "-authelia-0" }
-func (e *Env) autheliaSecretsDir() string {
-	return filepath.Join(e.Dir, "pods", e.autheliaPodName(), "run", "secrets")
+// authelia is the authelia role: its pod with its sidecar, behind a
+// Service of its own.
+type authelia struct {
+	site     *site
+	postgres *postgres
+	openbao  *openBao
 }
 
-func (e *Env) autheliaServiceName() string {
-	return fmt.Sprintf("%s-authelia.%s.svc.cluster.local", e.Node, e.Namespace)
-}
-
-// autheliaSecrets are the authelia role's secrets, as its node module
+// secrets are the authelia role's secrets, as its node module
 // gives them: its own keys from KV, the reader's bind password, a
 // credential of the database engine and a certificate of the PKI engine
 // for its Service (Known Deviations: it serves HTTPS from tls.pem).
-func (e *Env) autheliaSecrets() map[string]facts.Secret {
+func (a *authelia) secrets() map[string]facts.Secret {
 	str := func(s string) *string { return &s }
 	return map[string]facts.Secret{
 		"jwt":           {Path: "secret/data/authelia/jwt", Field: str("value")},
@@ -51,17 +46,18 @@ func (e *Env) autheliaSecrets() map[string]facts.Secret {
 		"db-password": {Path: "database/creds/authelia", Template: str("{{ .Data.password }}"), Restart: true},
 		"tls.pem": {Path: "pki/issue/internal", Restart: true,
 			Template:   str("{{ .Data.certificate }}\n{{ .Data.private_key }}"),
-			Parameters: map[string]any{"common_name": e.autheliaServiceName(), "ttl": "24h"}},
+			Parameters: map[string]any{"common_name": a.site.autheliaServiceName(), "ttl": "24h"}},
 	}
 }
 
-// autheliaConfig is authelia's configuration: its LDAP backend the lldap
+// config is authelia's configuration: its LDAP backend the lldap
 // role's Service over LDAPS, verified against the PKI's CA, its storage
 // the Postgres out of the pod with the dynamic credential, HTTPS from its
 // pod's tls.pem. Secrets come from files, through the template filter and
 // the _FILE variables.
-func (e *Env) autheliaConfig() string {
-	secrets := e.autheliaSecretsDir()
+func (a *authelia) config() string {
+	s := a.site
+	secrets := s.autheliaSecretsDir()
 	return fmt.Sprintf(`# authelia of the local environment; see vmtests/authelia.go
 certificates_directory: '%[1]s'
 server:
@@ -117,56 +113,70 @@ notifier:
   disable_startup_check: true
   filesystem:
     filename: '%[10]s/notifications.txt'
-`, filepath.Join(e.Dir, "tls", "trusted"), net.JoinHostPort(e.listen(e.autheliaPodAddress()), fmt.Sprint(PortAuthelia)), secrets,
-		net.JoinHostPort(e.reach("haproxy", e.serviceAddress()), fmt.Sprint(PortLDAPS)), e.ServiceName(), baseDN, portalDomain, portalHost,
-		net.JoinHostPort(e.reach("postgres", e.postgresAddress()), strconv.Itoa(e.pgPort)), filepath.Join(e.Dir, "authelia"))
+`, filepath.Join(s.Dir, "tls", "trusted"), net.JoinHostPort(s.listen(s.autheliaPodAddress()), fmt.Sprint(PortAuthelia)), secrets,
+		net.JoinHostPort(s.reach("haproxy", s.serviceAddress()), fmt.Sprint(PortLDAPS)), s.serviceName(), baseDN, portalDomain, portalHost,
+		a.postgres.reachable(), filepath.Join(s.Dir, "authelia"))
 }
 
-// startAuthelia starts the authelia role's pod: its sidecar, then authelia.
-func (e *Env) startAuthelia(ctx context.Context) error {
-	if err := e.startSidecar(ctx, e.autheliaPodName(), e.autheliaSecretsDir(), e.autheliaSecrets()); err != nil {
+// start starts the authelia role's pod: its sidecar, then authelia.
+func (a *authelia) start(ctx context.Context) error {
+	s := a.site
+	if err := a.openbao.startSidecar(ctx, s.autheliaPodName(), s.autheliaSecretsDir(), a.secrets()); err != nil {
 		return err
 	}
-	dir := filepath.Join(e.Dir, "authelia")
-	trusted := filepath.Join(e.Dir, "tls", "trusted")
+	dir := filepath.Join(s.Dir, "authelia")
+	trusted := filepath.Join(s.Dir, "tls", "trusted")
 	for _, d := range []string{dir, trusted} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
 	}
-	if err := writeFile(filepath.Join(trusted, "openbao-ca.crt"), e.caPEM, 0o644); err != nil {
+	if err := writeFile(filepath.Join(trusted, "openbao-ca.crt"), s.caPEM, 0o644); err != nil {
 		return err
 	}
 	conf := filepath.Join(dir, "configuration.yml")
-	if err := writeFile(conf, []byte(e.autheliaConfig()), 0o600); err != nil {
+	if err := writeFile(conf, []byte(a.config()), 0o600); err != nil {
 		return err
 	}
-	argv, err := e.podCommand(e.autheliaPodName(), e.autheliaSecretsDir(), e.autheliaSecrets(), nil, []string{e.tools.authelia, "--config", conf})
+	argv, err := s.podCommand(s.autheliaPodName(), s.autheliaSecretsDir(), a.secrets(), nil, []string{s.tools.authelia, "--config", conf})
 	if err != nil {
 		return err
 	}
-	p, err := e.launch(ctx, "authelia", argv, startOptions{
-		dir: dir, detached: e.Detached, env: []string{"X_AUTHELIA_CONFIG_FILTERS=template"},
-		publish: map[int]string{PortAuthelia: e.autheliaPodAddress()}, image: e.Images.Authelia,
+	p, err := s.launch(ctx, "authelia", argv, launchOptions{
+		dir: dir, env: []string{"X_AUTHELIA_CONFIG_FILTERS=template"},
+		publish: map[int]string{PortAuthelia: s.autheliaPodAddress()}, image: s.Images.Authelia,
 	})
 	if err != nil {
 		return err
 	}
-	return e.waitHTTPS(ctx, p, "https://"+net.JoinHostPort(e.autheliaPodAddress(), fmt.Sprint(PortAuthelia))+"/api/health", e.autheliaServiceName())
+	// Ready once its health answers over HTTPS verified against the
+	// environment's CA for its Service's name.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.caPEM)
+	return ready.HTTP(ctx, p, "https://"+net.JoinHostPort(s.autheliaPodAddress(), fmt.Sprint(PortAuthelia))+"/api/health",
+		&tls.Config{RootCAs: pool, ServerName: s.autheliaServiceName()})
 }
 
-// waitHTTPS waits until url answers 200 over HTTPS verified against the
-// environment's CA for serverName.
-func (e *Env) waitHTTPS(ctx context.Context, p server, rawURL, serverName string) error {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(e.caPEM)
-	return waitHTTP(ctx, p, rawURL, &tls.Config{RootCAs: pool, ServerName: serverName})
+// startService starts HAProxy as the authelia role's Service, once
+// authelia runs (a container gets its address only then).
+func (a *authelia) startService(ctx context.Context) error {
+	s := a.site
+	config := haproxyDefaults + autheliaFrontend(s.listen(s.autheliaServiceAddress()), s.reach("authelia", s.autheliaPodAddress()))
+	return startHAProxy(ctx, s, "haproxy-authelia", config, map[int]string{PortAuthelia: s.autheliaServiceAddress()}, net.JoinHostPort(s.autheliaServiceAddress(), fmt.Sprint(PortAuthelia)))
+}
+
+// portal is nginx as the main pod's portal, in front of the authelia
+// role's Service.
+type portal struct {
+	site    *site
+	openbao *openBao
 }
 
 // nginxConfig is the main pod's portal: HTTPS for the portal's name, and a
 // proxy to the authelia role's Service over HTTPS that verifies its
 // certificate against the PKI's CA.
-func (e *Env) nginxConfig(dir string) string {
+func (pt *portal) nginxConfig(dir string) string {
+	s := pt.site
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root;"
@@ -207,26 +217,27 @@ http {
     }
   }
 }
-`, user, dir, filepath.Join(e.Dir, "logs"), net.JoinHostPort(e.listen(e.portalAddress()), fmt.Sprint(PortPortal)), portalHost,
-		net.JoinHostPort(e.reach("haproxy-authelia", e.autheliaServiceAddress()), fmt.Sprint(PortAuthelia)), e.nginxTrustedCA(), e.autheliaServiceName())
+`, user, dir, filepath.Join(s.Dir, "logs"), net.JoinHostPort(s.listen(s.portalAddress()), fmt.Sprint(PortPortal)), portalHost,
+		net.JoinHostPort(s.reach("haproxy-authelia", s.autheliaServiceAddress()), fmt.Sprint(PortAuthelia)), pt.trustedCA(), s.autheliaServiceName())
 }
 
-// nginxTrustedCA is the CA nginx verifies authelia with; a test points it
-// at another CA on purpose.
-func (e *Env) nginxTrustedCA() string {
-	if e.PortalTrustsOtherCA {
-		return filepath.Join(e.Dir, "nginx", "other-ca.pem")
+// trustedCA is the CA nginx verifies authelia with; a test points it at
+// another CA on purpose.
+func (pt *portal) trustedCA() string {
+	if pt.site.PortalTrustsOtherCA {
+		return filepath.Join(pt.site.Dir, "nginx", "other-ca.pem")
 	}
-	return filepath.Join(e.Dir, "tls", "ca.pem")
+	return filepath.Join(pt.site.Dir, "tls", "ca.pem")
 }
 
-// startPortal starts nginx as the main pod's portal.
-func (e *Env) startPortal(ctx context.Context) error {
-	dir := filepath.Join(e.Dir, "nginx")
+// start starts nginx as the main pod's portal.
+func (pt *portal) start(ctx context.Context) error {
+	s := pt.site
+	dir := filepath.Join(s.Dir, "nginx")
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
 		return err
 	}
-	cert, key, err := e.issue(ctx, "portal", []string{portalHost})
+	cert, key, err := pt.openbao.issue(ctx, "portal", []string{portalHost})
 	if err != nil {
 		return err
 	}
@@ -236,7 +247,7 @@ func (e *Env) startPortal(ctx context.Context) error {
 	if err := writeFile(filepath.Join(dir, "portal.key"), key, 0o600); err != nil {
 		return err
 	}
-	if e.PortalTrustsOtherCA {
+	if s.PortalTrustsOtherCA {
 		other, err := newOtherCAPEM()
 		if err != nil {
 			return err
@@ -246,19 +257,18 @@ func (e *Env) startPortal(ctx context.Context) error {
 		}
 	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := writeFile(conf, []byte(e.nginxConfig(dir)), 0o600); err != nil {
+	if err := writeFile(conf, []byte(pt.nginxConfig(dir)), 0o600); err != nil {
 		return err
 	}
-	errorLog := filepath.Join(e.Dir, "logs", "nginx-error.log")
-	p, err := e.launch(ctx, "nginx", []string{e.tools.nginx, "-c", conf, "-e", errorLog}, startOptions{
-		dir: dir, detached: e.Detached, publish: map[int]string{PortPortal: e.portalAddress()}, image: e.Images.Nginx,
-		before: [][]string{{e.tools.nginx, "-t", "-q", "-c", conf, "-e", errorLog}},
+	errorLog := filepath.Join(s.Dir, "logs", "nginx-error.log")
+	p, err := s.launch(ctx, "nginx", []string{s.tools.nginx, "-c", conf, "-e", errorLog}, launchOptions{
+		dir: dir, publish: map[int]string{PortPortal: s.portalAddress()}, image: s.Images.Nginx,
+		before: [][]string{{s.tools.nginx, "-t", "-q", "-c", conf, "-e", errorLog}},
 	})
 	if err != nil {
 		return err
 	}
 	// The portal answers for itself even when it cannot reach authelia:
 	// wait for its TLS only; the suites judge what it passes on.
-	u := &url.URL{Scheme: "https", Host: net.JoinHostPort(e.portalAddress(), fmt.Sprint(PortPortal))}
-	return e.waitTLS(ctx, p, u.Host)
+	return ready.TLS(ctx, p, net.JoinHostPort(s.portalAddress(), fmt.Sprint(PortPortal)))
 }

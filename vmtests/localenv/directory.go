@@ -1,22 +1,20 @@
-package vmtests
+package localenv
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/sha1"
-	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/go-ldap/ldap/v3"
 
-	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/vmtests/ready"
 )
 
 // The directory, as lldap lays it out: people and groups under one base.
@@ -35,9 +33,16 @@ func ssha(password string) string {
 	return "{SSHA}" + base64.StdEncoding.EncodeToString(append(h.Sum(nil), salt...))
 }
 
-// directoryLDIF is the directory both replicas serve: the admin, the
+// directory is the lldap role's pods: two slapd replicas, or lldap's own
+// image where the containers provider has it, with the role's secrets.
+type directory struct {
+	site     *site
+	postgres *postgres
+}
+
+// ldif is the directory both replicas serve: the admin, the
 // reader authelia-bind, and groups with members.
-func (e *Env) directoryLDIF() string {
+func (d *directory) ldif() string {
 	people, groups := "ou=people,"+baseDN, "ou=groups,"+baseDN
 	return fmt.Sprintf(`dn: %[1]s
 objectClass: dcObject
@@ -79,14 +84,14 @@ objectClass: groupOfUniqueNames
 cn: lldap_strict_readonly
 uniqueMember: uid=authelia-bind,%[2]s
 uniqueMember: uid=admin,%[2]s
-`, baseDN, people, groups, ssha(e.secrets.admin), ssha(e.secrets.bind))
+`, baseDN, people, groups, ssha(d.site.secrets.admin), ssha(d.site.secrets.bind))
 }
 
 // slapdConfig is one replica's slapd.conf: the directory in mdb under
 // dir, TLS from the environment's certificate in tlsDir, passwords
 // readable by no one but binds. schemaDir holds core.schema and its
 // friends, modulesDir back_mdb ("" where slapd has it built in).
-func (e *Env) slapdConfig(dir, tlsDir, schemaDir, modulesDir string) string {
+func (d *directory) slapdConfig(dir, tlsDir, schemaDir, modulesDir string) string {
 	var b strings.Builder
 	for _, schema := range []string{"core", "cosine", "inetorgperson", "nis"} {
 		fmt.Fprintf(&b, "include %s/%s.schema\n", schemaDir, schema)
@@ -110,87 +115,66 @@ index objectClass eq
 index uid eq
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by users read by * none
-`, dir, tlsDir, baseDN, ssha(e.secrets.rootDN))
+`, dir, tlsDir, baseDN, ssha(d.site.secrets.rootDN))
 	return b.String()
 }
 
-// startDirectory loads the directory into each replica and starts them,
-// each on its own loopback address as a pod of the role.
-func (e *Env) startDirectory(ctx context.Context) error {
-	if e.servesLLDAP() {
-		return e.startLLDAP(ctx)
+// start loads the directory into each replica and starts them, each on
+// its own loopback address as a pod of the role; with lldap's image, the
+// replicas of lldap, which need OpenBao (ob) for their secrets.
+func (d *directory) start(ctx context.Context, ob *openBao) error {
+	s := d.site
+	if s.servesLLDAP() {
+		return d.startLLDAP(ctx, ob)
 	}
-	ldif := filepath.Join(e.Dir, "directory.ldif")
-	if err := writeFile(ldif, []byte(e.directoryLDIF()), 0o600); err != nil {
+	ldif := filepath.Join(s.Dir, "directory.ldif")
+	if err := writeFile(ldif, []byte(d.ldif()), 0o600); err != nil {
 		return err
 	}
 	for i := range replicas {
-		name := e.directoryPod(i)
-		dir := filepath.Join(e.Dir, name)
+		name := s.directoryPod(i)
+		dir := filepath.Join(s.Dir, name)
 		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
 			return err
 		}
 		conf := filepath.Join(dir, "slapd.conf")
-		if err := writeFile(conf, []byte(e.slapdConfig(dir, filepath.Join(e.Dir, "tls"), e.tools.ldapSchema, e.tools.ldapModules)), 0o600); err != nil {
+		if err := writeFile(conf, []byte(d.slapdConfig(dir, filepath.Join(s.Dir, "tls"), s.tools.ldapSchema, s.tools.ldapModules)), 0o600); err != nil {
 			return err
 		}
-		opts := startOptions{dir: dir, detached: e.Detached, publish: publishOn(e.podPorts(), e.podAddress(i)),
-			before: [][]string{{e.tools.slapadd, "-f", conf, "-l", ldif}}}
-		listen := e.listen(e.podAddress(i))
+		opts := launchOptions{dir: dir, publish: publishOn(d.podPorts(), s.podAddress(i)),
+			before: [][]string{{s.tools.slapadd, "-f", conf, "-l", ldif}}}
+		listen := s.listen(s.podAddress(i))
 		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", listen, PortLDAP, listen, PortLDAPS)
-		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), nil, []string{e.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
+		argv, err := s.podCommand(s.podName(i), s.podSecretsDir(i), d.secrets(), nil, []string{s.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
 		if err != nil {
 			return err
 		}
-		p, err := e.launch(ctx, name, argv, opts)
+		p, err := s.launch(ctx, name, argv, opts)
 		if err != nil {
 			return err
 		}
-		if err := e.waitTLS(ctx, p, net.JoinHostPort(e.podAddress(i), fmt.Sprint(PortLDAPS))); err != nil {
+		if err := ready.TLS(ctx, p, net.JoinHostPort(s.podAddress(i), fmt.Sprint(PortLDAPS))); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// waitTLS waits until addr completes a TLS handshake with the
-// environment's certificate, or p dies.
-func (e *Env) waitTLS(ctx context.Context, p server, addr string) error {
-	probe := poll.Probe{Endpoint: addr, Expect: p.label() + " to accept TLS", Within: 20 * time.Second}
-	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		if !p.running() {
-			return poll.Permanent(fmt.Errorf("%s exited: %s", p.label(), p.lastLines(5)))
-		}
-		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: time.Second}, Config: &tls.Config{InsecureSkipVerify: true}} // readiness only: the suites verify
-		conn, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	})
-}
-
-// runQuiet runs a tool to its end and returns what it printed.
-func runQuiet(ctx context.Context, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	out, err := cmd.CombinedOutput()
-	return strings.TrimSpace(string(out)), err
-}
-
-// ChangePassword sets a user's password in every replica, bound as the
+// changePassword sets a user's password in every replica, bound as the
 // directory's admin: the provisioning of lldap's reader, and a test's
 // change that the contract's file does not follow. (lldap's replicas share
 // one database: the second setting repeats the first.)
-func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
+func (d *directory) changePassword(ctx context.Context, uid, password string) error {
+	s := d.site
 	for i := range replicas {
-		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(e.podAddress(i), fmt.Sprint(PortLDAP))))
+		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(s.podAddress(i), fmt.Sprint(PortLDAP))))
 		if err != nil {
 			return err
 		}
 		// slapd's root; lldap knows only its people, of which the admin.
-		adminDN, adminPassword := "cn=admin,"+baseDN, e.secrets.rootDN
-		if e.servesLLDAP() {
-			adminDN, adminPassword = "uid=admin,ou=people,"+baseDN, e.secrets.admin
+		adminDN, adminPassword := "cn=admin,"+baseDN, s.secrets.rootDN
+		if s.servesLLDAP() {
+			adminDN, adminPassword = "uid=admin,ou=people,"+baseDN, s.secrets.admin
 		}
 		err = conn.Bind(adminDN, adminPassword)
 		if err == nil {
@@ -198,7 +182,7 @@ func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
 		}
 		conn.Close()
 		if err != nil {
-			return fmt.Errorf("%s: %w", e.directoryPod(i), err)
+			return fmt.Errorf("%s: %w", s.directoryPod(i), err)
 		}
 	}
 	return nil
@@ -213,4 +197,21 @@ func setPassword(conn *ldap.Conn, uid, password string) error {
 		return fmt.Errorf("set the password of %s: %w", dn, err)
 	}
 	return nil
+}
+
+// secrets are the secrets of the lldap role, as the node defines them in
+// fediversity.podRoles.roles.lldap.secrets: one of each kind the spec
+// has.
+func (d *directory) secrets() map[string]facts.Secret {
+	str := func(s string) *string { return &s }
+	return map[string]facts.Secret{
+		"jwt":            {Path: "secret/data/lldap/jwt", Field: str("value"), Encoding: str("base64")},
+		"admin-password": {Path: "secret/data/lldap/env", Field: str("env"), Variable: str("LLDAP_LDAP_USER_PASS")},
+		"key-seed":       {Path: "secret/data/lldap/key-seed", Field: str("value"), Restart: true},
+		"db.env": {Path: "database/creds/lldap", Restart: true,
+			Template: str(fmt.Sprintf("LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@%s/lldap", d.postgres.reachable()))},
+		"tls.pem": {Path: "pki/issue/internal", Restart: true,
+			Template:   str("{{ .Data.certificate }}\n{{ .Data.private_key }}"),
+			Parameters: map[string]any{"common_name": d.site.serviceName(), "ttl": "1h"}},
+	}
 }

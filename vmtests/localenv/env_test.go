@@ -1,4 +1,4 @@
-package vmtests
+package localenv_test
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,11 +16,14 @@ import (
 	"github.com/go-ldap/ldap/v3"
 
 	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/procgroup"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 func TestUpDown(t *testing.T) {
 	start := time.Now()
-	env := Start(t, Options{})
+	env := vmtest.NewEnv(t, localenv.Options{})
 	t.Logf("up in %s", time.Since(start))
 	if _, err := inventory.Load(env.Inventory); err != nil {
 		t.Fatal(err)
@@ -33,16 +37,27 @@ func TestUpDown(t *testing.T) {
 			t.Errorf("%s: %v, mode %v: secrets are the owner's alone", name, err, info.Mode())
 		}
 	}
+	procs := recorded(t, env.Dir)
 	if err := env.Down(); err != nil {
 		t.Fatal(err)
 	}
-	requireGone(t, env.procs)
+	requireGone(t, procs)
 }
 
-func requireGone(t *testing.T, procs []*proc) {
+// recorded are the processes an environment in dir recorded.
+func recorded(t *testing.T, dir string) []*procgroup.Proc {
+	t.Helper()
+	procs, err := procgroup.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return procs
+}
+
+func requireGone(t *testing.T, procs []*procgroup.Proc) {
 	t.Helper()
 	for _, p := range procs {
-		if !p.waitGone(5 * time.Second) {
+		if !p.WaitGone(5 * time.Second) {
 			t.Errorf("%s (pid %d) still runs", p.Name, p.PID)
 			syscall.Kill(p.PID, syscall.SIGKILL)
 		}
@@ -50,54 +65,42 @@ func requireGone(t *testing.T, procs []*proc) {
 }
 
 func TestDownByDirAndNoSecondUp(t *testing.T) {
-	dir, _ := os.MkdirTemp("", "podroles-env-")
-	os.Chmod(dir, 0o711)
-	defer os.RemoveAll(dir)
-	opts := Options{Dir: dir, Loopback: RandomLoopback(), Detached: true}
-	env, err := Up(context.Background(), opts)
+	dir := vmtest.TempDir(t, "podroles-env-")
+	opts := localenv.Options{Dir: dir, Loopback: localenv.RandomLoopback(), Detached: true}
+	env, err := localenv.Up(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer env.Down()
-	if _, err := Up(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "already has running servers") {
+	procs := recorded(t, dir)
+	if _, err := localenv.Up(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "already has running servers") {
 		t.Errorf("a second up in the same folder: %v", err)
 	}
-	if err := Down(dir); err != nil {
+	if err := localenv.Down(dir); err != nil {
 		t.Fatal(err)
 	}
-	requireGone(t, env.procs)
-	if err := Down(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no environment was started there") {
+	requireGone(t, procs)
+	if err := localenv.Down(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no environment was started there") {
 		t.Errorf("down where nothing ran: %v", err)
 	}
 }
 
 func TestLoopbackOnly(t *testing.T) {
-	_, err := Up(context.Background(), Options{Dir: t.TempDir(), Loopback: "192.168.1"})
+	_, err := localenv.Up(context.Background(), localenv.Options{Dir: t.TempDir(), Loopback: "192.168.1"})
 	if err == nil || !strings.Contains(err.Error(), `--loopback "192.168.1": give the first three octets of loopback addresses`) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestPortTaken(t *testing.T) {
-	loopback := RandomLoopback()
+	loopback := localenv.RandomLoopback()
 	l, err := net.Listen("tcp", loopback+".2:6360")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	_, err = Up(context.Background(), Options{Dir: t.TempDir(), Loopback: loopback})
+	_, err = localenv.Up(context.Background(), localenv.Options{Dir: t.TempDir(), Loopback: loopback})
 	if err == nil || !strings.Contains(err.Error(), loopback+".2:6360 is taken") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
-func TestProgramMissing(t *testing.T) {
-	saved := toolDirs
-	toolDirs = nil
-	defer func() { toolDirs = saved }()
-	t.Setenv("PATH", t.TempDir())
-	_, err := Up(context.Background(), Options{Dir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "slapd (Debian: apt-get install slapd)") || !strings.Contains(err.Error(), "postgres (Debian: apt-get install postgresql)") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -107,22 +110,21 @@ func TestProgramMissing(t *testing.T) {
 // and checks that its servers die with it.
 func TestKilledTestLeavesNothing(t *testing.T) {
 	if os.Getenv("PODROLES_ENV_HELPER") != "" {
-		env, err := Up(context.Background(), Options{Dir: os.Getenv("PODROLES_ENV_HELPER"), Loopback: RandomLoopback()})
-		if err != nil {
+		dir := os.Getenv("PODROLES_ENV_HELPER")
+		if _, err := localenv.Up(context.Background(), localenv.Options{Dir: dir, Loopback: localenv.RandomLoopback()}); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		for _, p := range env.procs {
+		procs, _ := procgroup.Load(dir)
+		for _, p := range procs {
 			fmt.Println("pid", p.PID, p.StartTime, p.Name)
 		}
 		fmt.Println("ready")
 		select {}
 	}
-	dir, _ := os.MkdirTemp("", "podroles-env-")
-	os.Chmod(dir, 0o711)
-	defer os.RemoveAll(dir)
+	dir := vmtest.TempDir(t, "podroles-env-")
 	cmd, sc := startHelper(t, "TestKilledTestLeavesNothing", "PODROLES_ENV_HELPER="+dir)
-	var procs []*proc
+	var procs []*procgroup.Proc
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) == 0 {
@@ -131,7 +133,7 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 		if len(f) == 4 && f[0] == "pid" {
 			var pid int
 			fmt.Sscan(f[1], &pid)
-			procs = append(procs, &proc{PID: pid, StartTime: f[2], Name: f[3]})
+			procs = append(procs, &procgroup.Proc{PID: pid, StartTime: f[2], Name: f[3]})
 		}
 		if f[0] == "ready" || f[0] == "error" {
 			if f[0] == "error" {
@@ -174,14 +176,22 @@ func startHelper(t *testing.T, test, variable string) (*exec.Cmd, *bufio.Scanner
 // way lldap takes a password over LDAP: afterwards the new password binds
 // at every replica and the old one no longer does.
 func TestChangePassword(t *testing.T) {
-	env := Start(t, Options{})
-	old := env.secrets.bind
+	env := vmtest.NewEnv(t, localenv.Options{})
+	secret, err := os.ReadFile(filepath.Join(env.Dir, "secrets", "bind-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.TrimSpace(string(secret))
+	inv, err := inventory.Load(env.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := env.ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
 		t.Fatal(err)
 	}
-	dn := "uid=authelia-bind,ou=people," + baseDN
-	for i := range replicas {
-		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(env.podAddress(i), fmt.Sprint(PortLDAP))))
+	dn := inv.LDAP.BindDN
+	for i, pod := range inv.Roles["lldap"].Pods {
+		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(pod.Address, fmt.Sprint(localenv.PortLDAP))))
 		if err != nil {
 			t.Fatal(err)
 		}

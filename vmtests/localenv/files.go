@@ -1,4 +1,4 @@
-package vmtests
+package localenv
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package vmtests
+package localenv
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/fediversity/podroles/internal/lldap"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/vmtests/ready"
 )
 
 // The lldap role served by lldap's official image, where the containers
@@ -34,21 +35,21 @@ const PortLLDAPHTTP = 17170
 const lldapBinary = "/app/lldap"
 
 // servesLLDAP says lldap's image serves the lldap role.
-func (e *Env) servesLLDAP() bool {
-	return e.Provider == ProviderContainers && e.Images.LLDAP != ""
+func (s *site) servesLLDAP() bool {
+	return s.Provider == ProviderContainers && s.Images.LLDAP != ""
 }
 
 // directoryPod is the name of the server of the role's pod i.
-func (e *Env) directoryPod(i int) string {
-	if e.servesLLDAP() {
+func (s *site) directoryPod(i int) string {
+	if s.servesLLDAP() {
 		return fmt.Sprintf("lldap-%d", i)
 	}
 	return fmt.Sprintf("slapd-%d", i)
 }
 
-// directoryServer is what serves the lldap role, as the inventory says.
-func (e *Env) directoryServer() string {
-	if e.servesLLDAP() {
+// server is what serves the lldap role, as the inventory says.
+func (d *directory) server() string {
+	if d.site.servesLLDAP() {
 		return inventory.ServerLLDAP
 	}
 	return inventory.ServerSlapd
@@ -62,8 +63,9 @@ func (e *Env) directoryServer() string {
 // key-seed: here it only restarts the pods), LDAPS with the Service's
 // certificate. lldap reads any LLDAP_X_FILE as X from that file, but for
 // key_file and cert_file, which are paths.
-func (e *Env) lldapEnv(i int, dir string) []string {
-	secrets := e.podSecretsDir(i)
+func (d *directory) lldapEnv(i int, dir string) []string {
+	s := d.site
+	secrets := s.podSecretsDir(i)
 	return []string{
 		"LLDAP_LDAP_BASE_DN=" + baseDN,
 		"LLDAP_LDAP_USER_DN=admin",
@@ -73,9 +75,9 @@ func (e *Env) lldapEnv(i int, dir string) []string {
 		"LLDAP_KEY_FILE=" + filepath.Join(dir, "server_key"),
 		"LLDAP_LDAP_HOST=0.0.0.0", fmt.Sprintf("LLDAP_LDAP_PORT=%d", PortLDAP),
 		"LLDAP_HTTP_HOST=0.0.0.0", fmt.Sprintf("LLDAP_HTTP_PORT=%d", PortLLDAPHTTP),
-		fmt.Sprintf("LLDAP_HTTP_URL=http://%s:%d", e.ServiceName(), PortLLDAPHTTP),
+		fmt.Sprintf("LLDAP_HTTP_URL=http://%s:%d", s.serviceName(), PortLLDAPHTTP),
 		"LLDAP_LDAPS_OPTIONS__ENABLED=true", fmt.Sprintf("LLDAP_LDAPS_OPTIONS__PORT=%d", PortLDAPS),
-		"LLDAP_LDAPS_OPTIONS__CERT_FILE=" + filepath.Join(e.Dir, "tls", "server.pem"),
+		"LLDAP_LDAPS_OPTIONS__CERT_FILE=" + filepath.Join(s.Dir, "tls", "server.pem"),
 		"LLDAP_LDAPS_OPTIONS__KEY_FILE=" + filepath.Join(dir, "server.key"),
 	}
 }
@@ -90,15 +92,16 @@ var lldapEnvFiles = []string{"db.env"}
 // startLLDAP starts the role's replicas from lldap's image, one after the
 // other (the first makes the schema in the shared database), and
 // provisions the reader.
-func (e *Env) startLLDAP(ctx context.Context) error {
-	if e.openbao == nil {
+func (d *directory) startLLDAP(ctx context.Context, ob *openBao) error {
+	s := d.site
+	if ob == nil {
 		return errors.New("lldap's image needs OpenBao for its secrets: give the environment Vault or OpenBao's image, or --image lldap= for slapd")
 	}
-	dir := filepath.Join(e.Dir, "lldap")
+	dir := filepath.Join(s.Dir, "lldap")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	key, err := os.ReadFile(filepath.Join(e.Dir, "tls", "server.key"))
+	key, err := os.ReadFile(filepath.Join(s.Dir, "tls", "server.key"))
 	if err != nil {
 		return err
 	}
@@ -109,37 +112,37 @@ func (e *Env) startLLDAP(ctx context.Context) error {
 		return err
 	}
 	for i := range replicas {
-		argv, err := e.podCommand(e.podName(i), e.podSecretsDir(i), e.lldapSecrets(), lldapEnvFiles, []string{lldapBinary, "run"})
+		argv, err := s.podCommand(s.podName(i), s.podSecretsDir(i), d.secrets(), lldapEnvFiles, []string{lldapBinary, "run"})
 		if err != nil {
 			return err
 		}
-		at := e.podAddress(i)
-		p, err := e.launch(ctx, e.directoryPod(i), argv, startOptions{
+		at := s.podAddress(i)
+		p, err := s.launch(ctx, s.directoryPod(i), argv, launchOptions{
 			// lldap serves its web pages from ./app, relative to /app.
-			dir: "/app", detached: e.Detached, env: e.lldapEnv(i, dir), image: e.Images.LLDAP,
-			publish: publishOn(e.podPorts(), at),
+			dir: "/app", env: d.lldapEnv(i, dir), image: s.Images.LLDAP,
+			publish: publishOn(d.podPorts(), at),
 		})
 		if err != nil {
 			return err
 		}
-		if err := e.waitTLS(ctx, p, net.JoinHostPort(at, fmt.Sprint(PortLDAPS))); err != nil {
+		if err := ready.TLS(ctx, p, net.JoinHostPort(at, fmt.Sprint(PortLDAPS))); err != nil {
 			return err
 		}
 	}
-	return e.provisionLLDAP(ctx)
+	return d.provisionLLDAP(ctx)
 }
 
 // provisionLLDAP does the companion's work for the suites: the reader
 // authelia-bind, in lldap_strict_readonly, with its password. Users and
 // groups go through lldap's GraphQL API, the password through LDAP: lldap
 // takes it no other way but its own OPAQUE exchange.
-func (e *Env) provisionLLDAP(ctx context.Context) error {
-	api := lldap.New(fmt.Sprintf("http://%s", net.JoinHostPort(e.podAddress(0), fmt.Sprint(PortLLDAPHTTP))))
+func (d *directory) provisionLLDAP(ctx context.Context) error {
+	api := lldap.New(fmt.Sprintf("http://%s", net.JoinHostPort(d.site.podAddress(0), fmt.Sprint(PortLLDAPHTTP))))
 	var token string
 	probe := poll.Probe{Endpoint: api.Addr + "/auth/simple/login", Expect: "a login of lldap's admin", Within: 30 * time.Second}
 	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		var err error
-		token, err = api.Login(ctx, "admin", e.secrets.admin)
+		token, err = api.Login(ctx, "admin", d.site.secrets.admin)
 		return err
 	})
 	if err != nil {
@@ -164,7 +167,7 @@ func (e *Env) provisionLLDAP(ctx context.Context) error {
 		map[string]any{"user": reader, "group": groups.Groups[i].ID}, nil); err != nil {
 		return fmt.Errorf("add %s to %s: %w", reader, group, err)
 	}
-	return e.ChangePassword(ctx, reader, e.secrets.bind)
+	return d.changePassword(ctx, reader, d.site.secrets.bind)
 }
 
 // lldapGroup is a group as lldap's GraphQL API lists it.

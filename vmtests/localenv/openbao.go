@@ -1,4 +1,4 @@
-package vmtests
+package localenv
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/vmtests/ready"
 )
 
 // PortOpenBao is the port of the OpenBao API.
@@ -29,70 +30,81 @@ const (
 	credentialMaxTTL = "10m"
 )
 
-func (e *Env) openbaoAddress() string { return e.Loopback + ".30" }
-
-// OpenBaoURL is the base URL of the OpenBao API, or "" without one.
-func (e *Env) OpenBaoURL() string {
-	if e.tools.vault == "" {
-		return ""
-	}
-	return "http://" + net.JoinHostPort(e.openbaoAddress(), fmt.Sprint(PortOpenBao))
+// openBao is Vault serving OpenBao's API in dev mode (OpenBao is not in
+// the registries this machine reaches), configured as the platform does,
+// and the agents that write its secrets into the pods.
+type openBao struct {
+	site     *site
+	postgres *postgres
+	client   *openbao.Client
+	// kv are the KV v2 entries of the roles' secrets, by path.
+	kv map[string]map[string]any
 }
 
-// startOpenBao starts Vault in dev mode (it serves the API OpenBao keeps;
+// url is the base URL of the OpenBao API.
+func (o *openBao) url() string {
+	return "http://" + net.JoinHostPort(o.site.openbaoAddress(), fmt.Sprint(PortOpenBao))
+}
+
+// start starts Vault in dev mode (it serves the API OpenBao keeps;
 // OpenBao is not in the registries this machine reaches) and configures it
 // as the platform does: KV v2 entries of the roles' secrets, the database
 // engine on the environment's Postgres, and the PKI engine as the internal
 // CA.
-func (e *Env) startOpenBao(ctx context.Context) error {
-	home := filepath.Join(e.Dir, "openbao")
+func (o *openBao) start(ctx context.Context) error {
+	s := o.site
+	home := filepath.Join(s.Dir, "openbao")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
 	// The root token goes in the environment from its file, never in argv
 	// nor in a container engine's config.
-	token := e.secretPath("openbao-token")
-	p, err := e.launch(ctx, "openbao", []string{e.tools.vault, "server", "-dev",
-		"-dev-listen-address=" + net.JoinHostPort(e.listen(e.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
-		startOptions{dir: home, detached: e.Detached, env: []string{"HOME=" + home, "VAULT_LOG_LEVEL=info"},
+	token := s.secretPath("openbao-token")
+	p, err := s.launch(ctx, "openbao", []string{s.tools.vault, "server", "-dev",
+		"-dev-listen-address=" + net.JoinHostPort(s.listen(s.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
+		launchOptions{dir: home, env: []string{"HOME=" + home, "VAULT_LOG_LEVEL=info"},
 			secretEnv: map[string]string{"VAULT_DEV_ROOT_TOKEN_ID": token, "BAO_DEV_ROOT_TOKEN_ID": token},
-			publish:   map[int]string{PortOpenBao: e.openbaoAddress()}, image: e.Images.OpenBao})
+			publish:   map[int]string{PortOpenBao: s.openbaoAddress()}, image: s.Images.OpenBao})
 	if err != nil {
 		return err
 	}
-	c := openbao.New(e.OpenBaoURL(), e.secrets.openbaoRoot)
-	probe := poll.Probe{Endpoint: e.OpenBaoURL(), Expect: "the OpenBao API to be unsealed", Within: 30 * time.Second}
+	c := openbao.New(o.url(), s.secrets.openbaoRoot)
+	probe := poll.Probe{Endpoint: o.url(), Expect: "the OpenBao API to be unsealed", Within: 30 * time.Second}
 	if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		if !p.running() {
-			return poll.Permanent(fmt.Errorf("openbao exited: %s", p.lastLines(5)))
+		if err := ready.Alive(p, 5); err != nil {
+			return err
 		}
 		return c.Do(ctx, http.MethodGet, "sys/health", nil, nil)
 	}); err != nil {
 		return err
 	}
-	e.openbao = c
-	return e.configureOpenBao(ctx)
+	o.client = c
+	return o.configure(ctx)
 }
 
-func (e *Env) configureOpenBao(ctx context.Context) error {
+// configure writes the roles' KV entries, the database engine on the
+// environment's Postgres and the PKI engine as the internal CA, whose CA
+// becomes the site's.
+func (o *openBao) configure(ctx context.Context) error {
+	s := o.site
 	// Text, as lldap reads its JWT secret, behind a base64 field.
 	jwt := []byte(randomPassword() + randomPassword())
-	e.kv = map[string]map[string]any{
+	o.kv = map[string]map[string]any{
 		// a base64 field
 		"secret/data/lldap/jwt": {"value": base64.StdEncoding.EncodeToString(jwt)},
 		// an environment file, of which one variable is a secret
-		"secret/data/lldap/env": {"env": fmt.Sprintf("LLDAP_LDAP_BASE_DN=%s\nLLDAP_LDAP_USER_PASS=%s\nLLDAP_KEY_SEED=%s\n", baseDN, e.secrets.admin, randomPassword())},
+		"secret/data/lldap/env": {"env": fmt.Sprintf("LLDAP_LDAP_BASE_DN=%s\nLLDAP_LDAP_USER_PASS=%s\nLLDAP_KEY_SEED=%s\n", baseDN, s.secrets.admin, randomPassword())},
 		// a secret whose new value restarts the service
 		"secret/data/lldap/key-seed": {"value": randomPassword()},
 		// the reader's bind password, which the contract's file holds too
-		"secret/data/lldap/authelia-bind": {"password": e.secrets.bind},
+		"secret/data/lldap/authelia-bind": {"password": s.secrets.bind},
 		// authelia's own secrets
 		"secret/data/authelia/jwt":         {"value": randomPassword() + randomPassword()},
 		"secret/data/authelia/session":     {"value": randomPassword() + randomPassword()},
 		"secret/data/authelia/storage-key": {"value": randomPassword() + randomPassword()},
 	}
-	keys := make([]string, 0, len(e.kv))
-	for k := range e.kv {
+	keys := make([]string, 0, len(o.kv))
+	for k := range o.kv {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -104,10 +116,10 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 		steps = append(steps, struct {
 			path string
 			data any
-		}{k, map[string]any{"data": e.kv[k]}})
+		}{k, map[string]any{"data": o.kv[k]}})
 	}
 	// OpenBao reaches Postgres from where it runs.
-	pg := net.JoinHostPort(e.reach("postgres", e.postgresAddress()), fmt.Sprint(e.pgPort))
+	pg := o.postgres.reachable()
 	add := func(path string, data any) {
 		steps = append(steps, struct {
 			path string
@@ -118,7 +130,7 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 	add("database/config/postgres", map[string]any{
 		"plugin_name":    "postgresql-database-plugin",
 		"connection_url": "postgresql://{{username}}:{{password}}@" + pg + "/postgres?sslmode=disable",
-		"username":       "openbao", "password": e.secrets.pgOpenBao,
+		"username":       "openbao", "password": s.secrets.pgOpenBao,
 		"allowed_roles": []string{"lldap", "authelia"},
 	})
 	for _, role := range []string{"lldap", "authelia"} {
@@ -134,11 +146,11 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 		})
 	}
 	add("sys/mounts/pki", map[string]any{"type": "pki", "config": map[string]any{"max_lease_ttl": "87600h"}})
-	add("pki/root/generate/internal", map[string]any{"common_name": "podroles internal CA (" + e.Node + ")", "ttl": "87600h", "key_type": "ec", "key_bits": 256})
+	add("pki/root/generate/internal", map[string]any{"common_name": "podroles internal CA (" + s.Node + ")", "ttl": "87600h", "key_type": "ec", "key_bits": 256})
 	// The platform's role internal, for the namespace's domain (Known
 	// Deviations: the check adds it to allowedDomains).
 	add("pki/roles/internal", map[string]any{
-		"allowed_domains":  []string{e.Namespace + ".svc.cluster.local", e.Namespace + ".svc", e.Namespace},
+		"allowed_domains":  []string{s.Namespace + ".svc.cluster.local", s.Namespace + ".svc", s.Namespace},
 		"allow_subdomains": true, "allow_bare_domains": false, "allow_localhost": false,
 		"key_type": "ec", "key_bits": 256, "max_ttl": "72h", "ttl": "24h",
 	})
@@ -147,8 +159,8 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 		"allowed_domains": []string{portalDomain}, "allow_subdomains": true,
 		"key_type": "ec", "key_bits": 256, "max_ttl": "72h", "ttl": "24h",
 	})
-	for _, s := range steps {
-		if err := e.openbao.Write(ctx, s.path, s.data); err != nil {
+	for _, step := range steps {
+		if err := o.client.Write(ctx, step.path, step.data); err != nil {
 			return err
 		}
 	}
@@ -157,17 +169,17 @@ func (e *Env) configureOpenBao(ctx context.Context) error {
 			Certificate string `json:"certificate"`
 		} `json:"data"`
 	}
-	if err := e.openbao.Do(ctx, http.MethodGet, "pki/cert/ca", nil, &ca); err != nil {
+	if err := o.client.Do(ctx, http.MethodGet, "pki/cert/ca", nil, &ca); err != nil {
 		return err
 	}
-	e.caPEM = []byte(ca.Data.Certificate + "\n")
+	s.caPEM = []byte(ca.Data.Certificate + "\n")
 	return nil
 }
 
 // issue returns a certificate and key from the PKI engine's role for
 // names.
-func (e *Env) issue(ctx context.Context, role string, names []string) (cert, key []byte, err error) {
-	s, err := e.openbao.Read(ctx, "pki/issue/"+role, map[string]any{
+func (o *openBao) issue(ctx context.Context, role string, names []string) (cert, key []byte, err error) {
+	s, err := o.client.Read(ctx, "pki/issue/"+role, map[string]any{
 		"common_name": names[0], "alt_names": strings.Join(names[1:], ","), "ttl": "24h",
 	})
 	if err != nil {
@@ -176,23 +188,6 @@ func (e *Env) issue(ctx context.Context, role string, names []string) (cert, key
 	c, _ := s.Data["certificate"].(string)
 	k, _ := s.Data["private_key"].(string)
 	return []byte(c + "\n"), []byte(k + "\n"), nil
-}
-
-// lldapSecrets are the secrets of the lldap role, as the node defines them
-// in fediversity.podRoles.roles.lldap.secrets: one of each kind the spec
-// has.
-func (e *Env) lldapSecrets() map[string]facts.Secret {
-	str := func(s string) *string { return &s }
-	return map[string]facts.Secret{
-		"jwt":            {Path: "secret/data/lldap/jwt", Field: str("value"), Encoding: str("base64")},
-		"admin-password": {Path: "secret/data/lldap/env", Field: str("env"), Variable: str("LLDAP_LDAP_USER_PASS")},
-		"key-seed":       {Path: "secret/data/lldap/key-seed", Field: str("value"), Restart: true},
-		"db.env": {Path: "database/creds/lldap", Restart: true,
-			Template: str(fmt.Sprintf("LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@%s/lldap", net.JoinHostPort(e.reach("postgres", e.postgresAddress()), fmt.Sprint(e.pgPort))))},
-		"tls.pem": {Path: "pki/issue/internal", Restart: true,
-			Template:   str("{{ .Data.certificate }}\n{{ .Data.private_key }}"),
-			Parameters: map[string]any{"common_name": e.ServiceName(), "ttl": "1h"}},
-	}
 }
 
 // agentTemplate writes a secret as a template of the OpenBao agent: the
@@ -229,9 +224,9 @@ func agentTemplate(s facts.Secret) (string, error) {
 }
 
 // startSidecars starts an OpenBao agent for each pod of the lldap role.
-func (e *Env) startSidecars(ctx context.Context) error {
+func (o *openBao) startSidecars(ctx context.Context, d *directory) error {
 	for i := range replicas {
-		if err := e.startSidecar(ctx, e.podName(i), e.podSecretsDir(i), e.lldapSecrets()); err != nil {
+		if err := o.startSidecar(ctx, o.site.podName(i), o.site.podSecretsDir(i), d.secrets()); err != nil {
 			return err
 		}
 	}
@@ -240,7 +235,8 @@ func (e *Env) startSidecars(ctx context.Context) error {
 
 // startSidecar starts the OpenBao agent of one pod, writing its role's
 // secrets into dir, the pod's /run/secrets, and waits for every file.
-func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[string]facts.Secret) error {
+func (o *openBao) startSidecar(ctx context.Context, pod, dir string, secrets map[string]facts.Secret) error {
+	s := o.site
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -258,27 +254,27 @@ func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[str
 		templates = append(templates, map[string]any{"contents": tmpl, "destination": filepath.Join(dir, file), "perms": "0600", "error_on_missing_key": true})
 	}
 	cfg := map[string]any{
-		"pid_file": filepath.Join(e.Dir, pod+"-agent.pid"),
-		"vault":    map[string]any{"address": "http://" + net.JoinHostPort(e.reach("openbao", e.openbaoAddress()), fmt.Sprint(PortOpenBao))},
+		"pid_file": filepath.Join(s.Dir, pod+"-agent.pid"),
+		"vault":    map[string]any{"address": "http://" + net.JoinHostPort(s.reach("openbao", s.openbaoAddress()), fmt.Sprint(PortOpenBao))},
 		"auto_auth": map[string]any{"method": []any{map[string]any{
-			"type": "token_file", "config": map[string]any{"token_file_path": e.secretPath("openbao-token")},
+			"type": "token_file", "config": map[string]any{"token_file_path": s.secretPath("openbao-token")},
 		}}},
 		"template_config": map[string]any{"static_secret_render_interval": "2s"},
 		"template":        templates,
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
-	conf := filepath.Join(e.Dir, pod+"-agent.json")
+	conf := filepath.Join(s.Dir, pod+"-agent.json")
 	if err := writeFile(conf, data, 0o600); err != nil {
 		return err
 	}
-	p, err := e.launch(ctx, "sidecar-"+pod, []string{e.tools.vault, "agent", "-config=" + conf}, startOptions{dir: e.Dir, detached: e.Detached, env: []string{"HOME=" + filepath.Join(e.Dir, "openbao")}, image: e.Images.OpenBao})
+	p, err := s.launch(ctx, "sidecar-"+pod, []string{s.tools.vault, "agent", "-config=" + conf}, launchOptions{dir: s.Dir, env: []string{"HOME=" + filepath.Join(s.Dir, "openbao")}, image: s.Images.OpenBao})
 	if err != nil {
 		return err
 	}
 	probe := poll.Probe{Endpoint: dir, Expect: fmt.Sprintf("the sidecar of %s to write %d secrets", pod, len(files)), Within: 30 * time.Second}
 	return poll.Eventually(ctx, probe, func(context.Context) error {
-		if !p.running() {
-			return poll.Permanent(fmt.Errorf("the sidecar exited: %s", p.lastLines(5)))
+		if err := ready.Alive(p, 5); err != nil {
+			return err
 		}
 		for _, f := range files {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
@@ -287,9 +283,4 @@ func (e *Env) startSidecar(ctx context.Context, pod, dir string, secrets map[str
 		}
 		return nil
 	})
-}
-
-func (e *Env) podName(i int) string { return fmt.Sprintf("%s-lldap-%d", e.Node, i) }
-func (e *Env) podSecretsDir(i int) string {
-	return filepath.Join(e.Dir, "pods", e.podName(i), "run", "secrets")
 }

@@ -1,4 +1,4 @@
-package vmtests
+package localenv
 
 import (
 	"fmt"
@@ -13,26 +13,19 @@ import (
 	"github.com/fediversity/podroles/facts"
 )
 
-func (e *Env) podStatusFile(pod string) string { return filepath.Join(e.podRoot(pod), "status.json") }
-
-// podRoot is the folder that stands for a pod's file system: its
-// /run/secrets is run/secrets in it. No service account token is mounted
-// there, as the spec asks for pods of a service's image (US1-7).
-func (e *Env) podRoot(pod string) string { return filepath.Join(e.Dir, "pods", pod) }
-
 // podCommand runs argv as the service of pod: through podroles' pod
 // supervisor, restarting it when a secret with restart changes, where the
 // role has secrets; as it is where it has none.
-func (e *Env) podCommand(pod, secretsDir string, secrets map[string]facts.Secret, envFiles []string, argv []string) ([]string, error) {
-	if e.openbao == nil {
+func (s *site) podCommand(pod, secretsDir string, secrets map[string]facts.Secret, envFiles []string, argv []string) ([]string, error) {
+	if s.tools.vault == "" {
 		return argv, nil
 	}
-	bin, err := e.podroles()
+	bin, err := s.podroles()
 	if err != nil {
 		return nil, err
 	}
-	cmd := []string{bin, "pod", "--name", pod, "--status", e.podStatusFile(pod)}
-	if !e.NoRestart {
+	cmd := []string{bin, "pod", "--name", pod, "--status", s.podStatusFile(pod)}
+	if !s.NoRestart {
 		for _, file := range slices.Sorted(maps.Keys(secrets)) {
 			if secrets[file].Restart {
 				cmd = append(cmd, "--restart-on", filepath.Join(secretsDir, file))
@@ -57,9 +50,9 @@ var built struct {
 
 // podroles returns the podroles binary: the option, $PODROLES_BIN, this
 // process if it is podroles, or one built once for this process.
-func (e *Env) podroles() (string, error) {
-	if e.Podroles != "" {
-		return e.Podroles, nil
+func (s *site) podroles() (string, error) {
+	if s.Podroles != "" {
+		return s.Podroles, nil
 	}
 	if p := os.Getenv(PodrolesEnv); p != "" {
 		return filepath.Abs(p)

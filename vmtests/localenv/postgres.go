@@ -1,4 +1,4 @@
-package vmtests
+package localenv
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/vmtests/procgroup"
+	"github.com/fediversity/podroles/vmtests/ready"
 )
 
 // openTofuState is the one state the companion of lldap keeps in the
@@ -41,75 +43,95 @@ func postgresUser() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// startPostgres makes a cluster in its own folder, starts it on a free
-// port and fills it as the lldap role would have: its database with the
-// table users, and the companion's OpenTofu state.
-func (e *Env) startPostgres(ctx context.Context) error {
-	cred, err := postgresUser()
+// postgres is the PostgreSQL out of the pods: the lldap role's database,
+// authelia's storage, and the database engine of OpenBao.
+type postgres struct {
+	site *site
+	// port is the free port it listens on, at the site's Postgres
+	// address.
+	port int
+}
+
+// start starts PostgreSQL as the provider runs it, and fills it as the
+// lldap role would have: its database with the table users, and the
+// companion's OpenTofu state.
+func (pg *postgres) start(ctx context.Context) error {
+	p, err := pg.site.run.startPostgres(ctx, pg)
 	if err != nil {
 		return err
 	}
+	return pg.connectAndFill(ctx, p)
+}
+
+// startPostgres makes a cluster in its own folder, and starts it on pg's
+// port.
+func (p *processProvider) startPostgres(ctx context.Context, pg *postgres) (ready.Server, error) {
+	s := p.site
+	cred, err := postgresUser()
+	if err != nil {
+		return nil, err
+	}
 	if cred != nil {
-		if err := traversable(e.Dir, cred); err != nil {
-			return err
+		if err := traversable(s.Dir, cred); err != nil {
+			return nil, err
 		}
 	}
-	dir := filepath.Join(e.Dir, "postgres")
+	dir := filepath.Join(s.Dir, "postgres")
 	data, run := filepath.Join(dir, "data"), filepath.Join(dir, "run")
 	pwfile := filepath.Join(dir, "superuser-password")
 	for _, d := range []string{dir, run} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := writeFile(pwfile, []byte(e.secrets.pgSuper+"\n"), 0o600); err != nil {
-		return err
+	if err := writeFile(pwfile, []byte(s.secrets.pgSuper+"\n"), 0o600); err != nil {
+		return nil, err
 	}
 	if cred != nil {
 		for _, p := range []string{dir, run, pwfile} {
 			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	initdb := exec.CommandContext(ctx, e.tools.initdb, "-D", data, "-U", "postgres", "--pwfile", pwfile,
+	initdb := exec.CommandContext(ctx, s.tools.initdb, "-D", data, "-U", "postgres", "--pwfile", pwfile,
 		"--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C", "--no-sync")
 	initdb.Dir = dir
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	out, err := initdb.CombinedOutput()
 	os.Remove(pwfile)
 	if err != nil {
-		return fmt.Errorf("initdb: %v: %s", err, lastLines(string(out), 5))
+		return nil, fmt.Errorf("initdb: %v: %s", err, procgroup.LastLines(string(out), 5))
 	}
-
-	p, err := e.start(ctx, "postgres", append([]string{e.tools.postgres, "-D", data}, e.postgresFlags(e.postgresAddress(), run)...),
-		startOptions{dir: dir, credential: cred, stopSignal: syscall.SIGINT, detached: e.Detached})
-	if err != nil {
-		return err
-	}
-	return e.connectAndFill(ctx, p)
+	return p.procs.Start(ctx, "postgres", append([]string{s.tools.postgres, "-D", data}, pg.flags(s.postgresAddress(), run)...),
+		procgroup.Options{Dir: dir, Credential: cred, StopSignal: syscall.SIGINT})
 }
 
-// postgresFlags are PostgreSQL's settings, listening on listen with its
-// socket in run.
-func (e *Env) postgresFlags(listen, run string) []string {
-	return []string{"-c", "listen_addresses=" + listen, "-p", strconv.Itoa(e.pgPort),
+// flags are PostgreSQL's settings, listening on listen with its socket
+// in run.
+func (pg *postgres) flags(listen, run string) []string {
+	return []string{"-c", "listen_addresses=" + listen, "-p", strconv.Itoa(pg.port),
 		"-c", "unix_socket_directories=" + run, "-c", "fsync=off", "-c", "full_page_writes=off",
 		// A failing statement may hold a password: never into the log.
 		"-c", "log_min_error_statement=panic",
 	}
 }
 
+// reachable is where other servers reach PostgreSQL, host:port.
+func (pg *postgres) reachable() string {
+	return net.JoinHostPort(pg.site.reach("postgres", pg.site.postgresAddress()), strconv.Itoa(pg.port))
+}
+
 // connectAndFill waits until PostgreSQL (p) takes the superuser on the
 // environment's Postgres address, and fills it.
-func (e *Env) connectAndFill(ctx context.Context, p server) error {
-	super := &url.URL{Scheme: "postgres", User: url.UserPassword("postgres", e.secrets.pgSuper),
-		Host: net.JoinHostPort(e.postgresAddress(), strconv.Itoa(e.pgPort)), Path: "/postgres", RawQuery: "sslmode=disable"}
+func (pg *postgres) connectAndFill(ctx context.Context, p ready.Server) error {
+	super := &url.URL{Scheme: "postgres", User: url.UserPassword("postgres", pg.site.secrets.pgSuper),
+		Host: net.JoinHostPort(pg.site.postgresAddress(), strconv.Itoa(pg.port)), Path: "/postgres", RawQuery: "sslmode=disable"}
 	var conn *pgx.Conn
 	probe := poll.Probe{Endpoint: super.Redacted(), Expect: "PostgreSQL to accept connections", Within: 30 * time.Second}
 	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		if !p.running() {
-			return poll.Permanent(fmt.Errorf("postgres exited: %s", p.lastLines(5)))
+		if err := ready.Alive(p, 5); err != nil {
+			return err
 		}
 		c, err := pgx.Connect(ctx, super.String())
 		conn = c
@@ -119,38 +141,39 @@ func (e *Env) connectAndFill(ctx context.Context, p server) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	return e.fillPostgres(ctx, conn, super)
+	return pg.fill(ctx, conn, super)
 }
 
-// fillPostgres makes the roles and databases through the superuser's
+// fill makes the roles and databases through the superuser's
 // connection, writes the DSN files, and fills the lldap database as the
 // role would have: the table users and the companion's OpenTofu state.
-func (e *Env) fillPostgres(ctx context.Context, conn *pgx.Conn, super *url.URL) error {
+func (pg *postgres) fill(ctx context.Context, conn *pgx.Conn, super *url.URL) error {
+	s := pg.site
 	for _, s := range []struct{ what, sql string }{
-		{"create role lldap", fmt.Sprintf("CREATE ROLE lldap LOGIN PASSWORD '%s'", e.secrets.pgRole)},
+		{"create role lldap", fmt.Sprintf("CREATE ROLE lldap LOGIN PASSWORD '%s'", s.secrets.pgRole)},
 		{"create database lldap", "CREATE DATABASE lldap OWNER lldap"},
 		// The owner of authelia's storage, whose credentials come from
 		// OpenBao's database engine alone.
 		{"create role authelia", "CREATE ROLE authelia NOLOGIN"},
 		{"create database authelia", "CREATE DATABASE authelia OWNER authelia"},
 		// OpenBao's database engine makes and drops the credentials.
-		{"create role openbao", fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", e.secrets.pgOpenBao)},
+		{"create role openbao", fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", s.secrets.pgOpenBao)},
 	} {
 		// The statement holds a password: the error names what it does.
 		if _, err := conn.Exec(ctx, s.sql); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
 		}
 	}
-	if err := writeFile(e.secretPath("postgres-dsn"), []byte(e.PostgresDSN()+"\n"), 0o600); err != nil {
+	if err := writeFile(s.secretPath("postgres-dsn"), []byte(pg.dsn()+"\n"), 0o600); err != nil {
 		return err
 	}
 	// What the authelia suite reads authelia's storage with.
 	storage := *super
 	storage.Path = "/authelia"
-	if err := writeFile(e.secretPath("authelia-storage-dsn"), []byte(storage.String()+"\n"), 0o600); err != nil {
+	if err := writeFile(s.secretPath("authelia-storage-dsn"), []byte(storage.String()+"\n"), 0o600); err != nil {
 		return err
 	}
-	db, err := pgx.Connect(ctx, e.PostgresDSN())
+	db, err := pgx.Connect(ctx, pg.dsn())
 	if err != nil {
 		return fmt.Errorf("connect as lldap: %w", err)
 	}
@@ -160,7 +183,7 @@ func (e *Env) fillPostgres(ctx context.Context, conn *pgx.Conn, super *url.URL) 
 		`CREATE SCHEMA lldap_provision`,
 		`CREATE TABLE lldap_provision.states (id BIGSERIAL PRIMARY KEY, name TEXT UNIQUE NOT NULL, data TEXT)`,
 	}
-	if !e.servesLLDAP() {
+	if !s.servesLLDAP() {
 		// The part of lldap's own schema that the suites read; a real
 		// lldap makes its own.
 		statements = append(statements,
@@ -178,10 +201,10 @@ func (e *Env) fillPostgres(ctx context.Context, conn *pgx.Conn, super *url.URL) 
 	return nil
 }
 
-// PostgresDSN returns the connection string of the role's database.
-func (e *Env) PostgresDSN() string {
-	return (&url.URL{Scheme: "postgres", User: url.UserPassword("lldap", e.secrets.pgRole),
-		Host: net.JoinHostPort(e.postgresAddress(), strconv.Itoa(e.pgPort)), Path: "/lldap", RawQuery: "sslmode=disable"}).String()
+// dsn is the connection string of the lldap role's database.
+func (pg *postgres) dsn() string {
+	return (&url.URL{Scheme: "postgres", User: url.UserPassword("lldap", pg.site.secrets.pgRole),
+		Host: net.JoinHostPort(pg.site.postgresAddress(), strconv.Itoa(pg.port)), Path: "/lldap", RawQuery: "sslmode=disable"}).String()
 }
 
 func firstWords(sql string) string {

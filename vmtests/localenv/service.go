@@ -1,4 +1,4 @@
-package vmtests
+package localenv
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fediversity/podroles/vmtests/ready"
 )
 
 // The roles' Services are HAProxy: TCP through to the pods, round robin,
@@ -25,9 +27,9 @@ defaults
 
 // podPorts are the ports of the lldap role's pods by name: LDAP and
 // LDAPS, and lldap's HTTP where lldap serves.
-func (e *Env) podPorts() map[string]int {
+func (d *directory) podPorts() map[string]int {
 	ports := map[string]int{"ldap": PortLDAP, "ldaps": PortLDAPS}
-	if e.servesLLDAP() {
+	if d.site.servesLLDAP() {
 		ports["http"] = PortLLDAPHTTP
 	}
 	return ports
@@ -35,9 +37,9 @@ func (e *Env) podPorts() map[string]int {
 
 // servicePorts are the ports of the role's Service: the pods' but the
 // plain LDAP port, unless a test puts it there too.
-func (e *Env) servicePorts() map[string]int {
-	ports := e.podPorts()
-	if !e.PlainPortOnService {
+func (d *directory) servicePorts() map[string]int {
+	ports := d.podPorts()
+	if !d.site.PlainPortOnService {
 		delete(ports, "ldap")
 	}
 	return ports
@@ -54,9 +56,9 @@ func publishOn(ports map[string]int, addr string) map[int]string {
 
 // lldapFrontends is the lldap role's Service, bound on bind with its
 // ports, in front of the replicas at pods.
-func (e *Env) lldapFrontends(bind string, pods []string) string {
+func (d *directory) frontends(bind string, pods []string) string {
 	var b strings.Builder
-	for _, port := range slices.Sorted(maps.Values(e.servicePorts())) {
+	for _, port := range slices.Sorted(maps.Values(d.servicePorts())) {
 		fmt.Fprintf(&b, "\nfrontend service-%d\n  bind %s:%d\n  default_backend pods-%d\n", port, bind, port, port)
 		fmt.Fprintf(&b, "\nbackend pods-%d\n  balance roundrobin\n", port)
 		for i, pod := range pods {
@@ -73,36 +75,30 @@ func autheliaFrontend(bind, pod string) string {
 }
 
 // startService starts HAProxy as the lldap role's Service.
-func (e *Env) startService(ctx context.Context) error {
+func (d *directory) startService(ctx context.Context) error {
+	s := d.site
 	var pods []string
 	for i := range replicas {
-		pods = append(pods, e.reach(e.directoryPod(i), e.podAddress(i)))
+		pods = append(pods, s.reach(s.directoryPod(i), s.podAddress(i)))
 	}
-	config := haproxyDefaults + e.lldapFrontends(e.listen(e.serviceAddress()), pods)
-	publish := publishOn(e.servicePorts(), e.serviceAddress())
-	return e.startHAProxy(ctx, "haproxy", config, publish, net.JoinHostPort(e.serviceAddress(), fmt.Sprint(PortLDAPS)))
+	config := haproxyDefaults + d.frontends(s.listen(s.serviceAddress()), pods)
+	publish := publishOn(d.servicePorts(), s.serviceAddress())
+	return startHAProxy(ctx, s, "haproxy", config, publish, net.JoinHostPort(s.serviceAddress(), fmt.Sprint(PortLDAPS)))
 }
 
-// startAutheliaService starts HAProxy as the authelia role's Service, once
-// authelia runs (a container gets its address only then).
-func (e *Env) startAutheliaService(ctx context.Context) error {
-	config := haproxyDefaults + autheliaFrontend(e.listen(e.autheliaServiceAddress()), e.reach("authelia", e.autheliaPodAddress()))
-	return e.startHAProxy(ctx, "haproxy-authelia", config, map[int]string{PortAuthelia: e.autheliaServiceAddress()}, net.JoinHostPort(e.autheliaServiceAddress(), fmt.Sprint(PortAuthelia)))
-}
-
-// startHAProxy starts HAProxy with config as name, and waits until ready
+// startHAProxy starts HAProxy with config as name, and waits until addr
 // answers TLS.
-func (e *Env) startHAProxy(ctx context.Context, name, config string, publish map[int]string, ready string) error {
-	conf := filepath.Join(e.Dir, name+".cfg")
+func startHAProxy(ctx context.Context, s *site, name, config string, publish map[int]string, addr string) error {
+	conf := filepath.Join(s.Dir, name+".cfg")
 	if err := writeFile(conf, []byte(config), 0o644); err != nil {
 		return err
 	}
-	p, err := e.launch(ctx, name, []string{e.tools.haproxy, "-db", "-f", conf}, startOptions{
-		dir: e.Dir, detached: e.Detached, publish: publish, image: e.Images.HAProxy,
-		before: [][]string{{e.tools.haproxy, "-c", "-q", "-f", conf}},
+	p, err := s.launch(ctx, name, []string{s.tools.haproxy, "-db", "-f", conf}, launchOptions{
+		dir: s.Dir, publish: publish, image: s.Images.HAProxy,
+		before: [][]string{{s.tools.haproxy, "-c", "-q", "-f", conf}},
 	})
 	if err != nil {
 		return err
 	}
-	return e.waitTLS(ctx, p, ready)
+	return ready.TLS(ctx, p, addr)
 }

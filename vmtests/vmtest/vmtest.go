@@ -1,4 +1,9 @@
-package vmtests
+// Package vmtest gives tests the end-to-end harness, in the manner of
+// net/http/httptest: a local environment, a control plane or a container
+// engine that start for a test, on loopback addresses of their own, and
+// stop when it ends, passed or failed. It imports testing, so no command
+// imports it.
+package vmtest
 
 import (
 	"context"
@@ -6,30 +11,27 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fediversity/podroles/vmtests/containers"
+	"github.com/fediversity/podroles/vmtests/controlplane"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
 )
 
-// Start brings a local environment up for a test, on loopback addresses of
-// its own, and down when the test ends, passed or failed. Its servers die
-// with the test binary even when it is killed.
-func Start(t testing.TB, opts Options) *Env {
+// NewEnv brings a local environment up for a test, on loopback addresses
+// of its own, and down when the test ends. Its servers die with the test
+// binary even when it is killed.
+func NewEnv(t testing.TB, opts localenv.Options) *localenv.Env {
 	t.Helper()
 	if opts.Dir == "" {
-		// Not t.TempDir: PostgreSQL's user must pass through the folder's
-		// parents, and t.TempDir's parent is the test's alone.
-		dir, err := os.MkdirTemp("", "podroles-env-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.Chmod(dir, 0o711)
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		opts.Dir = dir
+		opts.Dir = TempDir(t, "podroles-env-")
 	}
 	if opts.Loopback == "" {
-		opts.Loopback = RandomLoopback()
+		opts.Loopback = localenv.RandomLoopback()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	env, err := Up(ctx, opts)
+	env, err := localenv.Up(ctx, opts)
 	if err != nil {
 		t.Fatalf("env up: %v", err)
 	}
@@ -41,21 +43,30 @@ func Start(t testing.TB, opts Options) *Env {
 	return env
 }
 
-// StartControlPlaneT starts a control plane for a test, on loopback
-// addresses of its own, and stops it when the test ends. Where make
-// servers did not build it (no PODROLES_SERVERS), the test is skipped.
-func StartControlPlaneT(t testing.TB, nodes bool) *ControlPlane {
+// TempDir makes a folder for the test, removed when it ends. Unlike
+// t.TempDir, its name starts with prefix, which names what it holds in
+// the host's temporary folder while a run is going.
+func TempDir(t testing.TB, prefix string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "podroles-cp-")
+	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// NewControlPlane starts a control plane for a test, on loopback
+// addresses of its own, and stops it when the test ends. Where make
+// servers did not build it (no PODROLES_SERVERS), the test is skipped.
+func NewControlPlane(t testing.TB, nodes bool) *controlplane.ControlPlane {
+	t.Helper()
+	dir := TempDir(t, "podroles-cp-")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := StartControlPlane(ctx, ControlPlaneOptions{Dir: dir, Loopback: RandomLoopback(), Nodes: nodes})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Loopback: localenv.RandomLoopback(), Nodes: nodes})
 	if err != nil {
-		if os.Getenv(ServersEnv) == "" {
+		if os.Getenv(servers.DirEnv) == "" {
 			t.Skipf("%v (make test builds them)", err)
 		}
 		t.Fatal(err)
@@ -68,42 +79,42 @@ func StartControlPlaneT(t testing.TB, nodes bool) *ControlPlane {
 	return cp
 }
 
-var testEngine struct {
+var engine struct {
 	once sync.Once
-	e    *Engine
+	e    *containers.Engine
 	dir  string
 	err  error
 }
 
-// EngineT returns the container engine for the tests of a package,
+// Engine returns the container engine for the tests of a package,
 // started at the first call (Podman's service, where DOCKER_HOST is
-// unset), and stopped by StopTestEngine in TestMain. Tests of the
-// containers provider run where make test built its images (it sets
+// unset), and stopped by StopEngine in TestMain. Tests of the containers
+// provider run where make test built its images (it sets
 // PODROLES_IMAGE_SERVERS); elsewhere they are skipped.
-func EngineT(t testing.TB) *Engine {
+func Engine(t testing.TB) *containers.Engine {
 	t.Helper()
-	if os.Getenv(EnvImageServers) == "" {
-		t.Skipf("%s is not set: make test builds the containers provider's images (make images) and sets it", EnvImageServers)
+	if os.Getenv(localenv.EnvImageServers) == "" {
+		t.Skipf("%s is not set: make test builds the containers provider's images (make images) and sets it", localenv.EnvImageServers)
 	}
-	testEngine.once.Do(func() {
-		if testEngine.dir, testEngine.err = os.MkdirTemp("", "podroles-engine-"); testEngine.err != nil {
+	engine.once.Do(func() {
+		if engine.dir, engine.err = os.MkdirTemp("", "podroles-engine-"); engine.err != nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		testEngine.e, testEngine.err = StartEngine(ctx, testEngine.dir)
+		engine.e, engine.err = containers.StartEngine(ctx, engine.dir)
 	})
-	if testEngine.err != nil {
-		t.Fatal(testEngine.err)
+	if engine.err != nil {
+		t.Fatal(engine.err)
 	}
-	return testEngine.e
+	return engine.e
 }
 
-// StopTestEngine stops the engine EngineT started, if it did.
-func StopTestEngine() error {
-	err := testEngine.e.Stop()
-	if testEngine.dir != "" {
-		os.RemoveAll(testEngine.dir)
+// StopEngine stops the engine that Engine started, if it did.
+func StopEngine() error {
+	err := engine.e.Stop()
+	if engine.dir != "" {
+		os.RemoveAll(engine.dir)
 	}
 	return err
 }

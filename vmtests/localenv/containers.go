@@ -12,9 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/wait"
-
 	"github.com/fediversity/podroles/vmtests/containers"
 	"github.com/fediversity/podroles/vmtests/ready"
 )
@@ -306,9 +303,9 @@ func signalName(sig syscall.Signal) string {
 // containerConfDir is where PostgreSQL's container gets its files.
 const containerConfDir = "/etc/podroles"
 
-// startPostgresContainer runs PostgreSQL in its container, published on
-// the environment's Postgres address, and fills it as the processes
-// provider does. The container starts as root only to hand the superuser's
+// startPostgres runs PostgreSQL in its container, published on the
+// environment's Postgres address, for postgres to fill as the processes
+// provider's. The container starts as root only to hand the superuser's
 // password file to postgres and delete it once initdb has read it.
 func (c *containerProvider) startPostgres(ctx context.Context, pg *postgres) (ready.Server, error) {
 	const data, pwfile = "/var/lib/postgresql/podroles", "/tmp/superuser-password"
@@ -331,11 +328,10 @@ func (c *containerProvider) startPostgres(ctx context.Context, pg *postgres) (re
 	}, "\n")
 	return c.group.Run(ctx, containers.Spec{
 		Name: "postgres", Image: c.site.Images.imageOf(c.site.Images.Postgres), Entrypoint: []string{"sh", "-c", script}, User: "root",
-		Files:   []testcontainers.ContainerFile{{Reader: strings.NewReader(c.site.secrets.pgSuper + "\n"), ContainerFilePath: containerConfDir + "/superuser-password", FileMode: 0o600}},
+		Files:   []containers.File{{Path: containerConfDir + "/superuser-password", Data: []byte(c.site.secrets.pgSuper + "\n"), Mode: 0o600}},
 		Publish: map[int]string{pg.port: c.site.postgresAddress()},
 		// A fast shutdown: with SIGTERM, PostgreSQL waits for clients.
 		StopSignal: "SIGINT",
-		Wait:       wait.ForLog("database system is ready to accept connections"),
 	})
 }
 

@@ -128,7 +128,8 @@ func (pg *postgres) connectAndFill(ctx context.Context, p ready.Server) error {
 	super := &url.URL{Scheme: "postgres", User: url.UserPassword("postgres", pg.site.secrets.pgSuper),
 		Host: net.JoinHostPort(pg.site.postgresAddress(), strconv.Itoa(pg.port)), Path: "/postgres", RawQuery: "sslmode=disable"}
 	var conn *pgx.Conn
-	probe := poll.Probe{Endpoint: super.Redacted(), Expect: "PostgreSQL to accept connections", Within: 30 * time.Second}
+	// A container runs initdb first.
+	probe := poll.Probe{Endpoint: super.Redacted(), Expect: "PostgreSQL to accept connections", Within: time.Minute}
 	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		if err := ready.Alive(p, 5); err != nil {
 			return err

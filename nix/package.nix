@@ -1,14 +1,15 @@
-# The podroles binary: static, version stamped.
-{ buildGoModule, version, src }:
+# A podroles binary, static and version stamped: podroles, with every
+# command, or podroles-check, with the node commands alone (check, facts,
+# rules, plan), which is what builds run.
+{ buildGoModule, version, src, pname ? "podroles" }:
 buildGoModule {
-  pname = "podroles";
-  inherit version src;
+  inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-bEzo1GQ7Mo7lvgL68qdL4gx1SCyBVaCsH6SzZOr9pvQ=";
-  subPackages = [ "cmd/podroles" ];
+  vendorHash = "sha256-fKuiYMJC9zOTRXjBipTHd2Q68EUoSLgy5DBfCpsrVtk=";
+  subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];
   # The tests need nix in the sandbox: checks.tests runs them.
   doCheck = false;
-  meta.mainProgram = "podroles";
+  meta.mainProgram = pname;
 }

@@ -229,25 +229,25 @@ func start(ctx context.Context, cli *client.Client, pc *Container, files []File)
 		return err
 	}
 	// Followed with a client of its own, which lives as long as the
-	// container does; the start's client closes when Run returns.
-	follower, err := engineClient()
-	if err != nil {
-		logFile.Close()
-		return err
-	}
-	logs, err := follower.ContainerLogs(context.Background(), pc.ID, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
-	if err != nil {
-		logFile.Close()
-		follower.Close()
-		return err
-	}
+	// container does, and not waited for: Podman's service answers a
+	// follow only once the container has printed something.
 	pc.logged = make(chan struct{})
 	go func() {
 		defer close(pc.logged)
+		defer logFile.Close()
+		follower, err := engineClient()
+		if err != nil {
+			fmt.Fprintf(logFile, "podroles: following the container's output: %v\n", err)
+			return
+		}
+		defer follower.Close()
+		logs, err := follower.ContainerLogs(context.Background(), pc.ID, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+		if err != nil {
+			fmt.Fprintf(logFile, "podroles: following the container's output: %v\n", err)
+			return
+		}
+		defer logs.Close()
 		stdcopy.StdCopy(logFile, logFile, logs)
-		logs.Close()
-		logFile.Close()
-		follower.Close()
 	}()
 	return nil
 }

@@ -36,6 +36,9 @@ func TestContainersPublishOnlyOnLoopback(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("ARG BASE\nFROM ${BASE}\nEXPOSE 8200\n"), 0o644)
+	// testcontainers builds the image, without its reaper, which Podman
+	// does not run.
+	t.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	servers := os.Getenv(localenv.EnvImageServers)
 	image := "localhost/podroles-exposes-8200:test"
 	built, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: testcontainers.ContainerRequest{

@@ -1,4 +1,10 @@
-package main
+// Package cli is what podroles' commands share, in the manner of the
+// GitHub CLI's cmdutil: the streams a command writes to (passed in, never
+// globals), the exit codes scripts can trust, the root command and its
+// error line, report files written whole, and the flags that name nodes.
+// Each command is an options struct and a run function in its own
+// package (nodecmd, harnesscmd); the binaries' mains only assemble them.
+package cli
 
 import (
 	"context"
@@ -14,59 +20,40 @@ import (
 
 // Exit codes that scripts can trust.
 const (
-	exitOK      = 0
-	exitFailed  = 1 // the check or a scenario found a failure
-	exitCantRun = 2 // usage, input or nix could not be read
+	ExitOK      = 0
+	ExitFailed  = 1 // the check or a scenario found a failure
+	ExitCantRun = 2 // usage, input or nix could not be read
 )
 
-// version is stamped at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
-// streams are the I/O of a command, passed in so that every command runs in
-// tests without a terminal.
-type streams struct {
+// Streams are the I/O of a command, passed in so that every command runs
+// in tests without a terminal.
+type Streams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 }
 
-// failedError ends a command that ran to the end and found failures: exit 1,
-// with the report already written.
-type failedError struct{ summary string }
+// FailedError ends a command that ran to the end and found failures: exit
+// 1, with the report already written.
+type FailedError struct{ Summary string }
 
-func (e *failedError) Error() string { return e.summary }
+func (e *FailedError) Error() string { return e.Summary }
 
-// Main runs podroles with args and returns its exit code.
-func Main(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
-	io := &streams{In: in, Out: out, ErrOut: errOut}
-	root := newRootCmd(io)
-	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return exitOK
-	}
-	var failed *failedError
-	if errors.As(err, &failed) {
-		return exitFailed
-	}
-	name := "podroles"
-	if cmd != nil {
-		name = cmd.CommandPath()
-	}
-	fmt.Fprintf(errOut, "%s: %s\n", name, oneLine(err.Error()))
-	return exitCantRun
+// Root is a binary's root command, as NewRoot makes it.
+type Root struct {
+	// Use, Short and Long describe the binary; Long names every command.
+	Use, Short, Long string
+	Version          string
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func newRootCmd(io *streams) *cobra.Command {
+// NewRoot makes the root command, with its streams, and flag errors that
+// point to --help.
+func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "podroles",
-		Short: "Check the pod roles of NixOS nodes, and test the pods they become",
-		Long: `podroles evaluates NixOS nodes with the real nix and applies every
-evaluation rule of the pod-roles spec to them (podroles check), and prints the
-facts it reads from them (podroles facts).`,
-		Version:       version,
+		Use:           r.Use,
+		Short:         r.Short,
+		Long:          r.Long,
+		Version:       r.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -76,14 +63,38 @@ facts it reads from them (podroles facts).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCheckCmd(io), newFactsCmd(io), newRulesCmd(io), newScenariosCmd(io), newEnvCmd(io), newPodCmd(io), newPlanCmd(io))
+	root.AddCommand(commands...)
 	return root
 }
 
-// writeOutput writes through write to path, or to w when path is "". A file
-// is written beside its final place and renamed, so that a failed write
-// never leaves half a report where a whole one was.
-func writeOutput(path string, w io.Writer, write func(io.Writer) error) error {
+// Main runs root with args and returns the exit code: 0, 1 for a
+// FailedError, 2 for any other error, which it writes on one line to
+// errOut, named by the command that failed.
+func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Writer) int {
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var failed *FailedError
+	if errors.As(err, &failed) {
+		return ExitFailed
+	}
+	name := root.Name()
+	if cmd != nil {
+		name = cmd.CommandPath()
+	}
+	fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(err.Error()))
+	return ExitCantRun
+}
+
+// OneLine folds text onto one line.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// WriteOutput writes through write to path, or to w when path is "". A
+// file is written beside its final place and renamed, so that a failed
+// write never leaves half a report where a whole one was.
+func WriteOutput(path string, w io.Writer, write func(io.Writer) error) error {
 	if path == "" {
 		return write(w)
 	}
@@ -106,4 +117,14 @@ func writeOutput(path string, w io.Writer, write func(io.Writer) error) error {
 		return fmt.Errorf("output %s: %w", path, err)
 	}
 	return nil
+}
+
+// IsTerminal says w is a terminal, where a command draws progress.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

@@ -1,11 +1,10 @@
-package main
+package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -15,9 +14,9 @@ import (
 	"github.com/fediversity/podroles/nixeval"
 )
 
-// sourceOptions are the flags that name nodes, shared by every command that
-// reads nodes.
-type sourceOptions struct {
+// SourceOptions are the flags that name nodes, shared by every command
+// that reads nodes.
+type SourceOptions struct {
 	flakes       []string
 	files        []string
 	facts        []string
@@ -27,7 +26,8 @@ type sourceOptions struct {
 	showTrace    bool
 }
 
-func (o *sourceOptions) addFlags(cmd *cobra.Command) {
+// AddFlags adds the flags to cmd.
+func (o *SourceOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&o.flakes, "flake", nil, "a flake's node as REF#NODE, or REF for all of its nixosConfigurations (repeatable)")
 	f.StringArrayVar(&o.files, "file", nil, "a .nix file whose value is a node's config or a NixOS system (repeatable)")
@@ -46,7 +46,7 @@ func (o *sourceOptions) addFlags(cmd *cobra.Command) {
 
 // sources reads the flags and the arguments: a bare argument ending in
 // .json is facts, in .nix a file, anything else a flake reference.
-func (o *sourceOptions) sources(args []string) ([]nixeval.Source, error) {
+func (o *SourceOptions) sources(args []string) ([]nixeval.Source, error) {
 	var out []nixeval.Source
 	add := func(parse func(string) (nixeval.Source, error), values []string) error {
 		for _, v := range values {
@@ -72,14 +72,14 @@ func (o *sourceOptions) sources(args []string) ([]nixeval.Source, error) {
 	return out, nil
 }
 
-// load evaluates the nodes, with a progress line on a terminal.
-func (o *sourceOptions) load(ctx context.Context, args []string, errOut io.Writer) ([]*facts.Node, error) {
+// Load evaluates the nodes, with a progress line on a terminal.
+func (o *SourceOptions) Load(ctx context.Context, args []string, errOut io.Writer) ([]*facts.Node, error) {
 	sources, err := o.sources(args)
 	if err != nil {
 		return nil, err
 	}
 	ev := &nixeval.Evaluator{Nix: o.nix, Timeout: o.timeout, ShowTrace: o.showTrace, K8sPodModule: o.k8sPodModule}
-	progress := isTerminal(errOut)
+	progress := IsTerminal(errOut)
 	if progress {
 		fmt.Fprintf(errOut, "evaluating %d source(s) with nix...", len(sources))
 	}
@@ -98,22 +98,13 @@ func (o *sourceOptions) load(ctx context.Context, args []string, errOut io.Write
 	return nodes, err
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-// given says a source was named by a flag.
-func (o *sourceOptions) given() bool {
+// Given says a source was named by a flag.
+func (o *SourceOptions) Given() bool {
 	return len(o.flakes)+len(o.files)+len(o.facts) > 0
 }
 
-// describe gives the sources back as arguments, for a command to print.
-func (o *sourceOptions) describe(args []string) []string {
+// Describe gives the sources back as arguments, for a command to print.
+func (o *SourceOptions) Describe(args []string) []string {
 	var out []string
 	for _, f := range []struct {
 		flag   string
@@ -129,10 +120,10 @@ func (o *sourceOptions) describe(args []string) []string {
 	return append(out, args...)
 }
 
-// loadNode evaluates the sources and returns the node named name, which
+// LoadNode evaluates the sources and returns the node named name, which
 // the flag --node names.
-func (o *sourceOptions) loadNode(ctx context.Context, args []string, errOut io.Writer, name string) (*facts.Node, error) {
-	nodes, err := o.load(ctx, args, errOut)
+func (o *SourceOptions) LoadNode(ctx context.Context, args []string, errOut io.Writer, name string) (*facts.Node, error) {
+	nodes, err := o.Load(ctx, args, errOut)
 	if err != nil {
 		return nil, err
 	}

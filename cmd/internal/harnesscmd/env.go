@@ -1,31 +1,51 @@
-package main
+// Package harnesscmd holds the commands of the end-to-end harness: env
+// (the local environment), scenarios (the suites) and the hidden pod (the
+// supervisor of a pod with secrets). They reach clusters and container
+// engines, so only the full podroles binary has them. Each is an options
+// struct and a run function that tests call without cobra.
+package harnesscmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/vmtests/localenv"
 )
 
-func newEnvCmd(io *streams) *cobra.Command {
+// NewEnvCmd is podroles env.
+func NewEnvCmd(io *cli.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Start and stop a local environment of real servers for the suites",
 	}
-	cmd.AddCommand(newEnvUpCmd(io), newEnvDownCmd(io))
+	cmd.AddCommand(NewEnvUpCmd(io), NewEnvDownCmd(io))
 	return cmd
 }
 
-func newEnvUpCmd(io *streams) *cobra.Command {
-	opts := localenv.Options{Detached: true}
-	var provider string
-	var images []string
-	var cluster bool
-	var sources sourceOptions
+// EnvUpOptions are podroles env up's.
+type EnvUpOptions struct {
+	IO  *cli.Streams
+	Env localenv.Options
+	// Provider and Images are --provider and --image's NAME=IMAGE, which
+	// fill Env.Provider and Env.Images.
+	Provider string
+	Images   []string
+	// Cluster starts a control plane too, with the node that Sources and
+	// Args name.
+	Cluster bool
+	Sources cli.SourceOptions
+	Args    []string
+}
+
+// NewEnvUpCmd is podroles env up.
+func NewEnvUpCmd(io *cli.Streams) *cobra.Command {
+	o := &EnvUpOptions{IO: io, Env: localenv.Options{Detached: true}}
 	cmd := &cobra.Command{
 		Use:   "up --dir DIR [--provider containers [--image NAME=IMAGE]...] [--cluster SOURCES]",
 		Short: "Start a node's world of real servers on loopback, and write its inventory",
@@ -61,66 +81,75 @@ restarts a kubelet reports and kwok's pods do not).`,
   podroles env up --dir /tmp/env --provider containers --image lldap=
   podroles env up --dir /tmp/env --cluster examples/directory.nix`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.Provider, err = localenv.ParseProvider(provider); err != nil {
-				return err
-			}
-			if len(images) > 0 && opts.Provider != localenv.ProviderContainers {
-				return fmt.Errorf("--image is for --provider containers")
-			}
-			if opts.Provider == localenv.ProviderContainers {
-				opts.Images = localenv.ImagesFromEnv()
-				if err := opts.Images.SetAll(images); err != nil {
-					return err
-				}
-			}
-			if !cluster && (len(args) > 0 || sources.given()) {
-				return fmt.Errorf("sources are for --cluster: give it, or no sources")
-			}
-			var p *plan.Plan
-			if cluster {
-				if p, err = envPlan(cmd, opts, sources, args, io); err != nil {
-					return err
-				}
-			}
-			start := time.Now()
-			env, err := localenv.Up(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(io.Out, "environment up in %s: podroles scenarios run --inventory %s\n", time.Since(start).Round(10*time.Millisecond), env.Inventory)
-			if p == nil {
-				return nil
-			}
-			cp, err := env.UpCluster(cmd.Context(), p)
-			if err != nil {
-				if downErr := env.Down(); downErr != nil {
-					err = fmt.Errorf("%w; and stopping what started: %v", err, downErr)
-				}
-				return err
-			}
-			// rotation needs a kubelet's restart counts, which kwok's pods
-			// do not report by themselves.
-			fmt.Fprintf(io.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s --suite deployments,units,ldap,postgres,secrets\n",
-				cp.Kubeconfig, env.Namespace, env.Node, env.Inventory, strings.Join(sources.describe(args), " "))
-			return nil
+			o.Args = args
+			return RunEnvUp(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the folder of the environment (required)")
-	cmd.Flags().StringVar(&opts.Loopback, "loopback", "127.0.1", "the first three octets of its loopback addresses")
-	cmd.Flags().StringVar(&opts.Node, "node", "directory", "the node's name")
-	cmd.Flags().StringVar(&provider, "provider", "processes", "run the pods as local processes, or as containers")
-	cmd.Flags().StringArrayVar(&images, "image", nil, "NAME=IMAGE: the image of a server of the containers provider (repeatable)")
-	cmd.Flags().BoolVar(&cluster, "cluster", false, "also start a control plane and deploy the node of the sources to it")
-	sources.addFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.Env.Dir, "dir", "", "the folder of the environment (required)")
+	f.StringVar(&o.Env.Loopback, "loopback", "127.0.1", "the first three octets of its loopback addresses")
+	f.StringVar(&o.Env.Node, "node", "directory", "the node's name")
+	f.StringVar(&o.Provider, "provider", "processes", "run the pods as local processes, or as containers")
+	f.StringArrayVar(&o.Images, "image", nil, "NAME=IMAGE: the image of a server of the containers provider (repeatable)")
+	f.BoolVar(&o.Cluster, "cluster", false, "also start a control plane and deploy the node of the sources to it")
+	o.Sources.AddFlags(cmd)
 	cmd.MarkFlagRequired("dir")
 	return cmd
 }
 
-// envPlan plans the environment's node from the sources, in the namespace
+// RunEnvUp starts the environment, and with Cluster the control plane
+// with the node's plan, and says how to run the suites on them.
+func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
+	opts := o.Env
+	var err error
+	if opts.Provider, err = localenv.ParseProvider(o.Provider); err != nil {
+		return err
+	}
+	if len(o.Images) > 0 && opts.Provider != localenv.ProviderContainers {
+		return fmt.Errorf("--image is for --provider containers")
+	}
+	if opts.Provider == localenv.ProviderContainers {
+		opts.Images = localenv.ImagesFromEnv()
+		if err := opts.Images.SetAll(o.Images); err != nil {
+			return err
+		}
+	}
+	if !o.Cluster && (len(o.Args) > 0 || o.Sources.Given()) {
+		return fmt.Errorf("sources are for --cluster: give it, or no sources")
+	}
+	var p *plan.Plan
+	if o.Cluster {
+		if p, err = o.plan(ctx, opts); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	env, err := localenv.Up(ctx, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "environment up in %s: podroles scenarios run --inventory %s\n", time.Since(start).Round(10*time.Millisecond), env.Inventory)
+	if p == nil {
+		return nil
+	}
+	cp, err := env.UpCluster(ctx, p)
+	if err != nil {
+		if downErr := env.Down(); downErr != nil {
+			err = fmt.Errorf("%w; and stopping what started: %v", err, downErr)
+		}
+		return err
+	}
+	// rotation needs a kubelet's restart counts, which kwok's pods do not
+	// report by themselves.
+	fmt.Fprintf(o.IO.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s --suite deployments,units,ldap,postgres,secrets\n",
+		cp.Kubeconfig, env.Namespace, env.Node, env.Inventory, strings.Join(o.Sources.Describe(o.Args), " "))
+	return nil
+}
+
+// plan plans the environment's node from the sources, in the namespace
 // the environment serves.
-func envPlan(cmd *cobra.Command, opts localenv.Options, sources sourceOptions, args []string, io *streams) (*plan.Plan, error) {
-	node, err := sources.loadNode(cmd.Context(), args, io.ErrOut, opts.Node)
+func (o *EnvUpOptions) plan(ctx context.Context, opts localenv.Options) (*plan.Plan, error) {
+	node, err := o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, opts.Node)
 	if err != nil {
 		return nil, err
 	}
@@ -131,21 +160,31 @@ func envPlan(cmd *cobra.Command, opts localenv.Options, sources sourceOptions, a
 	return plan.Make(node, plan.Options{Namespace: namespace})
 }
 
-func newEnvDownCmd(io *streams) *cobra.Command {
-	var dir string
+// EnvDownOptions are podroles env down's.
+type EnvDownOptions struct {
+	IO  *cli.Streams
+	Dir string
+}
+
+// NewEnvDownCmd is podroles env down.
+func NewEnvDownCmd(io *cli.Streams) *cobra.Command {
+	o := &EnvDownOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "down --dir DIR",
 		Short: "Stop the servers of the environment in DIR, by their PIDs, and remove its containers",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := localenv.Down(dir); err != nil {
-				return err
-			}
-			fmt.Fprintf(io.Out, "environment in %s is down\n", dir)
-			return nil
-		},
+		RunE:  func(*cobra.Command, []string) error { return RunEnvDown(o) },
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the folder of the environment (required)")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "the folder of the environment (required)")
 	cmd.MarkFlagRequired("dir")
 	return cmd
+}
+
+// RunEnvDown stops the environment in Dir.
+func RunEnvDown(o *EnvDownOptions) error {
+	if err := localenv.Down(o.Dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "environment in %s is down\n", o.Dir)
+	return nil
 }

@@ -1,16 +1,17 @@
-package main
+package harnesscmd
 
 import (
 	"errors"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/internal/podsupervisor"
 )
 
-// newPodCmd is the pod supervisor of the local environment: env up runs
+// NewPodCmd is the pod supervisor of the local environment: env up runs
 // each pod of a role with secrets through it. Hidden: no one else calls it.
-func newPodCmd(io *streams) *cobra.Command {
+func NewPodCmd(io *cli.Streams) *cobra.Command {
 	o := podsupervisor.Options{}
 	cmd := &cobra.Command{
 		Use:    "pod --name POD --status FILE [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",

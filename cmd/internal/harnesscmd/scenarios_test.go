@@ -1,6 +1,7 @@
-package main
+package harnesscmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -9,11 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/nodecmd"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
@@ -22,6 +26,24 @@ import (
 	"github.com/fediversity/podroles/vmtests/servers"
 	"github.com/fediversity/podroles/vmtests/vmtest"
 )
+
+type result struct {
+	code        int
+	out, errOut string
+}
+
+// run runs podroles' commands, the node commands and these, under a root
+// as the full binary's main does.
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	root := cli.NewRoot(cli.Root{Use: "podroles"}, io, append(nodecmd.Commands(io), Commands(io)...)...)
+	code := cli.Main(context.Background(), root, args, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+func repo(path string) string { return filepath.Join("..", "..", "..", path) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -36,7 +58,7 @@ func TestScenariosRun(t *testing.T) {
 	env := vmtest.NewEnv(t, localenv.Options{})
 	out := filepath.Join(t.TempDir(), "scenarios.xml")
 	r := run(t, "scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap,postgres", "--format", "junit", "-o", out)
-	if r.code != exitOK || !strings.Contains(r.out, "node directory: 7 passed, 0 failed, 0 skipped") {
+	if r.code != cli.ExitOK || !strings.Contains(r.out, "node directory: 7 passed, 0 failed, 0 skipped") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 	data, _ := os.ReadFile(out)
@@ -54,7 +76,7 @@ func TestScenariosRun(t *testing.T) {
 
 	env.Stop("slapd-0")
 	r = run(t, "scenarios", "run", "--inventory", env.Inventory, "--run", "each-pod", "--patience", "2s")
-	if r.code != exitFailed || !strings.Contains(r.out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.out, "pod directory-lldap-0") {
+	if r.code != cli.ExitFailed || !strings.Contains(r.out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.out, "pod directory-lldap-0") {
 		t.Errorf("a stopped replica: exit %d\n%s", r.code, r.out)
 	}
 }
@@ -88,7 +110,7 @@ func TestScenariosCannotRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)
-		if r.code != exitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 {
+		if r.code != cli.ExitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.args, r.code, r.errOut, c.want)
 		}
 	}
@@ -97,7 +119,7 @@ func TestScenariosCannotRun(t *testing.T) {
 	for _, su := range scenarios.Suites() {
 		total += len(su.Scenarios)
 	}
-	if r := run(t, "scenarios", "run", "--inventory", good); r.code != exitOK || !strings.Contains(r.out, fmt.Sprintf("0 passed, 0 failed, %d skipped", total)) {
+	if r := run(t, "scenarios", "run", "--inventory", good); r.code != cli.ExitOK || !strings.Contains(r.out, fmt.Sprintf("0 passed, 0 failed, %d skipped", total)) {
 		t.Errorf("exit %d\n%s", r.code, r.out)
 	}
 }
@@ -117,7 +139,7 @@ func TestScenariosRunOnACluster(t *testing.T) {
 	cp := vmtest.NewControlPlane(t, true)
 	example := repo("examples/directory.nix")
 	r := run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments")
-	if r.code != exitCantRun || !strings.Contains(r.errOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
+	if r.code != cli.ExitCantRun || !strings.Contains(r.errOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
 		t.Fatalf("before the deploy: exit %d\n%s", r.code, r.errOut)
 	}
 	client, err := cp.Client()
@@ -125,7 +147,7 @@ func TestScenariosRunOnACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
-	if r := run(t, "plan", example, "--namespace", "default", "--format", "json", "-o", planFile); r.code != exitOK {
+	if r := run(t, "plan", example, "--namespace", "default", "--format", "json", "-o", planFile); r.code != cli.ExitOK {
 		t.Fatal(r.errOut)
 	}
 	data, _ := os.ReadFile(planFile)
@@ -159,13 +181,13 @@ func TestScenariosRunOnACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments,units", "--patience", "30s")
-	if r.code != exitOK || !strings.Contains(r.out, "node directory: 4 passed, 0 failed, 0 skipped") {
+	if r.code != cli.ExitOK || !strings.Contains(r.out, "node directory: 4 passed, 0 failed, 0 skipped") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 	dead := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(dead, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o600)
 	r = run(t, "scenarios", "run", "--kubeconfig", dead, "--namespace", "default", "--node", "directory", example)
-	if r.code != exitCantRun || !strings.HasPrefix(r.errOut, "podroles scenarios run: the API server https://127.0.0.1:1 does not answer") || strings.Count(r.errOut, "\n") != 1 {
+	if r.code != cli.ExitCantRun || !strings.HasPrefix(r.errOut, "podroles scenarios run: the API server https://127.0.0.1:1 does not answer") || strings.Count(r.errOut, "\n") != 1 {
 		t.Errorf("an unreachable API server: exit %d\n%s", r.code, r.errOut)
 	}
 }
@@ -200,7 +222,7 @@ func TestEnvUpWithContainers(t *testing.T) {
 	failed := t.TempDir()
 	const image = "127.0.0.1:1/lldap/lldap:v0.6.1"
 	r := run(t, "env", "up", "--dir", failed, "--provider", "containers", "--loopback", localenv.RandomLoopback(), "--image", "lldap="+image)
-	if r.code != exitCantRun || !strings.Contains(r.errOut, "container lldap-0: pull "+image) || strings.Count(r.errOut, "\n") != 1 {
+	if r.code != cli.ExitCantRun || !strings.Contains(r.errOut, "container lldap-0: pull "+image) || strings.Count(r.errOut, "\n") != 1 {
 		t.Errorf("env up with an image that cannot be pulled: exit %d, stderr %q", r.code, r.errOut)
 	}
 	if left, err := containers.Leftovers(context.Background(), failed); err != nil || len(left) > 0 {
@@ -210,14 +232,14 @@ func TestEnvUpWithContainers(t *testing.T) {
 	dir := t.TempDir()
 	t.Cleanup(func() { localenv.Down(dir) })
 	r = run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", localenv.RandomLoopback())
-	if r.code != exitOK || !strings.Contains(r.out, "environment up in") {
+	if r.code != cli.ExitOK || !strings.Contains(r.out, "environment up in") {
 		t.Fatalf("env up: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 	r = run(t, "scenarios", "run", "--inventory", filepath.Join(dir, "inventory.yaml"), "--suite", "ldap,postgres,secrets")
-	if r.code != exitOK || !strings.Contains(r.out, "0 failed, 0 skipped") {
+	if r.code != cli.ExitOK || !strings.Contains(r.out, "0 failed, 0 skipped") {
 		t.Errorf("scenarios run: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
-	if r := run(t, "env", "down", "--dir", dir); r.code != exitOK {
+	if r := run(t, "env", "down", "--dir", dir); r.code != cli.ExitOK {
 		t.Fatalf("env down: exit %d\n%s", r.code, r.errOut)
 	}
 	left, err := containers.Leftovers(context.Background(), dir)
@@ -243,21 +265,44 @@ func TestEnvUpWithCluster(t *testing.T) {
 	t.Cleanup(func() { localenv.Down(dir); os.RemoveAll(dir) })
 	example := repo("examples/directory.nix")
 	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example)
-	if r.code != exitOK || !strings.Contains(r.out, "cluster up: podroles scenarios run --kubeconfig "+filepath.Join(dir, "cluster", "kubeconfig")) {
+	if r.code != cli.ExitOK || !strings.Contains(r.out, "cluster up: podroles scenarios run --kubeconfig "+filepath.Join(dir, "cluster", "kubeconfig")) {
 		t.Fatalf("env up --cluster: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 	discover := []string{"scenarios", "run", "--kubeconfig", filepath.Join(dir, "cluster", "kubeconfig"), "--namespace", "directory", "--node", "directory",
 		"--inventory", filepath.Join(dir, "inventory.yaml"), example}
 	// The suites env up prints: all but rotation.
 	r = run(t, append(discover, "--suite", "deployments,units,ldap,postgres,secrets")...)
-	if r.code != exitOK || !strings.Contains(r.out, "12 passed, 0 failed, 1 skipped") || !strings.Contains(r.out, "SKIPPED secrets/identity-not-readable") {
+	if r.code != cli.ExitOK || !strings.Contains(r.out, "12 passed, 0 failed, 1 skipped") || !strings.Contains(r.out, "SKIPPED secrets/identity-not-readable") {
 		t.Errorf("scenarios run on the cluster: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
-	if r := run(t, "env", "down", "--dir", dir); r.code != exitOK {
+	if r := run(t, "env", "down", "--dir", dir); r.code != cli.ExitOK {
 		t.Fatalf("env down: exit %d\n%s", r.code, r.errOut)
 	}
 	r = run(t, append(discover, "--suite", "deployments")...)
-	if r.code != exitCantRun || !strings.Contains(r.errOut, "does not answer") {
+	if r.code != cli.ExitCantRun || !strings.Contains(r.errOut, "does not answer") {
 		t.Errorf("after env down the API server still answers: exit %d\n%s", r.code, r.errOut)
+	}
+}
+
+// The run functions take their options and streams, and need no cobra.
+func TestRunWithoutCobra(t *testing.T) {
+	var out, errOut bytes.Buffer
+	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := RunEnvUp(ctx, &EnvUpOptions{IO: io, Env: localenv.Options{Dir: dir}, Images: []string{"lldap=x"}}); err == nil || err.Error() != "--image is for --provider containers" {
+		t.Errorf("env up --image without containers: %v", err)
+	}
+	if err := RunEnvUp(ctx, &EnvUpOptions{IO: io, Env: localenv.Options{Dir: dir}, Args: []string{"node.nix"}}); err == nil || !strings.Contains(err.Error(), "sources are for --cluster") {
+		t.Errorf("env up with sources and no --cluster: %v", err)
+	}
+	if err := RunEnvDown(&EnvDownOptions{IO: io, Dir: dir}); err == nil || !strings.Contains(err.Error(), "no environment was started there") {
+		t.Errorf("env down where nothing ran: %v", err)
+	}
+	inv := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(inv, []byte("node: n\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	err := RunScenarios(ctx, &ScenariosRunOptions{IO: io, Inventory: inv, Suites: []string{"ldap"}, Format: "json", Parallel: 2, Timeout: time.Minute, Patience: time.Second})
+	if err != nil || !strings.Contains(out.String(), `"skipped"`) {
+		t.Errorf("scenarios run on an inventory without ldap: %v\n%s", err, out.String())
 	}
 }

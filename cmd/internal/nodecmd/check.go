@@ -1,25 +1,36 @@
-package main
+// Package nodecmd holds the commands that read nodes: check, facts, rules
+// and plan. They need nix or a facts document, and nothing of a cluster or
+// a container engine, so that the checker binary (podroles-check) links
+// only what they need. Each is an options struct and a run function that
+// tests call without cobra.
+package nodecmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/report"
 )
 
-type checkOptions struct {
-	io      *streams
-	sources sourceOptions
-	format  string
-	output  string
-	strict  bool
+// CheckOptions are podroles check's.
+type CheckOptions struct {
+	IO      *cli.Streams
+	Sources cli.SourceOptions
+	// Args are the nodes named without a flag.
+	Args   []string
+	Format string
+	Output string
+	Strict bool
 }
 
-func newCheckCmd(io *streams) *cobra.Command {
-	o := &checkOptions{io: io}
+// NewCheckCmd is podroles check.
+func NewCheckCmd(io *cli.Streams) *cobra.Command {
+	o := &CheckOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "check [NODE.nix | FACTS.json | FLAKE#NODE ...]",
 		Short: "Apply every evaluation rule of the pod-roles spec to nodes",
@@ -36,34 +47,38 @@ report still goes to standard output unless --format is text.`,
   podroles check --flake . --k8s-pod-module ./k8s-pod.nix --format junit --output check.xml
   podroles check examples/*.nix`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := report.CheckFormat(o.format); err != nil {
-				return err
-			}
-			nodes, err := o.sources.load(cmd.Context(), args, io.ErrOut)
-			if err != nil {
-				return err
-			}
-			return o.run(checks.NewReport(checks.Check(nodes), o.strict))
+			o.Args = args
+			return RunCheck(cmd.Context(), o)
 		},
 	}
-	o.sources.addFlags(cmd)
-	cmd.Flags().StringVar(&o.format, "format", "text", "report format: text, json or junit")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file")
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "warnings fail the check too")
+	o.Sources.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.Format, "format", "text", "report format: text, json or junit")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the report to this file")
+	cmd.Flags().BoolVar(&o.Strict, "strict", false, "warnings fail the check too")
 	return cmd
 }
 
-func (o *checkOptions) run(rep *checks.Report) error {
-	if err := writeOutput(o.output, o.io.Out, func(w io.Writer) error { return rep.Write(w, o.format) }); err != nil {
+// RunCheck checks the nodes and writes the report: a cli.FailedError
+// when an error was found (with Strict, a warning).
+func RunCheck(ctx context.Context, o *CheckOptions) error {
+	if err := report.CheckFormat(o.Format); err != nil {
 		return err
 	}
-	if o.output != "" && o.format != "text" {
-		if err := rep.WriteText(o.io.Out); err != nil {
+	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	rep := checks.NewReport(checks.Check(nodes), o.Strict)
+	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
+		return err
+	}
+	if o.Output != "" && o.Format != "text" {
+		if err := rep.WriteText(o.IO.Out); err != nil {
 			return err
 		}
 	}
 	if !rep.Summary.Passed {
-		return &failedError{summary: fmt.Sprintf("%d errors, %d warnings", rep.Summary.Errors, rep.Summary.Warnings)}
+		return &cli.FailedError{Summary: fmt.Sprintf("%d errors, %d warnings", rep.Summary.Errors, rep.Summary.Warnings)}
 	}
 	return nil
 }

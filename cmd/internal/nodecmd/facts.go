@@ -1,22 +1,28 @@
-package main
+package nodecmd
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/facts"
 )
 
-type factsOptions struct {
-	io      *streams
-	sources sourceOptions
-	output  string
+// FactsOptions are podroles facts'.
+type FactsOptions struct {
+	IO      *cli.Streams
+	Sources cli.SourceOptions
+	// Args are the nodes named without a flag.
+	Args   []string
+	Output string
 }
 
-func newFactsCmd(io *streams) *cobra.Command {
-	o := &factsOptions{io: io}
+// NewFactsCmd is podroles facts.
+func NewFactsCmd(io *cli.Streams) *cobra.Command {
+	o := &FactsOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "facts [NODE.nix | FACTS.json | FLAKE#NODE ...]",
 		Short: "Print what podroles reads from nodes, as a facts document",
@@ -24,24 +30,26 @@ func newFactsCmd(io *streams) *cobra.Command {
 surface that the rules read, as {"version": 1, "nodes": [...]}. podroles
 check --facts reads the document back without nix.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nodes, err := o.sources.load(cmd.Context(), args, io.ErrOut)
-			if err != nil {
-				return err
-			}
-			return o.run(nodes)
+			o.Args = args
+			return RunFacts(cmd.Context(), o)
 		},
 	}
-	o.sources.addFlags(cmd)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write the facts to this file")
+	o.Sources.AddFlags(cmd)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the facts to this file")
 	return cmd
 }
 
-func (o *factsOptions) run(nodes []*facts.Node) error {
+// RunFacts evaluates the nodes and writes their facts document.
+func RunFacts(ctx context.Context, o *FactsOptions) error {
+	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
+	if err != nil {
+		return err
+	}
 	if nodes == nil {
 		nodes = []*facts.Node{}
 	}
 	doc := facts.Document{Version: facts.FactsVersion, Nodes: nodes}
-	return writeOutput(o.output, o.io.Out, func(w io.Writer) error {
+	return cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)

@@ -1,10 +1,11 @@
-package main
+package nodecmd
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
 )
 
@@ -20,25 +23,29 @@ type result struct {
 	out, errOut string
 }
 
+// run runs the node commands under a root of their own, as a binary's
+// main does.
 func run(t *testing.T, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Main(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	root := cli.NewRoot(cli.Root{Use: "podroles"}, io, Commands(io)...)
+	code := cli.Main(context.Background(), root, args, &errOut)
 	return result{code, out.String(), errOut.String()}
 }
 
-func repo(path string) string { return filepath.Join("..", "..", path) }
+func repo(path string) string { return filepath.Join("..", "..", "..", path) }
 
 var examples = []string{repo("examples/mastodon.nix"), repo("examples/directory.nix"), repo("examples/mastodon-vm.nix")}
 
 func TestCheckExamplesPass(t *testing.T) {
 	r := run(t, append([]string{"check"}, examples...)...)
-	if r.code != exitOK {
+	if r.code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 	for _, want := range []string{
-		"directory (file:../../examples/directory.nix, on k8s-pod.nix): ok",
-		"mastodon-vm (file:../../examples/mastodon-vm.nix, not on k8s-pod.nix): ok",
+		"directory (file:../../../examples/directory.nix, on k8s-pod.nix): ok",
+		"mastodon-vm (file:../../../examples/mastodon-vm.nix, not on k8s-pod.nix): ok",
 		"3 nodes checked: 0 errors, 0 warnings: passed",
 	} {
 		if !strings.Contains(r.out, want) {
@@ -49,7 +56,7 @@ func TestCheckExamplesPass(t *testing.T) {
 
 func TestCheckBrokenJSON(t *testing.T) {
 	r := run(t, "check", "--format", "json", "--file", repo("examples/broken/mastodon-renamed.nix"), repo("examples/mastodon-vm.nix"))
-	if r.code != exitFailed {
+	if r.code != cli.ExitFailed {
 		t.Fatalf("exit %d, want 1\n%s", r.code, r.errOut)
 	}
 	var report struct {
@@ -100,7 +107,7 @@ func TestCheckBrokenJSON(t *testing.T) {
 func TestCheckJUnitToFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "check.xml")
 	r := run(t, "check", "--format", "junit", "--output", out, repo("examples/broken/mastodon-renamed.nix"))
-	if r.code != exitFailed {
+	if r.code != cli.ExitFailed {
 		t.Fatalf("exit %d\n%s", r.code, r.errOut)
 	}
 	if !strings.Contains(r.out, "1 node checked: 4 errors, 1 warning: failed") {
@@ -136,10 +143,10 @@ func TestStrictCountsWarnings(t *testing.T) {
 		fediversity.k8sPod.enable = true;
 		fediversity.podRoles = { mainUnits = [ "web" ]; sharedUnits = [ "app-init" ]; };
 	}`), 0o644)
-	if r := run(t, "check", node); r.code != exitOK || !strings.Contains(r.out, "PR104") {
+	if r := run(t, "check", node); r.code != cli.ExitOK || !strings.Contains(r.out, "PR104") {
 		t.Errorf("a warning alone passes: exit %d\n%s", r.code, r.out)
 	}
-	if r := run(t, "check", "--strict", node); r.code != exitFailed {
+	if r := run(t, "check", "--strict", node); r.code != cli.ExitFailed {
 		t.Errorf("--strict: exit %d, want 1\n%s", r.code, r.out)
 	}
 }
@@ -149,13 +156,13 @@ func TestStrictCountsWarnings(t *testing.T) {
 func TestFactsRoundTrip(t *testing.T) {
 	facts := filepath.Join(t.TempDir(), "facts.json")
 	nodes := append([]string{repo("examples/broken/mastodon-renamed.nix")}, examples[1:]...)
-	if r := run(t, append([]string{"facts", "-o", facts}, nodes...)...); r.code != exitOK {
+	if r := run(t, append([]string{"facts", "-o", facts}, nodes...)...); r.code != cli.ExitOK {
 		t.Fatalf("facts: exit %d\n%s", r.code, r.errOut)
 	}
 	direct := run(t, append([]string{"check", "--format", "json"}, nodes...)...)
 	t.Setenv("PATH", t.TempDir()) // no nix
 	fromFacts := run(t, "check", "--format", "json", "--facts", facts)
-	if direct.code != exitFailed || fromFacts.code != exitFailed {
+	if direct.code != cli.ExitFailed || fromFacts.code != cli.ExitFailed {
 		t.Fatalf("exit %d and %d\n%s", direct.code, fromFacts.code, fromFacts.errOut)
 	}
 	var a, b checks.Report
@@ -192,7 +199,7 @@ func TestCannotRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)
-		if r.code != exitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 || r.out != "" {
+		if r.code != cli.ExitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 || r.out != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line starting %q", c.args, r.code, r.out, r.errOut, c.want)
 		}
 	}
@@ -201,7 +208,7 @@ func TestCannotRun(t *testing.T) {
 func TestOutputKeepsOldFileOnFailure(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	os.WriteFile(out, []byte("previous report"), 0o644)
-	if r := run(t, "check", "--output", out, "--format", "json", "missing.nix"); r.code != exitCantRun {
+	if r := run(t, "check", "--output", out, "--format", "json", "missing.nix"); r.code != cli.ExitCantRun {
 		t.Fatalf("exit %d", r.code)
 	}
 	if data, _ := os.ReadFile(out); string(data) != "previous report" {
@@ -214,7 +221,7 @@ func TestOutputKeepsOldFileOnFailure(t *testing.T) {
 
 func TestRulesLists(t *testing.T) {
 	r := run(t, "rules")
-	if r.code != exitOK {
+	if r.code != cli.ExitOK {
 		t.Fatal(r.errOut)
 	}
 	for _, rule := range checks.Rules() {
@@ -236,5 +243,30 @@ func TestReadmeListsEveryRule(t *testing.T) {
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README.md lacks the row\n%s", row)
 		}
+	}
+}
+
+// The run functions take their options and streams, and need no cobra:
+// plan's objects, and check's refusal, as a caller of the package sees
+// them.
+func TestRunWithoutCobra(t *testing.T) {
+	var out, errOut bytes.Buffer
+	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	err := RunPlan(context.Background(), &PlanOptions{IO: io, Args: []string{repo("examples/directory.nix")}, Format: "json",
+		Plan: plan.Options{Namespace: "ns"}, ServiceImages: []string{"lldap=registry.example/lldap:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"kind": "Deployment"`) || !strings.Contains(out.String(), `"namespace": "ns"`) {
+		t.Errorf("plan:\n%s", out.String())
+	}
+	if err := RunPlan(context.Background(), &PlanOptions{IO: io, Format: "json", ServiceImages: []string{"lldap"}}); err == nil || err.Error() != `--service-image "lldap": write SERVICE=IMAGE` {
+		t.Errorf("a bad --service-image: %v", err)
+	}
+	out.Reset()
+	err = RunCheck(context.Background(), &CheckOptions{IO: io, Args: []string{repo("examples/broken/mastodon-renamed.nix")}, Format: "text"})
+	var failed *cli.FailedError
+	if !errors.As(err, &failed) || failed.Summary != "4 errors, 1 warnings" || !strings.Contains(out.String(), "PR101") {
+		t.Errorf("check of the broken example: %v\n%s", err, out.String())
 	}
 }

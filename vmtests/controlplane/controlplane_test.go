@@ -27,7 +27,7 @@ func TestControlPlaneRunsThePlan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	s, _ := nixeval.FileSource("../examples/mastodon.nix")
+	s, _ := nixeval.FileSource("../../examples/mastodon.nix")
 	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, []nixeval.Source{s})
 	if err != nil {
 		t.Fatal(err)

@@ -271,8 +271,9 @@ func Down(dir string) error {
 		errs = append(errs, containers.RemoveLeftovers(ctx, dir))
 	}
 	for i := len(procs) - 1; i >= 0; i-- {
-		errs = append(errs, procs[i].Stop(10*time.Second))
+		errs = append(errs, procs[i].Stop(stopGrace))
 	}
+	errs = append(errs, removePostgresDir(dir))
 	return errors.Join(errs...)
 }
 

@@ -37,11 +37,27 @@ func TestUpDown(t *testing.T) {
 			t.Errorf("%s: %v, mode %v: secrets are the owner's alone", name, err, info.Mode())
 		}
 	}
+	// The folder, the owner's alone as mktemp -d makes it, stays so; as
+	// root, PostgreSQL's user gets a folder of its own outside it.
+	if info, err := os.Stat(env.Dir); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("the environment's folder: %v, mode %v: env up must not loosen it", err, info.Mode())
+	}
+	outside, linkErr := os.Readlink(filepath.Join(env.Dir, "postgres"))
+	if os.Geteuid() == 0 {
+		if info, err := os.Stat(outside); linkErr != nil || err != nil || info.Mode().Perm() != 0o700 || info.Sys().(*syscall.Stat_t).Uid == 0 {
+			t.Errorf("as root, postgres/ links to a folder of PostgreSQL's user: %v, %v", linkErr, err)
+		}
+	}
 	procs := recorded(t, env.Dir)
 	if err := env.Down(); err != nil {
 		t.Fatal(err)
 	}
 	requireGone(t, procs)
+	if outside != "" {
+		if _, err := os.Stat(outside); !os.IsNotExist(err) {
+			t.Errorf("env down left PostgreSQL's folder %s: %v", outside, err)
+		}
+	}
 }
 
 // recorded are the processes an environment in dir recorded.
@@ -145,9 +161,18 @@ func TestKilledTestLeavesNothing(t *testing.T) {
 	if len(procs) < 4 {
 		t.Fatalf("the helper started %d servers", len(procs))
 	}
+	outside, _ := os.Readlink(filepath.Join(dir, "postgres"))
 	cmd.Process.Kill()
 	cmd.Wait()
 	requireGone(t, procs)
+	// What the killed helper left on disk, env down removes: PostgreSQL's
+	// folder outside the environment's, as root.
+	if err := localenv.Down(dir); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(outside); outside != "" && !os.IsNotExist(err) {
+		t.Errorf("env down left %s: %v", outside, err)
+	}
 }
 
 // startHelper runs this test binary's test as a helper process with a

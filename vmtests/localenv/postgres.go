@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -71,12 +72,10 @@ func (p *processProvider) startPostgres(ctx context.Context, pg *postgres) (read
 	if err != nil {
 		return nil, err
 	}
-	if cred != nil {
-		if err := traversable(s.Dir, cred); err != nil {
-			return nil, err
-		}
+	dir, err := postgresDir(s.Dir, cred)
+	if err != nil {
+		return nil, err
 	}
-	dir := filepath.Join(s.Dir, "postgres")
 	data, run := filepath.Join(dir, "data"), filepath.Join(dir, "run")
 	pwfile := filepath.Join(dir, "superuser-password")
 	for _, d := range []string{dir, run} {
@@ -215,6 +214,58 @@ func firstWords(sql string) string {
 	return sql
 }
 
+// postgresDir makes the folder of PostgreSQL's data and socket: DIR/postgres
+// where PostgreSQL's user reaches it. As root, PostgreSQL runs as the user
+// postgres (it refuses root), which may not pass through the
+// environment's folder: `mktemp -d` makes it 0700, and the environment
+// never loosens a folder of the user's. Then the folder is one of its
+// own in the system's temporary folder, which every user passes
+// through, owned by postgres and closed to others, and DIR/postgres is a
+// link to it, which env down removes with it (removePostgresDir).
+func postgresDir(envDir string, cred *syscall.Credential) (string, error) {
+	dir := filepath.Join(envDir, "postgres")
+	if cred == nil || traversable(envDir, cred) == nil {
+		return dir, nil
+	}
+	if err := traversable(os.TempDir(), cred); err != nil {
+		return "", fmt.Errorf("%w, nor through the system's temporary folder", err)
+	}
+	// Made the owner's alone, and given to PostgreSQL's user with what
+	// it holds.
+	outside, err := os.MkdirTemp("", postgresDirPrefix)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Symlink(outside, dir); err != nil {
+		os.Remove(outside)
+		return "", err
+	}
+	return outside, nil
+}
+
+// postgresDirPrefix starts the name of a PostgreSQL folder outside the
+// environment's, so that only such a folder is ever removed through the
+// link.
+const postgresDirPrefix = "podroles-postgres-"
+
+// removePostgresDir removes the PostgreSQL folder that DIR/postgres links
+// to, once PostgreSQL is stopped, and the link; a folder inside DIR is
+// the user's to remove with DIR.
+func removePostgresDir(envDir string) error {
+	link := filepath.Join(envDir, "postgres")
+	target, err := os.Readlink(link)
+	if err != nil {
+		return nil // not a link: inside, or never made
+	}
+	if !strings.HasPrefix(filepath.Base(target), postgresDirPrefix) || filepath.Dir(target) != filepath.Clean(os.TempDir()) {
+		return fmt.Errorf("%s links to %s, which env up did not make: remove it yourself", link, target)
+	}
+	if err := os.RemoveAll(target); err != nil {
+		return err
+	}
+	return os.Remove(link)
+}
+
 // traversable checks that the user of cred can reach dir: PostgreSQL runs
 // as that user and needs its data folder.
 func traversable(dir string, cred *syscall.Credential) error {
@@ -227,7 +278,7 @@ func traversable(dir string, cred *syscall.Credential) error {
 		mode := info.Mode().Perm()
 		ok := mode&0o001 != 0 || st.Uid == cred.Uid && mode&0o100 != 0 || st.Gid == cred.Gid && mode&0o010 != 0
 		if !ok {
-			return fmt.Errorf("PostgreSQL runs as user postgres, which cannot pass through %s (mode %s): give the environment a --dir it can reach, or chmod o+x %s", d, mode, d)
+			return fmt.Errorf("PostgreSQL runs as user postgres, which cannot pass through %s (mode %s)", d, mode)
 		}
 		if d == filepath.Dir(d) {
 			return nil

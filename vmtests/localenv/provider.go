@@ -2,6 +2,7 @@ package localenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,7 +28,12 @@ func (*processProvider) tools(Images) (tools, error)   { return findTools() }
 func (*processProvider) prepare(context.Context) error { return nil }
 func (*processProvider) listen(host string) string     { return host }
 func (*processProvider) reach(_, host string) string   { return host }
-func (p *processProvider) down() error                 { return p.procs.Stop() }
+
+// down stops the processes, then removes PostgreSQL's folder where it was
+// outside the environment's.
+func (p *processProvider) down() error {
+	return errors.Join(p.procs.Stop(), removePostgresDir(p.site.Dir))
+}
 
 func (p *processProvider) stop(name string) error {
 	proc := p.procs.Find(name)

@@ -112,18 +112,23 @@ func (s *site) roleServiceName(role string) string {
 // there, as the spec asks for pods of a service's image (US1-7).
 func (s *site) podRoot(pod string) string { return filepath.Join(s.Dir, "pods", pod) }
 
-// prepare makes the folders and the secrets.
+// prepare makes the folders and the secrets. The environment's folder
+// keeps the mode it has (a new one is the owner's alone): nothing of
+// another user needs it (PostgreSQL's folder goes elsewhere where its
+// user cannot reach it, see postgresDir). What it makes is the owner's
+// alone: logs may hold what servers print of secrets.
 func (s *site) prepare() error {
-	// Others may pass through the folder (PostgreSQL runs as its own
-	// user) but not list it; secrets/ is the owner's alone.
-	for _, d := range []string{"", "logs", "tls", "secrets"} {
-		if err := os.MkdirAll(filepath.Join(s.Dir, d), 0o711); err != nil {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	for _, d := range []string{"logs", "tls", "secrets"} {
+		if err := os.MkdirAll(filepath.Join(s.Dir, d), 0o700); err != nil {
 			return err
 		}
-		os.Chmod(filepath.Join(s.Dir, d), 0o711)
+		if err := os.Chmod(filepath.Join(s.Dir, d), 0o700); err != nil {
+			return err
+		}
 	}
-	os.Chmod(filepath.Join(s.Dir, "secrets"), 0o700)
-	os.Chmod(filepath.Join(s.Dir, "logs"), 0o700)
 	for _, sec := range []struct {
 		file string
 		dst  *string

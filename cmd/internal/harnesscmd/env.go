@@ -56,6 +56,11 @@ database; where make servers built them, Vault as the OpenBao API with a
 sidecar agent per pod, authelia with its Service, and nginx as the portal.
 Writes DIR/inventory.yaml for podroles scenarios run, logs to DIR/logs and
 secrets to DIR/secrets. The servers run until podroles env down --dir DIR.
+DIR may be any folder of yours, mktemp -d's included: env up never changes
+its mode. As root, PostgreSQL runs as the user postgres, and where that
+user cannot pass through DIR, its data is in a folder of its own in the
+system's temporary folder, which DIR/postgres links to and env down
+removes.
 
 With --provider containers each server is a container of its own, through
 the Docker API that DOCKER_HOST names (Docker's or Podman's socket), on a

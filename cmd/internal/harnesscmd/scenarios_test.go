@@ -256,12 +256,11 @@ func TestEnvUpWithCluster(t *testing.T) {
 	if os.Getenv(servers.DirEnv) == "" {
 		t.Skipf("%s is not set: make servers builds the control plane", servers.DirEnv)
 	}
-	// PostgreSQL's user must pass through the folder.
+	// As mktemp -d makes it: the owner's alone.
 	dir, err := os.MkdirTemp("", "podroles-env-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(dir, 0o711)
 	t.Cleanup(func() { localenv.Down(dir); os.RemoveAll(dir) })
 	example := repo("examples/directory.nix")
 	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example)

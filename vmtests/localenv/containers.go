@@ -2,7 +2,6 @@ package localenv
 
 import (
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -170,8 +169,8 @@ type containerProvider struct {
 	site  *site
 	group *containers.Group
 	// mounted are the host's programs mounted into the containers, at
-	// their own paths.
-	mounted []string
+	// their own paths, each with what it needs to run there.
+	mounted []hostProgram
 }
 
 func newContainerProvider(s *site) *containerProvider {
@@ -226,15 +225,17 @@ func (c *containerProvider) launch(ctx context.Context, name string, argv []stri
 	for _, cmd := range opts.before {
 		prelude = append(prelude, shellQuote(cmd))
 	}
-	entrypoint := argv
-	if len(prelude) > 0 {
-		entrypoint = append([]string{"sh", "-c", strings.Join(prelude, " && ") + ` && exec "$@"`, "sh"}, argv...)
-	}
 	binds := []string{s.Dir + ":" + s.Dir}
-	for _, a := range argv {
-		if slices.Contains(c.mounted, a) {
-			binds = append(binds, a+":"+a+":ro")
+	for _, p := range c.mounted {
+		if slices.Contains(argv, p.path) {
+			binds = append(binds, p.binds...)
 		}
+	}
+	slices.Sort(binds)
+	binds = slices.Compact(binds)
+	entrypoint := runAs(argv, c.mounted)
+	if len(prelude) > 0 {
+		entrypoint = append([]string{"sh", "-c", strings.Join(prelude, " && ") + ` && exec "$@"`, "sh"}, entrypoint...)
 	}
 	user := fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 	return c.group.Run(ctx, containers.Spec{
@@ -244,10 +245,10 @@ func (c *containerProvider) launch(ctx context.Context, name string, argv []stri
 }
 
 // hostPrograms are the programs of the host that containers run, mounted
-// at their own paths: podroles (the pods' supervisor), and the static
-// Vault and Authelia that make servers built where no image of their own
-// is given. Each must be static, since images differ in their libc.
-func (s *site) hostPrograms() ([]string, error) {
+// at their own paths: podroles (the pods' supervisor), and the Vault and
+// Authelia that make servers built where no image of their own is given;
+// each static, or with the host's loader (see hostProgram).
+func (s *site) hostPrograms() ([]hostProgram, error) {
 	var programs []string
 	for _, p := range []string{s.tools.vault, s.tools.authelia} {
 		if filepath.IsAbs(p) {
@@ -262,28 +263,15 @@ func (s *site) hostPrograms() ([]string, error) {
 		}
 		programs = append(programs, bin)
 	}
-	for _, p := range programs {
-		if err := requireStatic(p); err != nil {
+	var mounted []hostProgram
+	for _, path := range programs {
+		p, err := newHostProgram(path)
+		if err != nil {
 			return nil, err
 		}
+		mounted = append(mounted, p)
 	}
-	return programs, nil
-}
-
-// requireStatic refuses a program that needs a dynamic loader: the
-// containers' images have their own libc, or none.
-func requireStatic(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return fmt.Errorf("%s, to run in containers: %w", path, err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked, and containers have their own libc: build it static (CGO_ENABLED=0, as make build does)", path)
-		}
-	}
-	return nil
+	return mounted, nil
 }
 
 func signalName(sig syscall.Signal) string {

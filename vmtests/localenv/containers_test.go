@@ -1,17 +1,27 @@
 package localenv_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"debug/elf"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 	"github.com/fediversity/podroles/vmtests/containers"
 	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
 	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
@@ -190,5 +200,96 @@ func TestKilledTestLeavesNoContainers(t *testing.T) {
 	}
 	if left, _ := containers.Leftovers(ctx, livingDir); len(left) != 1 {
 		t.Errorf("the sweep removed what a living test owns: %v left", left)
+	}
+}
+
+// buildDynamicPodroles builds podroles as go install would with cgo on: a
+// dynamically linked binary. It skips where cgo has no C compiler.
+func buildDynamicPodroles(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler: go build makes a static binary here")
+	}
+	bin := filepath.Join(t.TempDir(), "podroles")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/fediversity/podroles/cmd/podroles")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build with cgo: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+		t.Fatal("go build with cgo made a static podroles: the test proves nothing")
+	}
+	return bin
+}
+
+// TestContainersRunADynamicPodroles: podroles as plain go build makes it
+// with cgo (dynamically linked) supervises the pods in their containers:
+// in an image with no libc at all, and in an environment of containers,
+// whose pods report the status only the supervisor writes.
+func TestContainersRunADynamicPodroles(t *testing.T) {
+	vmtest.Engine(t)
+	bin := buildDynamicPodroles(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// An image of nothing: no libc, no loader, no shell.
+	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	var empty bytes.Buffer
+	tw := tar.NewWriter(&empty)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "tmp/", Mode: 0o1777})
+	tw.Close()
+	const image = "localhost/podroles-nothing:test"
+	imported, err := cli.ImageImport(ctx, client.ImageImportSource{Source: &empty, SourceName: "-"}, image, client.ImageImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, imported)
+	imported.Close()
+	run, binds, err := localenv.HostProgram(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	group := containers.NewGroup(dir, false)
+	t.Cleanup(func() { group.Down() })
+	if err := group.StartNetwork(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := group.Run(ctx, containers.Spec{Name: "nothing", Image: image, Entrypoint: append(run, "--version"), Binds: binds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := poll.Probe{Endpoint: c.Log, Expect: "podroles to print its version in an image without libc", Within: 30 * time.Second}
+	if err := poll.Eventually(ctx, probe, func(context.Context) error {
+		if out := c.LastLines(3); !strings.Contains(out, "podroles version") {
+			return poll.Saw("%q", out)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	if servers.Find("vault") == "" {
+		t.Skip("no vault built (make servers): no pod runs under the supervisor")
+	}
+	env := vmtest.NewEnv(t, localenv.Options{Provider: localenv.ProviderContainers, Images: localenv.Images{Servers: os.Getenv(localenv.EnvImageServers)}, Podroles: bin})
+	inv, err := inventory.Load(env.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range inv.Roles["lldap"].Pods {
+		st, err := inventory.ReadPodStatus(pod.StatusFile)
+		if err != nil || st.ServicePID == 0 {
+			t.Errorf("pod %s: %v, %+v: its supervisor did not run", pod.Name, err, st)
+		}
 	}
 }

@@ -99,21 +99,33 @@ func TestImagesSet(t *testing.T) {
 	}
 }
 
-// TestRequireStatic: the host programs mounted into containers must not
-// need the host's loader; a dynamic one is refused, named, with the fix.
-func TestRequireStatic(t *testing.T) {
-	if err := requireStatic("/bin/sh"); err == nil || !strings.Contains(err.Error(), "/bin/sh is dynamically linked") || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
-		t.Errorf("/bin/sh: %v", err)
-	}
-	if err := requireStatic(filepath.Join(t.TempDir(), "nope")); err == nil || !strings.Contains(err.Error(), "nope, to run in containers") {
-		t.Errorf("a missing program: %v", err)
-	}
+// TestHostProgram: a static program runs as it is; a dynamic one through
+// the host's loader, mounted with every library it needs (a program that
+// is missing is named).
+func TestHostProgram(t *testing.T) {
 	bin, err := (&site{}).podroles()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := requireStatic(bin); err != nil {
-		t.Errorf("the supervisor that the tests build or make builds: %v", err)
+	static, err := newHostProgram(bin)
+	if err != nil || !slices.Equal(static.run, []string{bin}) || len(static.binds) != 1 {
+		t.Errorf("the static supervisor: %+v, %v", static, err)
+	}
+	sh, err := newHostProgram("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sh.run) != 4 || !strings.HasPrefix(sh.run[0], hostLibDir+"/ld-linux") || sh.run[2] != hostLibDir || sh.run[3] != "/bin/sh" {
+		t.Errorf("/bin/sh runs as %q", sh.run)
+	}
+	if !slices.ContainsFunc(sh.binds, func(b string) bool { return strings.HasSuffix(b, ":"+hostLibDir+"/libc.so.6:ro") }) {
+		t.Errorf("/bin/sh's mounts lack libc: %q", sh.binds)
+	}
+	if _, err := newHostProgram(filepath.Join(t.TempDir(), "nope")); err == nil || !strings.Contains(err.Error(), "nope, to run in containers") {
+		t.Errorf("a missing program: %v", err)
+	}
+	if got := runAs([]string{"/bin/sh", "--", "/bin/sh", "-c", "x"}, []hostProgram{sh}); len(got) != 11 || got[4] != "--" {
+		t.Errorf("a supervisor and a service, both dynamic: %q", got)
 	}
 }
 

@@ -71,8 +71,9 @@ func (s *site) podroles() (string, error) {
 		built.path = filepath.Join(dir, "podroles")
 		tmp := fmt.Sprintf("%s.%d", built.path, os.Getpid())
 		cmd := exec.Command("go", "build", "-o", tmp, "github.com/fediversity/podroles/cmd/podroles")
-		// Static, as make builds it: the supervisor runs in images of
-		// any libc (lldap's is Alpine's musl).
+		// Static, as make builds it: the supervisor runs as it is in
+		// images of any libc (lldap's is Alpine's musl); a dynamic one
+		// would run through the host's loader (hostProgram).
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if out, err := cmd.CombinedOutput(); err != nil {

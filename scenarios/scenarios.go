@@ -126,7 +126,7 @@ type StepResult struct {
 }
 
 // ID is "suite/scenario", what --run matches.
-func (r *Result) ID() string { return r.Suite + "/" + r.Scenario }
+func (res *Result) ID() string { return res.Suite + "/" + res.Scenario }
 
 // joinErrors joins errors on one line, as a report line wants them.
 func joinErrors(errs []error) error {

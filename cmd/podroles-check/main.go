@@ -5,14 +5,10 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
+	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
-	"github.com/spf13/cobra"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -43,10 +39,4 @@ func newRoot(io *cli.Streams) *cobra.Command {
 	return cli.NewRoot(root, io, nodecmd.Commands(io)...)
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := &cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	code := cli.Main(ctx, newRoot(io), os.Args[1:], io.ErrOut)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Exec(newRoot) }

@@ -2,7 +2,6 @@ package containers_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,14 +16,7 @@ import (
 	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := vmtest.StopEngine(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { vmtest.Main(m) }
 
 // TestContainersPublishOnlyOnLoopback: a container whose image declares a
 // port (as OpenBao's official image declares 8200) that the environment

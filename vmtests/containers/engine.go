@@ -271,9 +271,10 @@ func RemoveLeftovers(ctx context.Context, dir string) error {
 }
 
 // engineClient is a client of the Docker API that DOCKER_HOST names (the
-// local Docker's socket without it), at the API version the engine speaks.
+// local Docker's socket without it), which speaks the API version the
+// engine does.
 func engineClient() (*client.Client, error) {
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		return nil, fmt.Errorf("the container engine: %w (set DOCKER_HOST)", err)
 	}

@@ -25,14 +25,7 @@ import (
 	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := vmtest.StopEngine(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { vmtest.Main(m) }
 
 // TestContainersUpDown brings the environment up with the containers
 // provider: the same inventory as the processes provider writes, and
@@ -238,7 +231,7 @@ func TestContainersRunADynamicPodroles(t *testing.T) {
 	defer cancel()
 
 	// An image of nothing: no libc, no loader, no shell.
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

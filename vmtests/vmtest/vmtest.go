@@ -7,6 +7,7 @@ package vmtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -108,6 +109,17 @@ func Engine(t testing.TB) *containers.Engine {
 		t.Fatal(engine.err)
 	}
 	return engine.e
+}
+
+// Main runs a package's tests and stops the engine that Engine started
+// for them: a package whose tests call Engine has TestMain call it.
+func Main(m *testing.M) {
+	code := m.Run()
+	if err := StopEngine(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // StopEngine stops the engine that Engine started, if it did.

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -86,6 +88,17 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 	}
 	fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(err.Error()))
 	return ExitCantRun
+}
+
+// Exec is a binary's main: it runs the root that newRoot makes on the
+// process's arguments and streams, cancelled by an interrupt or SIGTERM,
+// and exits with Main's code.
+func Exec(newRoot func(*Streams) *cobra.Command) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := &Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	code := Main(ctx, newRoot(io), os.Args[1:], io.ErrOut)
+	stop()
+	os.Exit(code)
 }
 
 // OneLine folds text onto one line.

@@ -16,7 +16,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
@@ -27,39 +30,28 @@ import (
 	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
-type result struct {
-	code        int
-	out, errOut string
+// run runs the commands under a root of their own, as a binary's main
+// does.
+func run(t *testing.T, args ...string) clitest.Result {
+	t.Helper()
+	return clitest.Run(t, allCommands, args...)
 }
 
-// run runs podroles' commands, the node commands and these, under a root
-// as the full binary's main does.
-func run(t *testing.T, args ...string) result {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	root := cli.NewRoot(cli.Root{Use: "podroles"}, io, append(nodecmd.Commands(io), Commands(io)...)...)
-	code := cli.Main(context.Background(), root, args, &errOut)
-	return result{code, out.String(), errOut.String()}
+// allCommands are podroles' commands: the node commands and these.
+func allCommands(io *cli.Streams) []*cobra.Command {
+	return append(nodecmd.Commands(io), Commands(io)...)
 }
 
 func repo(path string) string { return filepath.Join("..", "..", "..", path) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := vmtest.StopEngine(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { vmtest.Main(m) }
 
 func TestScenariosRun(t *testing.T) {
 	env := vmtest.NewEnv(t, localenv.Options{})
 	out := filepath.Join(t.TempDir(), "scenarios.xml")
 	r := run(t, "scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap,postgres", "--format", "junit", "-o", out)
-	if r.code != cli.ExitOK || !strings.Contains(r.out, "node directory: 7 passed, 0 failed, 0 skipped") {
-		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 7 passed, 0 failed, 0 skipped") {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	data, _ := os.ReadFile(out)
 	var suites report.Suites
@@ -69,15 +61,15 @@ func TestScenariosRun(t *testing.T) {
 	// Secrets never reach a report.
 	for _, f := range []string{"bind-password", "postgres-dsn"} {
 		secret, _ := os.ReadFile(filepath.Join(env.Dir, "secrets", f))
-		if s := strings.TrimSpace(string(secret)); strings.Contains(r.out, s) || strings.Contains(string(data), s) {
+		if s := strings.TrimSpace(string(secret)); strings.Contains(r.Out, s) || strings.Contains(string(data), s) {
 			t.Errorf("the report shows the secret of %s", f)
 		}
 	}
 
 	env.Stop("slapd-0")
 	r = run(t, "scenarios", "run", "--inventory", env.Inventory, "--run", "each-pod", "--patience", "2s")
-	if r.code != cli.ExitFailed || !strings.Contains(r.out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.out, "pod directory-lldap-0") {
-		t.Errorf("a stopped replica: exit %d\n%s", r.code, r.out)
+	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.Out, "pod directory-lldap-0") {
+		t.Errorf("a stopped replica: exit %d\n%s", r.Code, r.Out)
 	}
 }
 
@@ -110,8 +102,8 @@ func TestScenariosCannotRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)
-		if r.code != cli.ExitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 {
-			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.args, r.code, r.errOut, c.want)
+		if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, c.want) || strings.Count(r.ErrOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.args, r.Code, r.ErrOut, c.want)
 		}
 	}
 	// With nothing to run against, every scenario is skipped: a pass.
@@ -119,16 +111,16 @@ func TestScenariosCannotRun(t *testing.T) {
 	for _, su := range scenarios.Suites() {
 		total += len(su.Scenarios)
 	}
-	if r := run(t, "scenarios", "run", "--inventory", good); r.code != cli.ExitOK || !strings.Contains(r.out, fmt.Sprintf("0 passed, 0 failed, %d skipped", total)) {
-		t.Errorf("exit %d\n%s", r.code, r.out)
+	if r := run(t, "scenarios", "run", "--inventory", good); r.Code != cli.ExitOK || !strings.Contains(r.Out, fmt.Sprintf("0 passed, 0 failed, %d skipped", total)) {
+		t.Errorf("exit %d\n%s", r.Code, r.Out)
 	}
 }
 
 func TestScenariosList(t *testing.T) {
 	r := run(t, "scenarios", "list")
 	for _, want := range []string{"ldap", "service-ldaps-bind", "[SC-004, US1-15]", "postgres", "one-opentofu-state", "lldap-http"} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("list lacks %q:\n%s", want, r.out)
+		if !strings.Contains(r.Out, want) {
+			t.Errorf("list lacks %q:\n%s", want, r.Out)
 		}
 	}
 }
@@ -139,16 +131,16 @@ func TestScenariosRunOnACluster(t *testing.T) {
 	cp := vmtest.NewControlPlane(t, true)
 	example := repo("examples/directory.nix")
 	r := run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments")
-	if r.code != cli.ExitCantRun || !strings.Contains(r.errOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
-		t.Fatalf("before the deploy: exit %d\n%s", r.code, r.errOut)
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
+		t.Fatalf("before the deploy: exit %d\n%s", r.Code, r.ErrOut)
 	}
 	client, err := cp.Client()
 	if err != nil {
 		t.Fatal(err)
 	}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
-	if r := run(t, "plan", example, "--namespace", "default", "--format", "json", "-o", planFile); r.code != cli.ExitOK {
-		t.Fatal(r.errOut)
+	if r := run(t, "plan", example, "--namespace", "default", "--format", "json", "-o", planFile); r.Code != cli.ExitOK {
+		t.Fatal(r.ErrOut)
 	}
 	data, _ := os.ReadFile(planFile)
 	var list struct {
@@ -181,14 +173,14 @@ func TestScenariosRunOnACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments,units", "--patience", "30s")
-	if r.code != cli.ExitOK || !strings.Contains(r.out, "node directory: 4 passed, 0 failed, 0 skipped") {
-		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 4 passed, 0 failed, 0 skipped") {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	dead := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(dead, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o600)
 	r = run(t, "scenarios", "run", "--kubeconfig", dead, "--namespace", "default", "--node", "directory", example)
-	if r.code != cli.ExitCantRun || !strings.HasPrefix(r.errOut, "podroles scenarios run: the API server https://127.0.0.1:1 does not answer") || strings.Count(r.errOut, "\n") != 1 {
-		t.Errorf("an unreachable API server: exit %d\n%s", r.code, r.errOut)
+	if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, "podroles scenarios run: the API server https://127.0.0.1:1 does not answer") || strings.Count(r.ErrOut, "\n") != 1 {
+		t.Errorf("an unreachable API server: exit %d\n%s", r.Code, r.ErrOut)
 	}
 }
 
@@ -222,8 +214,8 @@ func TestEnvUpWithContainers(t *testing.T) {
 	failed := t.TempDir()
 	const image = "127.0.0.1:1/lldap/lldap:v0.6.1"
 	r := run(t, "env", "up", "--dir", failed, "--provider", "containers", "--loopback", localenv.RandomLoopback(), "--image", "lldap="+image)
-	if r.code != cli.ExitCantRun || !strings.Contains(r.errOut, "container lldap-0: pull "+image) || strings.Count(r.errOut, "\n") != 1 {
-		t.Errorf("env up with an image that cannot be pulled: exit %d, stderr %q", r.code, r.errOut)
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "container lldap-0: pull "+image) || strings.Count(r.ErrOut, "\n") != 1 {
+		t.Errorf("env up with an image that cannot be pulled: exit %d, stderr %q", r.Code, r.ErrOut)
 	}
 	if left, err := containers.Leftovers(context.Background(), failed); err != nil || len(left) > 0 {
 		t.Errorf("after a failed env up the engine holds %v (%v)", left, err)
@@ -232,15 +224,15 @@ func TestEnvUpWithContainers(t *testing.T) {
 	dir := t.TempDir()
 	t.Cleanup(func() { localenv.Down(dir) })
 	r = run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", localenv.RandomLoopback())
-	if r.code != cli.ExitOK || !strings.Contains(r.out, "environment up in") {
-		t.Fatalf("env up: exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "environment up in") {
+		t.Fatalf("env up: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	r = run(t, "scenarios", "run", "--inventory", filepath.Join(dir, "inventory.yaml"), "--suite", "ldap,postgres,secrets")
-	if r.code != cli.ExitOK || !strings.Contains(r.out, "0 failed, 0 skipped") {
-		t.Errorf("scenarios run: exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "0 failed, 0 skipped") {
+		t.Errorf("scenarios run: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
-	if r := run(t, "env", "down", "--dir", dir); r.code != cli.ExitOK {
-		t.Fatalf("env down: exit %d\n%s", r.code, r.errOut)
+	if r := run(t, "env", "down", "--dir", dir); r.Code != cli.ExitOK {
+		t.Fatalf("env down: exit %d\n%s", r.Code, r.ErrOut)
 	}
 	left, err := containers.Leftovers(context.Background(), dir)
 	if err != nil || len(left) > 0 {
@@ -264,22 +256,22 @@ func TestEnvUpWithCluster(t *testing.T) {
 	t.Cleanup(func() { localenv.Down(dir); os.RemoveAll(dir) })
 	example := repo("examples/directory.nix")
 	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example)
-	if r.code != cli.ExitOK || !strings.Contains(r.out, "cluster up: podroles scenarios run --kubeconfig "+filepath.Join(dir, "cluster", "kubeconfig")) {
-		t.Fatalf("env up --cluster: exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "cluster up: podroles scenarios run --kubeconfig "+filepath.Join(dir, "cluster", "kubeconfig")) {
+		t.Fatalf("env up --cluster: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	discover := []string{"scenarios", "run", "--kubeconfig", filepath.Join(dir, "cluster", "kubeconfig"), "--namespace", "directory", "--node", "directory",
 		"--inventory", filepath.Join(dir, "inventory.yaml"), example}
 	// The suites env up prints: all but rotation.
 	r = run(t, append(discover, "--suite", "deployments,units,ldap,postgres,secrets")...)
-	if r.code != cli.ExitOK || !strings.Contains(r.out, "12 passed, 0 failed, 1 skipped") || !strings.Contains(r.out, "SKIPPED secrets/identity-not-readable") {
-		t.Errorf("scenarios run on the cluster: exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "12 passed, 0 failed, 1 skipped") || !strings.Contains(r.Out, "SKIPPED secrets/identity-not-readable") {
+		t.Errorf("scenarios run on the cluster: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
-	if r := run(t, "env", "down", "--dir", dir); r.code != cli.ExitOK {
-		t.Fatalf("env down: exit %d\n%s", r.code, r.errOut)
+	if r := run(t, "env", "down", "--dir", dir); r.Code != cli.ExitOK {
+		t.Fatalf("env down: exit %d\n%s", r.Code, r.ErrOut)
 	}
 	r = run(t, append(discover, "--suite", "deployments")...)
-	if r.code != cli.ExitCantRun || !strings.Contains(r.errOut, "does not answer") {
-		t.Errorf("after env down the API server still answers: exit %d\n%s", r.code, r.errOut)
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "does not answer") {
+		t.Errorf("after env down the API server still answers: exit %d\n%s", r.Code, r.ErrOut)
 	}
 }
 

@@ -14,24 +14,16 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
 )
 
-type result struct {
-	code        int
-	out, errOut string
-}
-
-// run runs the node commands under a root of their own, as a binary's
-// main does.
-func run(t *testing.T, args ...string) result {
+// run runs the commands under a root of their own, as a binary's main
+// does.
+func run(t *testing.T, args ...string) clitest.Result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	root := cli.NewRoot(cli.Root{Use: "podroles"}, io, Commands(io)...)
-	code := cli.Main(context.Background(), root, args, &errOut)
-	return result{code, out.String(), errOut.String()}
+	return clitest.Run(t, Commands, args...)
 }
 
 func repo(path string) string { return filepath.Join("..", "..", "..", path) }
@@ -40,24 +32,24 @@ var examples = []string{repo("examples/mastodon.nix"), repo("examples/directory.
 
 func TestCheckExamplesPass(t *testing.T) {
 	r := run(t, append([]string{"check"}, examples...)...)
-	if r.code != cli.ExitOK {
-		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	for _, want := range []string{
 		"directory (file:../../../examples/directory.nix, on k8s-pod.nix): ok",
 		"mastodon-vm (file:../../../examples/mastodon-vm.nix, not on k8s-pod.nix): ok",
 		"3 nodes checked: 0 errors, 0 warnings: passed",
 	} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("output lacks %q:\n%s", want, r.out)
+		if !strings.Contains(r.Out, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.Out)
 		}
 	}
 }
 
 func TestCheckBrokenJSON(t *testing.T) {
 	r := run(t, "check", "--format", "json", "--file", repo("examples/broken/mastodon-renamed.nix"), repo("examples/mastodon-vm.nix"))
-	if r.code != cli.ExitFailed {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.errOut)
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("exit %d, want 1\n%s", r.Code, r.ErrOut)
 	}
 	var report struct {
 		Version int
@@ -79,10 +71,10 @@ func TestCheckBrokenJSON(t *testing.T) {
 			}
 		}
 	}
-	dec := json.NewDecoder(strings.NewReader(r.out))
+	dec := json.NewDecoder(strings.NewReader(r.Out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&report); err != nil {
-		t.Fatalf("decode: %v\n%s", err, r.out)
+		t.Fatalf("decode: %v\n%s", err, r.Out)
 	}
 	if report.Version != 1 || report.Summary.Nodes != 2 || report.Summary.Errors != 4 || report.Summary.Warnings != 1 || report.Summary.Passed {
 		t.Errorf("summary = %+v", report.Summary)
@@ -107,11 +99,11 @@ func TestCheckBrokenJSON(t *testing.T) {
 func TestCheckJUnitToFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "check.xml")
 	r := run(t, "check", "--format", "junit", "--output", out, repo("examples/broken/mastodon-renamed.nix"))
-	if r.code != cli.ExitFailed {
-		t.Fatalf("exit %d\n%s", r.code, r.errOut)
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("exit %d\n%s", r.Code, r.ErrOut)
 	}
-	if !strings.Contains(r.out, "1 node checked: 4 errors, 1 warning: failed") {
-		t.Errorf("with --output the text report goes to stdout:\n%s", r.out)
+	if !strings.Contains(r.Out, "1 node checked: 4 errors, 1 warning: failed") {
+		t.Errorf("with --output the text report goes to stdout:\n%s", r.Out)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -143,11 +135,11 @@ func TestStrictCountsWarnings(t *testing.T) {
 		fediversity.k8sPod.enable = true;
 		fediversity.podRoles = { mainUnits = [ "web" ]; sharedUnits = [ "app-init" ]; };
 	}`), 0o644)
-	if r := run(t, "check", node); r.code != cli.ExitOK || !strings.Contains(r.out, "PR104") {
-		t.Errorf("a warning alone passes: exit %d\n%s", r.code, r.out)
+	if r := run(t, "check", node); r.Code != cli.ExitOK || !strings.Contains(r.Out, "PR104") {
+		t.Errorf("a warning alone passes: exit %d\n%s", r.Code, r.Out)
 	}
-	if r := run(t, "check", "--strict", node); r.code != cli.ExitFailed {
-		t.Errorf("--strict: exit %d, want 1\n%s", r.code, r.out)
+	if r := run(t, "check", "--strict", node); r.Code != cli.ExitFailed {
+		t.Errorf("--strict: exit %d, want 1\n%s", r.Code, r.Out)
 	}
 }
 
@@ -156,20 +148,20 @@ func TestStrictCountsWarnings(t *testing.T) {
 func TestFactsRoundTrip(t *testing.T) {
 	facts := filepath.Join(t.TempDir(), "facts.json")
 	nodes := append([]string{repo("examples/broken/mastodon-renamed.nix")}, examples[1:]...)
-	if r := run(t, append([]string{"facts", "-o", facts}, nodes...)...); r.code != cli.ExitOK {
-		t.Fatalf("facts: exit %d\n%s", r.code, r.errOut)
+	if r := run(t, append([]string{"facts", "-o", facts}, nodes...)...); r.Code != cli.ExitOK {
+		t.Fatalf("facts: exit %d\n%s", r.Code, r.ErrOut)
 	}
 	direct := run(t, append([]string{"check", "--format", "json"}, nodes...)...)
 	t.Setenv("PATH", t.TempDir()) // no nix
 	fromFacts := run(t, "check", "--format", "json", "--facts", facts)
-	if direct.code != cli.ExitFailed || fromFacts.code != cli.ExitFailed {
-		t.Fatalf("exit %d and %d\n%s", direct.code, fromFacts.code, fromFacts.errOut)
+	if direct.Code != cli.ExitFailed || fromFacts.Code != cli.ExitFailed {
+		t.Fatalf("exit %d and %d\n%s", direct.Code, fromFacts.Code, fromFacts.ErrOut)
 	}
 	var a, b checks.Report
-	json.Unmarshal([]byte(direct.out), &a)
-	json.Unmarshal([]byte(fromFacts.out), &b)
+	json.Unmarshal([]byte(direct.Out), &a)
+	json.Unmarshal([]byte(fromFacts.Out), &b)
 	if !reflect.DeepEqual(a, b) {
-		t.Errorf("--facts gives other findings:\n%s\n%s", direct.out, fromFacts.out)
+		t.Errorf("--facts gives other findings:\n%s\n%s", direct.Out, fromFacts.Out)
 	}
 }
 
@@ -199,8 +191,8 @@ func TestCannotRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)
-		if r.code != cli.ExitCantRun || !strings.HasPrefix(r.errOut, c.want) || strings.Count(r.errOut, "\n") != 1 || r.out != "" {
-			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line starting %q", c.args, r.code, r.out, r.errOut, c.want)
+		if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, c.want) || strings.Count(r.ErrOut, "\n") != 1 || r.Out != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line starting %q", c.args, r.Code, r.Out, r.ErrOut, c.want)
 		}
 	}
 }
@@ -208,8 +200,8 @@ func TestCannotRun(t *testing.T) {
 func TestOutputKeepsOldFileOnFailure(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	os.WriteFile(out, []byte("previous report"), 0o644)
-	if r := run(t, "check", "--output", out, "--format", "json", "missing.nix"); r.code != cli.ExitCantRun {
-		t.Fatalf("exit %d", r.code)
+	if r := run(t, "check", "--output", out, "--format", "json", "missing.nix"); r.Code != cli.ExitCantRun {
+		t.Fatalf("exit %d", r.Code)
 	}
 	if data, _ := os.ReadFile(out); string(data) != "previous report" {
 		t.Errorf("a failed run changed the report file: %q", data)
@@ -221,11 +213,11 @@ func TestOutputKeepsOldFileOnFailure(t *testing.T) {
 
 func TestRulesLists(t *testing.T) {
 	r := run(t, "rules")
-	if r.code != cli.ExitOK {
-		t.Fatal(r.errOut)
+	if r.Code != cli.ExitOK {
+		t.Fatal(r.ErrOut)
 	}
 	for _, rule := range checks.Rules() {
-		if !strings.Contains(r.out, rule.ID+"  "+rule.Name) {
+		if !strings.Contains(r.Out, rule.ID+"  "+rule.Name) {
 			t.Errorf("rules lacks %s", rule.ID)
 		}
 	}

@@ -1,10 +1,14 @@
 package checks_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/synthetic"
+	"github.com/fediversity/podroles/nixeval"
 )
 
 var large = synthetic.Shape{Name: "large", Units: 5000, Roles: 50}
@@ -23,5 +27,68 @@ func BenchmarkCheck5000Units50Roles(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		checks.CheckNode(node, checks.Rules())
+	}
+}
+
+// BenchmarkLocations3000UnitModuleNode is the cost of the locations pass on
+// a node of 3,000 units and 30 roles through nixpkgs' real module system,
+// as a share of the evaluation and check before it (locate/eval-%, wall
+// clock; locate-nix-cpu/eval-nix-cpu-%, CPU time of nix). On the clean node
+// the pass asks nix nothing. On the node with findings (a misspelled name in
+// mainUnits, whose position needs the modules read again, and a unit in no
+// list) it is a second nix process for that node alone.
+func BenchmarkLocations3000UnitModuleNode(b *testing.B) {
+	requireNix(b)
+	fixture.NixpkgsLib(b)
+	shape := synthetic.Shape{Name: "large", Units: 3000, Roles: 30}
+	broken := `{
+  fediversity.podRoles.mainUnits = [ "app-unit-typo" ];
+  systemd.services.unlisted = { };
+}
+`
+	for _, c := range []struct {
+		name     string
+		node     string
+		findings int
+	}{
+		{"clean", fixture.ModuleNode(b, shape.Nix(), nil), 0},
+		{"with-findings", fixture.ModuleNode(b, shape.Nix(), map[string]string{"broken.nix": broken}), 2},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			source, err := nixeval.FileSource(c.node)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var evalWall, locateWall, evalCPU, locateCPU time.Duration
+			for b.Loop() {
+				cpu0, start := fixture.ChildCPU(), time.Now()
+				ev := &nixeval.Evaluator{}
+				nodes, err := ev.Extract(context.Background(), []nixeval.Source{source})
+				if err != nil {
+					b.Fatal(err)
+				}
+				results := checks.Check(nodes)
+				cpu1, mid := fixture.ChildCPU(), time.Now()
+				if err := checks.Locate(context.Background(), results, ev.Locate, ""); err != nil {
+					b.Fatal(err)
+				}
+				cpu2, end := fixture.ChildCPU(), time.Now()
+				evalWall, locateWall = evalWall+mid.Sub(start), locateWall+end.Sub(mid)
+				evalCPU, locateCPU = evalCPU+cpu1-cpu0, locateCPU+cpu2-cpu1
+
+				located := 0
+				for _, f := range results[0].Findings {
+					if f.Location != nil && f.Location.Line > 0 {
+						located++
+					}
+				}
+				if len(results[0].Findings) != c.findings || located != c.findings {
+					b.Fatalf("%d findings, %d located at a line; want %d", len(results[0].Findings), located, c.findings)
+				}
+			}
+			b.ReportMetric(100*float64(locateWall)/float64(evalWall), "locate/eval-%")
+			b.ReportMetric(100*float64(locateCPU)/float64(max(evalCPU, 1)), "locate-nix-cpu/eval-nix-cpu-%")
+			b.ReportMetric(float64(locateWall.Milliseconds())/float64(b.N), "locate-ms/op")
+		})
 	}
 }

@@ -36,6 +36,9 @@ const (
 	SubjectSecret  SubjectKind = "secret"
 	SubjectService SubjectKind = "service"
 	SubjectPort    SubjectKind = "port"
+	// SubjectOption is a Nix option, named by its path: a list that reads
+	// what it must not, a value that is no data.
+	SubjectOption SubjectKind = "option"
 )
 
 // Subject names the unit, role, secret, service or port of a finding.
@@ -54,6 +57,21 @@ type Finding struct {
 	Node     string   `json:"node"`
 	Subject  Subject  `json:"subject"`
 	Message  string   `json:"message"`
+	// Location is where the node defines what the finding is about, once
+	// Locate found it; nil where nix cannot know it.
+	Location *facts.Location `json:"location,omitempty"`
+	// Notes are further places that bear on the finding: other
+	// definitions of the same value, and those whose priority lost.
+	Notes []Note `json:"notes,omitempty"`
+
+	// place is what the finding is about, for Locate.
+	place place
+}
+
+// Note is a further place of a finding, and what it is.
+type Note struct {
+	Message  string          `json:"message"`
+	Location *facts.Location `json:"location,omitempty"`
 }
 
 // Scope says on which nodes a rule applies. FR-013: off the k8s method only
@@ -80,14 +98,22 @@ type Rule struct {
 	// Spec lists the spec items the rule enforces.
 	Spec string
 	// Doc is one line: what the rule refuses.
-	Doc      string
+	Doc string
+	// Long is the reference text of the rule, in Markdown: why the spec
+	// refuses it, exactly what the rule counts and what it does not, and
+	// how to fix a node. Paragraphs are separated by a blank line.
+	Long     string
 	Severity Severity
 	Scope    Scope
 	check    func(n *node, report reportFunc)
+	// needs, when set, says why the rule cannot judge a node in its scope
+	// (e.g. the FR-007 probe needs the module system), or "".
+	needs func(n *facts.Node) string
 }
 
-// reportFunc records a finding of the rule being run.
-type reportFunc func(subject Subject, format string, args ...any)
+// reportFunc records a finding of the rule being run: its subject, the
+// definitions it is about (for its location), and its message.
+type reportFunc func(subject Subject, where place, format string, args ...any)
 
 // applies reports whether the rule runs on n, and if not, why not.
 func (r *Rule) applies(n *node) (bool, string) {
@@ -99,6 +125,11 @@ func (r *Rule) applies(n *node) (bool, string) {
 	case ScopeK8s:
 		if !n.K8sPod.Enable {
 			return false, "FR-013: the node is not on k8s-pod.nix (fediversity.k8sPod.enable is false)"
+		}
+	}
+	if r.needs != nil {
+		if why := r.needs(n.Node); why != "" {
+			return false, why
 		}
 	}
 	return true, ""
@@ -143,8 +174,8 @@ func Check(nodes []*facts.Node) []*Result {
 
 // CheckNode runs rules on one node. Findings come sorted by rule, subject
 // and message, so that the same node always reads the same.
-func CheckNode(facts *facts.Node, rules []*Rule) *Result {
-	n := index(facts)
+func CheckNode(nf *facts.Node, rules []*Rule) *Result {
+	n := index(nf)
 	defer n.release()
 	res := &Result{Node: n.Name, Source: n.Source, K8sPod: n.K8sPod.Enable, RulesRun: []string{}, Skipped: []Skip{}, Findings: []Finding{}}
 	for _, r := range rules {
@@ -153,10 +184,12 @@ func CheckNode(facts *facts.Node, rules []*Rule) *Result {
 			continue
 		}
 		res.RulesRun = append(res.RulesRun, r.ID)
-		r.check(n, func(subject Subject, format string, args ...any) {
+		r.check(n, func(subject Subject, where place, format string, args ...any) {
+			// Where nix can place nothing, the node's own file.
+			where.first = append(slices.Clip(where.first), facts.OptionRef{})
 			res.Findings = append(res.Findings, Finding{
 				Rule: r.ID, Spec: r.Spec, Severity: r.Severity, Node: n.Name,
-				Subject: subject, Message: fmt.Sprintf(format, args...),
+				Subject: subject, Message: fmt.Sprintf(format, args...), place: where,
 			})
 		})
 	}
@@ -180,7 +213,14 @@ type unitList struct {
 	label string
 	// option is the Nix option that holds the list.
 	option string
-	units  []string
+	// path is option as attribute names.
+	path  []string
+	units []string
+}
+
+// holding is the definition of the list that holds name.
+func (l unitList) holding(name string) facts.OptionRef {
+	return facts.OptionRef{Path: l.path, Holds: name}
 }
 
 // node is a node's facts with the indexes that several rules share, built
@@ -208,6 +248,10 @@ type unitInfo struct {
 	name      string
 	enable    bool
 	firstList int
+	// added is true for a unit that only the k8s-pod module made (a
+	// condition on a name in a list): a unit on k8s-pod.nix (FR-014), but
+	// not one of the node (FR-008).
+	added bool
 }
 
 // listedName is a name in the list of index list.
@@ -236,25 +280,27 @@ func index(nf *facts.Node) *node {
 	n := indexes.Get().(*node)
 	n.Node, n.roles = nf, nf.RoleNames()
 	for _, r := range n.roles {
-		n.lists = append(n.lists, unitList{
-			label:  "role " + r,
-			option: fmt.Sprintf("fediversity.podRoles.roles.%s.units", facts.AttrName(r)),
-			units:  nf.PodRoles.Roles[r].Units,
-		})
+		n.lists = append(n.lists, list("role "+r, nf.PodRoles.Roles[r].Units, rolePath(r, "units")...))
 	}
 	n.lists = append(n.lists,
-		unitList{label: "mainUnits", option: "fediversity.podRoles.mainUnits", units: nf.PodRoles.MainUnits},
-		unitList{label: "sharedUnits", option: "fediversity.podRoles.sharedUnits", units: nf.PodRoles.SharedUnits},
+		list("mainUnits", nf.PodRoles.MainUnits, podRolesPath("mainUnits")...),
+		list("sharedUnits", nf.PodRoles.SharedUnits, podRolesPath("sharedUnits")...),
 	)
 	n.units = slices.Grow(n.units, len(nf.Units))
 	for name, u := range nf.Units {
 		n.unitIdx[name] = int32(len(n.units))
 		n.units = append(n.units, unitInfo{name: name, enable: u.Enable, firstList: -1})
 	}
+	for _, name := range nf.K8sPod.AddedUnits {
+		if idx, ok := n.unitIdx[name]; ok {
+			n.units[idx].added = true
+		}
+	}
 	for i, l := range n.lists {
 		for _, name := range l.units {
 			first := -1
-			idx, exists := n.unitIdx[name]
+			idx, isUnit := n.unitIdx[name]
+			exists := isUnit && !n.units[idx].added
 			if exists {
 				first = n.units[idx].firstList
 			} else if f, ok := n.unknownFirst[name]; ok {
@@ -267,6 +313,9 @@ func index(nf *facts.Node) *node {
 				} else {
 					n.unknownFirst[name] = i
 					n.unknown = append(n.unknown, listedName{i, name})
+					if isUnit {
+						n.units[idx].firstList = i
+					}
 				}
 				continue
 			case first == i || slices.Contains(n.inMany[name], l.label):
@@ -282,6 +331,20 @@ func index(nf *facts.Node) *node {
 		}
 	}
 	return n
+}
+
+func list(label string, units []string, path ...string) unitList {
+	return unitList{label: label, option: facts.OptionPath(path...), path: path, units: units}
+}
+
+// listLabelled returns the list with label.
+func (n *node) listLabelled(label string) unitList {
+	for _, l := range n.lists {
+		if l.label == label {
+			return l
+		}
+	}
+	return unitList{label: label}
 }
 
 // eachRole calls f for each role in name order.
@@ -322,6 +385,7 @@ func joinAnd(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
+func option(path string) Subject  { return Subject{SubjectOption, path} }
 func role(name string) Subject    { return Subject{SubjectRole, name} }
 func unit(name string) Subject    { return Subject{SubjectUnit, name} }
 func secret(name string) Subject  { return Subject{SubjectSecret, name} }

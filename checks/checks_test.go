@@ -25,6 +25,18 @@ func TestRulesAreWellFormed(t *testing.T) {
 		if r.Severity != SeverityError && r.Severity != SeverityWarning {
 			t.Errorf("%s: severity %q", r.ID, r.Severity)
 		}
+		if !strings.Contains(r.Long, "Fix:") || !strings.Contains(r.Long, strings.SplitN(r.Spec, ",", 2)[0]) {
+			t.Errorf("%s: the long text must cite the rule's spec (%s) and say how to fix a node (\"Fix:\")", r.ID, r.Spec)
+		}
+	}
+	files, err := explainFiles.ReadDir("explain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if id := strings.TrimSuffix(f.Name(), ".md"); !seen[id] {
+			t.Errorf("explain/%s explains no rule", f.Name())
+		}
 	}
 }
 

@@ -38,6 +38,17 @@ var rules = []*Rule{
 		Doc:   "A unit in sharedUnits looks like one that must run once (ACME, init, setup, migration, provisioning).",
 		check: runOnceUnitShared,
 	},
+	{
+		ID: "PR105", Name: "service-unit-in-node-image", Spec: "US1-6", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A requested role runs a modular service from its image, and the node's own unit of that service is enabled and would start in a pod of the node's image.",
+		check: serviceUnitInNodeImage,
+	},
+	{
+		ID: "PR106", Name: "lists-read-systemd-services", Spec: "FR-007", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A role's units, mainUnits or sharedUnits reads config.systemd.services (found by a probe of the module system).",
+		check: listsReadSystemdServices,
+		needs: needsModuleSystem,
+	},
 
 	// Roles (US2-3, US2-4, US2-7, US2-9).
 	{
@@ -136,12 +147,27 @@ var rules = []*Rule{
 		Doc:   "A role runs lldap on a node with systemd.stateMigrations.lldap, which cannot stop the role's pods.",
 		check: lldapStateMigration,
 	},
+	{
+		ID: "PR506", Name: "lldap-provision-in-main-pod", Spec: "Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap, and the unit lldap-provision is in a list, or enabled and would start in the main pod.",
+		check: lldapProvisionStarted,
+	},
+	{
+		ID: "PR507", Name: "lldap-plain-ldap-port", Spec: "SC-004, Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap and has a port of plain LDAP (389 or 3890) among its ports or as its metrics port.",
+		check: lldapPlainLDAPPort,
+	},
+	{
+		ID: "PR508", Name: "lldap-host-not-service", Spec: "US2-10, SC-004, Known Deviations (lldap)", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A role runs lldap and fediversity.lldap.host is not the name of the role's Service (<node>-<role>, optionally followed by its namespace and cluster domain), or the role has no ports and so no Service.",
+		check: lldapHostNotService,
+	},
 
 	// authelia as a role (Known Deviations).
 	{
 		ID: "PR511", Name: "authelia-loopback-host", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.host is a loopback address.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"host"}, func(a facts.Authelia) string {
 			if isLoopback(a.Host) {
 				return fmt.Sprintf("fediversity.authelia.host is %q, a loopback address: the nginx of the main pod cannot reach the role there; set it to the name of the role's Service", a.Host)
 			}
@@ -151,7 +177,7 @@ var rules = []*Rule{
 	{
 		ID: "PR512", Name: "authelia-without-ca-file", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.caFile is null.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"caFile"}, func(a facts.Authelia) string {
 			if a.CAFile == nil {
 				return "fediversity.authelia.caFile is null: nginx cannot verify the role's HTTPS certificate; set it to the CA file of OpenBao's PKI engine"
 			}
@@ -161,7 +187,7 @@ var rules = []*Rule{
 	{
 		ID: "PR513", Name: "authelia-local-storage", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia with fediversity.authelia.storage.local: a file in a pod is lost with the pod.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"storage", "local"}, func(a facts.Authelia) string {
 			if a.Storage.Local != nil {
 				return fmt.Sprintf("fediversity.authelia.storage.local keeps logins in %s, a file of the pod that is lost with it; use fediversity.authelia.storage.postgres", a.Storage.Local.Path)
 			}
@@ -171,7 +197,7 @@ var rules = []*Rule{
 	{
 		ID: "PR514", Name: "authelia-without-smtp", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.smtp is null.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"smtp"}, func(a facts.Authelia) string {
 			if !a.SMTP {
 				return "fediversity.authelia.smtp is null: without a mail server authelia notifies through a file of the pod; set fediversity.authelia.smtp"
 			}
@@ -181,7 +207,7 @@ var rules = []*Rule{
 	{
 		ID: "PR515", Name: "authelia-forward-auth", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia with fediversity.authelia.forwardAuth.enable.",
-		check: autheliaCheck(func(a facts.Authelia) string {
+		check: autheliaCheck([]string{"forwardAuth", "enable"}, func(a facts.Authelia) string {
 			if a.ForwardAuth.Enable {
 				return "fediversity.authelia.forwardAuth.enable is true, which a role of authelia does not support; set it to false"
 			}
@@ -235,20 +261,26 @@ var rules = []*Rule{
 		Doc:   "A service's companion program is not an absolute path in its image.",
 		check: companionNotAbsolute,
 	},
+	{
+		ID: "PR610", Name: "secret-without-field-or-template", Spec: "FR-009", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A secret has neither a field, nor a variable, nor a template: nothing says what to write to its file.",
+		check: secretWithoutFieldOrTemplate,
+	},
+	{
+		ID: "PR611", Name: "variable-without-field", Spec: "FR-009, US1-11", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A secret has a variable but no field (and no template) to read the environment file from.",
+		check: variableWithoutField,
+	},
+	{
+		ID: "PR612", Name: "request-not-data", Spec: "FR-002", Severity: SeverityError, Scope: ScopeRequest,
+		Doc:   "A role's settings (or a service's companion program) hold a function, a derivation, a path literal or a string of the store: a request holds only data.",
+		check: requestNotData,
+	},
 }
 
 func unknownUnit(n *node, report reportFunc) {
 	if len(n.unknown) == 0 {
 		return
-	}
-	// A renamed unit is most likely one that no list names yet.
-	var unlisted, listed []string
-	for _, u := range n.units {
-		if u.firstList >= 0 {
-			listed = append(listed, u.name)
-		} else {
-			unlisted = append(unlisted, u.name)
-		}
 	}
 	// One finding per name, naming every list that has it.
 	var names []string
@@ -259,6 +291,7 @@ func unknownUnit(n *node, report reportFunc) {
 		}
 		listsOf[un.name] = append(listsOf[un.name], n.lists[un.list])
 	}
+	near := n.nearMisses()
 	for _, u := range names {
 		var labels, options []string
 		for _, l := range listsOf[u] {
@@ -269,20 +302,59 @@ func unknownUnit(n *node, report reportFunc) {
 			verb = "list"
 		}
 		hint := "fix the name or remove it from " + joinAnd(options)
-		near := nearest(u, unlisted)
-		if near == "" {
-			near = nearest(u, listed)
+		if near[u] != "" {
+			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near[u], joinAnd(options))
 		}
-		if near != "" {
-			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near, joinAnd(options))
+		why := fmt.Sprintf("no systemd.services.%s", facts.AttrName(u))
+		if i, ok := n.unitIdx[u]; ok && n.units[i].added {
+			why = fmt.Sprintf("no module of the node defines systemd.services.%s; only the condition that the k8s-pod module puts on every listed name makes a unit of it", facts.AttrName(u))
 		}
-		report(unit(u), "%s %s unit %s, which is no unit of the node (no systemd.services.%s): %s", joinAnd(labels), verb, u, facts.AttrName(u), hint)
+		where := at(listsOf[u][0].holding(u))
+		for _, l := range listsOf[u][1:] {
+			where = where.and(l.holding(u))
+		}
+		report(unit(u), where, "%s %s unit %s, which is no unit of the node (%s): %s", joinAnd(labels), verb, u, why, hint)
 	}
+}
+
+// nearMisses maps each name in a list that is no unit of the node to the
+// unit it most likely meant, or to nothing. A renamed unit is most likely
+// one that no list names yet, so those are tried first.
+func (n *node) nearMisses() map[string]string {
+	if len(n.unknown) == 0 {
+		return nil
+	}
+	var unlisted, listed []string
+	for _, u := range n.units {
+		switch {
+		case u.added:
+		case u.firstList >= 0:
+			listed = append(listed, u.name)
+		default:
+			unlisted = append(unlisted, u.name)
+		}
+	}
+	out := map[string]string{}
+	for _, un := range n.unknown {
+		if _, done := out[un.name]; done {
+			continue
+		}
+		near := nearest(un.name, unlisted)
+		if near == "" {
+			near = nearest(un.name, listed)
+		}
+		out[un.name] = near
+	}
+	return out
 }
 
 func unitInTwoLists(n *node, report reportFunc) {
 	for u, lists := range n.inMany {
-		report(unit(u), "unit %s is in %d lists, %s: a unit runs in the pods of one list only; keep it in one", u, len(lists), joinAnd(lists))
+		where := at(n.listLabelled(lists[0]).holding(u))
+		for _, label := range lists[1:] {
+			where = where.and(n.listLabelled(label).holding(u))
+		}
+		report(unit(u), where, "unit %s is in %d lists, %s: a unit runs in the pods of one list only; keep it in one", u, len(lists), joinAnd(lists))
 	}
 }
 
@@ -302,6 +374,7 @@ func unlistedUnit(n *node, report reportFunc) {
 	if !ok {
 		return
 	}
+	near := n.nearMisses()
 	platform := make(map[string]bool, len(n.K8sPod.PlatformUnits))
 	for _, u := range n.K8sPod.PlatformUnits {
 		platform[u] = true
@@ -311,12 +384,27 @@ func unlistedUnit(n *node, report reportFunc) {
 		if !info.enable || info.firstList >= 0 || platform[u] {
 			continue
 		}
-		if runner := n.rolesRunning(u); len(runner) > 0 {
-			report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node; it is the unit of modular service %s, which role %s runs from the service's image, so no pod of the node's image may start it (US1-6): disable it on k8s-pod.nix (systemd.services.%s.enable = false)", u, roleName, u, runner[0], facts.AttrName(u))
-			continue
+		if n.refusedAsServiceUnit(info) || n.refusedAsLLDAPProvision(info) {
+			continue // PR105 and PR506 say to disable it, not to list it
 		}
-		report(unit(u), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: add it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName)
+		report(unit(u), at(opt("systemd", "services", u)), "unit %s is enabled and in no list, and role %s runs the image of the node, so the unit has no pod: %sadd it to a role's units, to fediversity.podRoles.mainUnits or fediversity.podRoles.sharedUnits, or, for a unit of NixOS or the platform, to fediversity.k8sPod.platformUnits", u, roleName, misspelledAs(u, near))
 	}
+}
+
+// misspelledAs says which names in the lists (PR101) look like unit u
+// misspelled, so that the fix of the list comes first.
+func misspelledAs(u string, near map[string]string) string {
+	var names []string
+	for name, meant := range near {
+		if meant == u {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("the lists name %s, which is no unit (PR101): if that means %s, fix the name there; else ", joinAnd(names), u)
 }
 
 // runOncePatterns mark a unit that must run one time (FR-006): an ACME
@@ -333,7 +421,7 @@ var perMachineUnits = map[string]bool{"network-setup": true, "resolvconf-setup":
 func runOnceUnitShared(n *node, report reportFunc) {
 	for _, u := range facts.UniqueNames(n.PodRoles.SharedUnits) {
 		if runOncePatterns.MatchString(u) && !strings.HasPrefix(u, "systemd-") && !perMachineUnits[u] {
-			report(unit(u), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
+			report(unit(u), at(n.listLabelled("sharedUnits").holding(u)), "unit %s is in sharedUnits and so runs in every pod, but its name marks a unit that must run once (FR-006); move it to a role or to mainUnits", u)
 		}
 	}
 }
@@ -341,7 +429,7 @@ func runOnceUnitShared(n *node, report reportFunc) {
 func roleUnitsWithoutRequest(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if len(r.Units) > 0 && !r.Requested() {
-			report(role(name), "role %s has units (%s) but no request: replicas is null; request the role, or leave its units empty", name, joinAnd(r.Units))
+			report(role(name), at(roleOpt(name, "units"), roleOpt(name)), "role %s has units (%s) but no request: replicas is null; request the role, or leave its units empty", name, joinAnd(r.Units))
 		}
 	})
 }
@@ -349,7 +437,7 @@ func roleUnitsWithoutRequest(n *node, report reportFunc) {
 func roleRequestWithoutUnits(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Requested() && r.RunsNodeImage() && len(r.Units) == 0 {
-			report(role(name), "role %s is requested with %d replicas of the node's image but lists no units, so its pods would run nothing; list its units in fediversity.podRoles.roles.%s.units, or give it a service", name, *r.Replicas, facts.AttrName(name))
+			report(role(name), at(roleOpt(name, "replicas"), roleOpt(name)), "role %s is requested with %d replicas of the node's image but lists no units, so its pods would run nothing; list its units in fediversity.podRoles.roles.%s.units, or give it a service", name, *r.Replicas, facts.AttrName(name))
 		}
 	})
 }
@@ -361,7 +449,7 @@ func unknownModularService(n *node, report reportFunc) {
 			if near := nearest(*r.Service, n.ModularServices); near != "" {
 				hint = fmt.Sprintf("did you mean %s?", near)
 			}
-			report(role(name), "role %s runs service %s, which is no modular service of the node (no system.services.%s): %s", name, *r.Service, facts.AttrName(*r.Service), hint)
+			report(role(name), at(roleOpt(name, "service")), "role %s runs service %s, which is no modular service of the node (no system.services.%s): %s", name, *r.Service, facts.AttrName(*r.Service), hint)
 		}
 	})
 }
@@ -369,7 +457,7 @@ func unknownModularService(n *node, report reportFunc) {
 func serviceRoleWithUnits(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Service != nil && len(r.Units) > 0 {
-			report(role(name), "role %s runs the image of service %s, which has no systemd, and also lists units (%s); remove the units, or the service to run the node's image", name, *r.Service, joinAnd(r.Units))
+			report(role(name), at(roleOpt(name, "units")).and(roleOpt(name, "service")), "role %s runs the image of service %s, which has no systemd, and also lists units (%s); remove the units, or the service to run the node's image", name, *r.Service, joinAnd(r.Units))
 		}
 	})
 }
@@ -380,14 +468,14 @@ func settingsForUnknownService(n *node, report reportFunc) {
 		if slices.Contains(n.ModularServices, s) || len(cfg.Environment) == 0 {
 			continue
 		}
-		report(service(s), "fediversity.podRoles.services.%s.environment gives variables (%s) to service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", facts.AttrName(s), joinAnd(cfg.Environment), s, facts.AttrName(s))
+		report(service(s), at(opt(podRolesPath("services", s, "environment")...)), "fediversity.podRoles.services.%s.environment gives variables (%s) to service %s, which is no modular service of the node (no system.services.%s); fix the name or remove the entry", facts.AttrName(s), joinAnd(cfg.Environment), s, facts.AttrName(s))
 	}
 }
 
 func companionWithoutSecrets(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Companion && len(r.Secrets) == 0 {
-			report(role(name), "role %s asks for a companion but has no secrets: a companion exists to work with the role's secrets; add the secrets or set companion to false", name)
+			report(role(name), at(roleOpt(name, "companion")), "role %s asks for a companion but has no secrets: a companion exists to work with the role's secrets; add the secrets or set companion to false", name)
 		}
 	})
 }
@@ -398,11 +486,11 @@ func companionWithoutProgram(n *node, report reportFunc) {
 			return
 		}
 		if r.Service == nil {
-			report(role(name), "role %s asks for a companion but runs the node's image: a companion comes from a modular service's image; give the role a service or set companion to false", name)
+			report(role(name), at(roleOpt(name, "companion")), "role %s asks for a companion but runs the node's image: a companion comes from a modular service's image; give the role a service or set companion to false", name)
 			return
 		}
 		if n.PodRoles.Services[*r.Service].Companion == nil {
-			report(role(name), "role %s asks for a companion but fediversity.podRoles.services.%s.companion is null; give the path of the program in the image of %s", name, facts.AttrName(*r.Service), *r.Service)
+			report(role(name), at(opt(podRolesPath("services", *r.Service, "companion")...), roleOpt(name, "companion")), "role %s asks for a companion but fediversity.podRoles.services.%s.companion is null; give the path of the program in the image of %s", name, facts.AttrName(*r.Service), *r.Service)
 		}
 	})
 }
@@ -410,7 +498,7 @@ func companionWithoutProgram(n *node, report reportFunc) {
 func secretsWithoutService(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.RunsNodeImage() && len(r.Secrets) > 0 {
-			report(role(name), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(slices.Sorted(maps.Keys(r.Secrets))))
+			report(role(name), at(roleOpt(name, "secrets")), "role %s runs the image of the node and has secrets (%s): its pods get secrets from OpenBao through their own units; remove them or give the role a service", name, joinAnd(slices.Sorted(maps.Keys(r.Secrets))))
 		}
 	})
 }
@@ -418,7 +506,7 @@ func secretsWithoutService(n *node, report reportFunc) {
 func secretNotAFileName(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, _ facts.Secret) {
 		if file == "" || file == "." || file == ".." || strings.ContainsAny(file, "/\x00") {
-			report(secret(file), "secret %q of role %s is not the name of a file in /run/secrets; name it as a file, with no / and not . or ..", file, roleName)
+			report(secret(file), at(secretOpt(roleName, file)), "secret %q of role %s is not the name of a file in /run/secrets; name it as a file, with no / and not . or ..", file, roleName)
 		}
 	})
 }
@@ -438,7 +526,12 @@ func templateWithField(n *node, report reportFunc) {
 			}
 		}
 		if len(also) > 0 {
-			report(secret(file), "secret %s of role %s has a template and also %s: a template replaces them; remove %s", file, roleName, joinAnd(also), joinAnd(also))
+			var fields []facts.OptionRef
+			for _, field := range also {
+				fields = append(fields, secretOpt(roleName, file, field))
+			}
+			where := at(append(fields, secretOpt(roleName, file))...).and(secretOpt(roleName, file, "template"))
+			report(secret(file), where, "secret %s of role %s has a template and also %s: a template replaces them; remove %s", file, roleName, joinAnd(also), joinAnd(also))
 		}
 	})
 }
@@ -446,7 +539,7 @@ func templateWithField(n *node, report reportFunc) {
 func parametersWithoutTemplate(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if len(s.Parameters) > 0 && s.Template == nil {
-			report(secret(file), "secret %s of role %s has parameters but no template: parameters go with a template over the response of the engine; add the template or remove the parameters", file, roleName)
+			report(secret(file), at(secretOpt(roleName, file, "template"), secretOpt(roleName, file, "parameters"), secretOpt(roleName, file)), "secret %s of role %s has parameters but no template: parameters go with a template over the response of the engine; add the template or remove the parameters", file, roleName)
 		}
 	})
 }
@@ -458,7 +551,7 @@ func portNotOpen(n *node, report reportFunc) {
 		}
 		for _, p := range r.Ports {
 			if (p.Protocol == facts.ProtocolTCP || p.Protocol == facts.ProtocolUDP) && !n.Firewall.Opens(p.Protocol, p.Port) {
-				report(role(name), "role %s runs the image of the node and has port %d/%s, which the node's firewall does not open, so the pod's firewall would drop its connections; add %d to networking.firewall.allowed%sPorts", name, p.Port, p.Protocol, p.Port, p.Protocol)
+				report(role(name), at(portOpt(name, p)), "role %s runs the image of the node and has port %d/%s, which the node's firewall does not open, so the pod's firewall would drop its connections; add %d to networking.firewall.allowed%sPorts", name, p.Port, p.Protocol, p.Port, p.Protocol)
 			}
 		}
 	})
@@ -467,7 +560,7 @@ func portNotOpen(n *node, report reportFunc) {
 func metricsPortNotOpen(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.RunsNodeImage() && r.Metrics != nil && !n.Firewall.Opens(facts.ProtocolTCP, r.Metrics.Port) {
-			report(role(name), "role %s runs the image of the node and has metrics port %d, which the node's firewall does not open, so the main pod could not scrape it; add %d to networking.firewall.allowedTCPPorts", name, r.Metrics.Port, r.Metrics.Port)
+			report(role(name), at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s runs the image of the node and has metrics port %d, which the node's firewall does not open, so the main pod could not scrape it; add %d to networking.firewall.allowedTCPPorts", name, r.Metrics.Port, r.Metrics.Port)
 		}
 	})
 }
@@ -482,7 +575,7 @@ func (n *node) eachRoleRunning(s string, f func(name string, r facts.Role)) {
 func lldapWithoutCompanion(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, r facts.Role) {
 		if !r.Companion {
-			report(role(name), "role %s runs lldap without a companion: the companion does the work of lldap-provision, which the main pod does not start; set companion to true", name)
+			report(role(name), at(roleOpt(name, "companion"), roleOpt(name, "service")), "role %s runs lldap without a companion: the companion does the work of lldap-provision, which the main pod does not start; set companion to true", name)
 		}
 	})
 }
@@ -490,7 +583,7 @@ func lldapWithoutCompanion(n *node, report reportFunc) {
 func lldapLoopbackHost(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		if isLoopback(n.LLDAP.Host) {
-			report(role(name), "role %s runs lldap but fediversity.lldap.host is %q, a loopback address that readers in other pods cannot reach; set it to the name of the role's Service", name, n.LLDAP.Host)
+			report(role(name), at(opt("fediversity", "lldap", "host"), roleOpt(name, "service")), "role %s runs lldap but fediversity.lldap.host is %q, a loopback address that readers in other pods cannot reach; set it to the name of the role's Service", name, n.LLDAP.Host)
 		}
 	})
 }
@@ -498,7 +591,7 @@ func lldapLoopbackHost(n *node, report reportFunc) {
 func lldapReaderPasswordInRunSecrets(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		if f := n.LLDAP.ReaderBindPasswordFile; f != nil && inRunSecrets(*f) {
-			report(role(name), "role %s runs lldap but fediversity.lldap.readerBindPasswordFile is %s: the sidecar writes /run/secrets only in the role's pods, so readers elsewhere lack the file; render it from the KV entry of the bind password outside /run/secrets", name, *f)
+			report(role(name), at(opt("fediversity", "lldap", "readerBindPasswordFile")), "role %s runs lldap but fediversity.lldap.readerBindPasswordFile is %s: the sidecar writes /run/secrets only in the role's pods, so readers elsewhere lack the file; render it from the KV entry of the bind password outside /run/secrets", name, *f)
 		}
 	})
 }
@@ -513,14 +606,17 @@ func inRunSecrets(path string) bool {
 func lldapWithoutTLS(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
 		var missing []string
+		var where []facts.OptionRef
 		if !n.LLDAP.TLS.Enable {
 			missing = append(missing, "fediversity.lldap.tls.enable is false")
+			where = append(where, opt("fediversity", "lldap", "tls", "enable"))
 		}
 		if n.LLDAP.TLS.CAFile == nil {
 			missing = append(missing, "fediversity.lldap.tls.caFile is null")
+			where = append(where, opt("fediversity", "lldap", "tls", "caFile"))
 		}
 		if len(missing) > 0 {
-			report(role(name), "role %s runs lldap but %s: readers reach the role over LDAPS and verify it with the CA file; enable TLS and give the CA file", name, joinAnd(missing))
+			report(role(name), at(append(where, roleOpt(name, "service"))...), "role %s runs lldap but %s: readers reach the role over LDAPS and verify it with the CA file; enable TLS and give the CA file", name, joinAnd(missing))
 		}
 	})
 }
@@ -530,17 +626,18 @@ func lldapStateMigration(n *node, report reportFunc) {
 		return
 	}
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
-		report(role(name), "role %s runs lldap but the node has systemd.stateMigrations.lldap, which stops the unit lldap and not the role's pods; finish the migration before lldap runs as a role", name)
+		report(role(name), at(opt("systemd", "stateMigrations", "lldap")).and(roleOpt(name, "service")), "role %s runs lldap but the node has systemd.stateMigrations.lldap, which stops the unit lldap and not the role's pods; finish the migration before lldap runs as a role", name)
 	})
 }
 
 // autheliaCheck makes a rule that refuses each role that runs authelia when
-// problem, given the node's authelia options, says what is wrong.
-func autheliaCheck(problem func(facts.Authelia) string) func(*node, reportFunc) {
+// problem, given the node's authelia options, says what is wrong with the
+// option fediversity.authelia.<option>.
+func autheliaCheck(option []string, problem func(facts.Authelia) string) func(*node, reportFunc) {
 	return func(n *node, report reportFunc) {
 		n.eachRoleRunning("authelia", func(name string, _ facts.Role) {
 			if p := problem(n.Authelia); p != "" {
-				report(role(name), "role %s runs authelia but %s", name, p)
+				report(role(name), at(opt(append([]string{"fediversity", "authelia"}, option...)...), roleOpt(name, "service")), "role %s runs authelia but %s", name, p)
 			}
 		})
 	}
@@ -595,7 +692,7 @@ func shortIPv4(s string) (netip.Addr, error) {
 func replicasBelowOne(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if r.Replicas != nil && *r.Replicas < 1 {
-			report(role(name), "role %s has %d replicas: a requested role has at least 1; to run no pods of it, drop the request", name, *r.Replicas)
+			report(role(name), at(roleOpt(name, "replicas")), "role %s has %d replicas: a requested role has at least 1; to run no pods of it, drop the request", name, *r.Replicas)
 		}
 	})
 }
@@ -606,12 +703,12 @@ func portOutOfRange(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		for _, p := range r.Ports {
 			if p.Port < 1 || p.Port > 65535 {
-				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, outside 1–65535", name, portName(p))
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s has port %s, outside 1–65535", name, portName(p))
 			}
 		}
 		if m := r.Metrics; m != nil && (m.Port < 1 || m.Port > 65535) {
 			metrics := facts.Port{Port: m.Port, Protocol: facts.ProtocolTCP}
-			report(Subject{SubjectPort, portName(metrics)}, "role %s has metrics port %s, outside 1–65535", name, portName(metrics))
+			report(Subject{SubjectPort, portName(metrics)}, at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s has metrics port %s, outside 1–65535", name, portName(metrics))
 		}
 	})
 }
@@ -620,7 +717,7 @@ func unknownProtocol(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		for _, p := range r.Ports {
 			if p.Protocol != facts.ProtocolTCP && p.Protocol != facts.ProtocolUDP {
-				report(Subject{SubjectPort, portName(p)}, "role %s has port %s, whose protocol %q is neither \"TCP\" nor \"UDP\" (in capitals)", name, portName(p), p.Protocol)
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s has port %s, whose protocol %q is neither \"TCP\" nor \"UDP\" (in capitals)", name, portName(p), p.Protocol)
 			}
 		}
 	})
@@ -628,16 +725,24 @@ func unknownProtocol(n *node, report reportFunc) {
 
 func unknownEncoding(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s facts.Secret) {
-		if s.Encoding != nil && *s.Encoding != "base64" {
-			report(secret(file), "secret %s of role %s has encoding %q; the only encoding is \"base64\" (or null for none)", file, roleName, *s.Encoding)
+		if s.Encoding == nil || *s.Encoding == "base64" {
+			return
 		}
+		hint := "write \"base64\" for a field in base64, or null for none"
+		switch e := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(*s.Encoding)); {
+		case e == "base64":
+			hint = "write it \"base64\", in lower case"
+		case e == "base64url" || e == "urlbase64":
+			hint = fmt.Sprintf("OpenBao's agent decodes the URL alphabet with base64URLDecode, which no encoding names: give the secret a template, {{ with secret \"%s\" }}{{ index .Data.data \"FIELD\" | base64URLDecode }}{{ end }}", s.Path)
+		}
+		report(secret(file), at(secretOpt(roleName, file, "encoding")), "secret %s of role %s has encoding %q, which the sidecar cannot decode; the only encoding is \"base64\" (or null for none): %s", file, roleName, *s.Encoding, hint)
 	})
 }
 
 func metricsPathNotAbsolute(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		if m := r.Metrics; m != nil && !strings.HasPrefix(m.Path, "/") {
-			report(role(name), "role %s has metrics path %q, which does not start with /; write it as %q", name, m.Path, "/"+m.Path)
+			report(role(name), at(roleOpt(name, "metrics", "path"), roleOpt(name, "metrics")), "role %s has metrics path %q, which does not start with /; write it as %q", name, m.Path, "/"+m.Path)
 		}
 	})
 }
@@ -647,34 +752,69 @@ func duplicatePort(n *node, report reportFunc) {
 		seen := map[facts.Port]int{}
 		for _, p := range r.Ports {
 			if seen[p]++; seen[p] == 2 {
-				report(Subject{SubjectPort, portName(p)}, "role %s gives port %s more than once; give each port once", name, portName(p))
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s gives port %s more than once; give each port once", name, portName(p))
 			}
 		}
 	})
 }
 
-// dns1123Label is what Kubernetes accepts as a Deployment or Service name.
-var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+// dnsLabelProblems says which conditions of a DNS-1123 label, what
+// Kubernetes accepts as a Deployment or Service name, name breaks: at most
+// 63 characters, only a-z, 0-9 and -, and - neither first nor last. None
+// for a valid label.
+func dnsLabelProblems(name string) []string {
+	if name == "" {
+		return []string{"it is empty"}
+	}
+	var problems []string
+	if len(name) > 63 {
+		problems = append(problems, fmt.Sprintf("it has %d characters, more than 63", len(name)))
+	}
+	var bad []string
+	for _, c := range name {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && !slices.Contains(bad, strconv.QuoteRune(c)) {
+			bad = append(bad, strconv.QuoteRune(c))
+		}
+	}
+	if len(bad) > 0 {
+		problems = append(problems, fmt.Sprintf("it has %s, where only a-z, 0-9 and - may stand", joinAnd(bad)))
+	}
+	if strings.HasPrefix(name, "-") {
+		problems = append(problems, "it starts with -")
+	}
+	if strings.HasSuffix(name, "-") {
+		problems = append(problems, "it ends with -")
+	}
+	return problems
+}
 
 func invalidDeploymentName(n *node, report reportFunc) {
-	valid := func(s string) bool { return len(s) <= 63 && dns1123Label.MatchString(s) }
 	if n.NamedAfterFile {
 		// The node's name was made up from a file name: hold only the
 		// role names against Kubernetes.
 		n.eachRole(func(name string, r facts.Role) {
-			if r.Requested() && !valid(name) {
-				report(role(name), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label (a-z, 0-9 and -); rename the role", name, name)
+			// The role name follows "<node>-", so it may start with -.
+			problems := slices.DeleteFunc(dnsLabelProblems(name), func(p string) bool { return p == "it starts with -" })
+			if r.Requested() && len(problems) > 0 {
+				report(role(name), at(roleOpt(name)), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label: %s; rename the role", name, name, joinAnd(problems))
 			}
 		})
 		return
 	}
-	if !valid(n.Name) {
-		report(Subject{SubjectNode, n.Name}, "node name %q is not a valid name of the Deployment %s: a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit; rename the node", n.Name, n.Name)
+	// The name of a file's node is its hostName; a flake's is its
+	// attribute under nixosConfigurations, which no option holds.
+	var hostName []facts.OptionRef
+	if strings.HasPrefix(n.Source, "file:") {
+		hostName = append(hostName, opt("networking", "hostName"))
+	}
+	if problems := dnsLabelProblems(n.Name); len(problems) > 0 {
+		report(Subject{SubjectNode, n.Name}, at(hostName...), "node name %q is not a valid name of the Deployment %s: %s (a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit); rename the node", n.Name, n.Name, joinAnd(problems))
 		return
 	}
 	n.eachRole(func(name string, r facts.Role) {
-		if d := n.Name + "-" + name; r.Requested() && !valid(d) {
-			report(role(name), "role %s makes the Deployment name %q, which is not a DNS-1123 label of at most 63 characters (a-z, 0-9 and -); rename the role", name, d)
+		d := n.Name + "-" + name
+		if problems := dnsLabelProblems(d); r.Requested() && len(problems) > 0 {
+			report(role(name), at(roleOpt(name)).and(hostName...), "role %s makes the Deployment name %q, which is not a DNS-1123 label: %s; rename the role", name, d, joinAnd(problems))
 		}
 	})
 }
@@ -682,7 +822,7 @@ func invalidDeploymentName(n *node, report reportFunc) {
 func secretWithoutPath(n *node, report reportFunc) {
 	n.eachSecret(func(roleName, file string, s facts.Secret) {
 		if s.Path == "" {
-			report(secret(file), "secret %s of role %s has no path; give the full path of the secret in the KV v2 API of OpenBao, e.g. secret/data/%s/%s", file, roleName, roleName, file)
+			report(secret(file), at(secretOpt(roleName, file, "path"), secretOpt(roleName, file)), "secret %s of role %s has no path; give the full path of the secret in the KV v2 API of OpenBao, e.g. secret/data/%s/%s", file, roleName, roleName, file)
 		}
 	})
 }
@@ -690,7 +830,267 @@ func secretWithoutPath(n *node, report reportFunc) {
 func companionNotAbsolute(n *node, report reportFunc) {
 	for _, s := range slices.Sorted(maps.Keys(n.PodRoles.Services)) {
 		if c := n.PodRoles.Services[s].Companion; c != nil && !strings.HasPrefix(*c, "/") {
-			report(service(s), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", facts.AttrName(s), *c, s)
+			report(service(s), at(opt(podRolesPath("services", s, "companion")...)), "fediversity.podRoles.services.%s.companion is %q: the program of the companion is at a fixed, absolute path in the image of %s, e.g. /bin/companion", facts.AttrName(s), *c, s)
 		}
 	}
+}
+
+// listsNaming returns the labels of the lists that name unit u.
+func (n *node) listsNaming(u string) []string {
+	var out []string
+	for _, l := range n.lists {
+		if slices.Contains(l.units, u) {
+			out = append(out, l.label)
+		}
+	}
+	return out
+}
+
+// runsInNodeImage says where unit u starts in the pods of the node's image,
+// or "" when in none: the pods of the lists that name it (a role of the
+// node's image, mainUnits, sharedUnits), or, in no list, the main pod (with
+// no role of the node's image) or no pod at all (PR103).
+func (n *node) runsInNodeImage(u string) string {
+	var where []string
+	for _, l := range n.lists {
+		if !slices.Contains(l.units, u) {
+			continue
+		}
+		if r, ok := strings.CutPrefix(l.label, "role "); ok && !n.PodRoles.Roles[r].RunsNodeImage() {
+			continue // PR204 refuses units in a role of a service's image
+		}
+		where = append(where, l.label)
+	}
+	if len(where) > 0 {
+		return "it is in " + joinAnd(where) + ", so it starts in those pods"
+	}
+	for _, l := range n.lists {
+		if slices.Contains(l.units, u) {
+			return ""
+		}
+	}
+	if name, ok := n.hasNodeImageRole(); ok {
+		return fmt.Sprintf("it is in no list, and role %s runs the image of the node", name)
+	}
+	return "it is in no list, so it starts in the main pod"
+}
+
+// serviceRoleOf returns a requested role that runs modular service s from
+// its image, if any (US1-6).
+func (n *node) serviceRoleOf(s string) (string, bool) {
+	for _, name := range n.roles {
+		if r := n.PodRoles.Roles[name]; r.Requested() && r.RunsService(s) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// refusedAsServiceUnit reports whether PR105 refuses unit u: the enabled
+// unit of a modular service that a requested role runs from its image.
+func (n *node) refusedAsServiceUnit(u unitInfo) bool {
+	_, ok := n.serviceRoleOf(u.name)
+	return ok && u.enable && !u.added
+}
+
+func serviceUnitInNodeImage(n *node, report reportFunc) {
+	for _, s := range n.ModularServices {
+		roleName, ok := n.serviceRoleOf(s)
+		idx, isUnit := n.unitIdx[s]
+		if !ok || !isUnit || !n.refusedAsServiceUnit(n.units[idx]) {
+			continue
+		}
+		where := n.runsInNodeImage(s)
+		if where == "" {
+			continue
+		}
+		// The fix is to disable it: where it is enabled, else where the
+		// unit is defined.
+		place := at(opt("systemd", "services", s, "enable"), opt("systemd", "services", s))
+		for _, label := range n.listsNaming(s) {
+			place = place.and(n.listLabelled(label).holding(s))
+		}
+		report(unit(s), place, "unit %s of modular service %s is enabled, and %s; but role %s runs %s from the service's image, so no pod of the node's image may start the unit (US1-6), or two of it would run: disable it on k8s-pod.nix (systemd.services.%s.enable = false, e.g. under lib.mkIf config.fediversity.k8sPod.enable)%s",
+			s, s, where, roleName, s, facts.AttrName(s), removeFromLists(n.listsNaming(s)))
+	}
+}
+
+// removeFromLists is the second half of a fix for a unit in lists.
+func removeFromLists(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " and remove it from " + joinAnd(labels)
+}
+
+func listsReadSystemdServices(n *node, report reportFunc) {
+	p := n.ListsProbe
+	if !p.Failed() {
+		return
+	}
+	why := "FR-007: the names in the lists are the names that k8s-pod.nix puts its conditions on, in systemd.services, so a list computed from config.systemd.services is an infinite recursion on k8s-pod.nix"
+	if p.K8sPodModuleSkipped {
+		why += "; podroles checked the node without the k8s-pod module for that reason"
+	}
+	fix := "compute the list from the application's own options (e.g. its processes), never from config.systemd.services"
+	if p.RoleNames {
+		report(option("fediversity.podRoles.roles"), at(opt(podRolesPath("roles")...)), "fediversity.podRoles.roles, the set of roles itself, reads config.systemd.services: %s; %s", why, fix)
+	}
+	for _, r := range p.Roles {
+		o := fmt.Sprintf("fediversity.podRoles.roles.%s.units", facts.AttrName(r))
+		report(option(o), at(roleOpt(r, "units")), "%s reads config.systemd.services: %s; %s", o, why, fix)
+	}
+	for _, l := range []struct {
+		failed bool
+		option string
+		path   []string
+	}{{p.MainUnits, "fediversity.podRoles.mainUnits", podRolesPath("mainUnits")}, {p.SharedUnits, "fediversity.podRoles.sharedUnits", podRolesPath("sharedUnits")}} {
+		if l.failed {
+			report(option(l.option), at(opt(l.path...)), "%s reads config.systemd.services: %s; %s", l.option, why, fix)
+		}
+	}
+}
+
+func needsModuleSystem(n *facts.Node) string {
+	if n.ListsProbe == nil {
+		return "FR-007: the node is no system of the module system (lib.evalModules, lib.nixosSystem) with options and extendModules, so its lists cannot be probed"
+	}
+	return ""
+}
+
+// lldapProvision is the unit whose work the companion of a role that runs
+// lldap does (Known Deviations).
+const lldapProvision = "lldap-provision"
+
+// refusedAsLLDAPProvision reports whether PR506 refuses unit u.
+func (n *node) refusedAsLLDAPProvision(u unitInfo) bool {
+	return u.name == lldapProvision && len(n.rolesRunning("lldap")) > 0 && u.enable && !u.added
+}
+
+func lldapProvisionStarted(n *node, report reportFunc) {
+	roles := n.rolesRunning("lldap")
+	if len(roles) == 0 {
+		return
+	}
+	why := fmt.Sprintf("role %s runs lldap, and its companion does the work of lldap-provision: the main pod must not start the unit, which would try again without end and keep the main pod from becoming ready", roles[0])
+	if labels := n.listsNaming(lldapProvision); len(labels) > 0 {
+		var lists []facts.OptionRef
+		for _, label := range labels {
+			lists = append(lists, n.listLabelled(label).holding(lldapProvision))
+		}
+		report(unit(lldapProvision), at(lists...).and(opt("systemd", "services", lldapProvision)), "unit lldap-provision is in %s, but %s; remove it from %s, and disable it on k8s-pod.nix (systemd.services.lldap-provision.enable = false)", joinAnd(labels), why, joinAnd(labels))
+		return
+	}
+	if idx, ok := n.unitIdx[lldapProvision]; ok && n.refusedAsLLDAPProvision(n.units[idx]) {
+		where := n.runsInNodeImage(lldapProvision)
+		report(unit(lldapProvision), at(opt("systemd", "services", lldapProvision, "enable"), opt("systemd", "services", lldapProvision)), "unit lldap-provision is enabled and %s, but %s; disable it on k8s-pod.nix (systemd.services.lldap-provision.enable = false, e.g. under lib.mkIf config.fediversity.k8sPod.enable)", strings.TrimPrefix(where, "it is "), why)
+	}
+}
+
+// plainLDAPPorts are the ports of plain LDAP: LDAP's own, and lldap's
+// default ldap_port.
+var plainLDAPPorts = map[int]bool{389: true, 3890: true}
+
+func lldapPlainLDAPPort(n *node, report reportFunc) {
+	n.eachRoleRunning("lldap", func(name string, r facts.Role) {
+		for _, p := range r.Ports {
+			if plainLDAPPorts[p.Port] && p.Protocol == facts.ProtocolTCP {
+				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s runs lldap and has port %s, a port of plain LDAP: only LDAPS may be on the role's Service (SC-004), or readers could bind in the clear; remove it from fediversity.podRoles.roles.%s.ports (lldap's LDAPS port is 6360)", name, portName(p), facts.AttrName(name))
+			}
+		}
+		if m := r.Metrics; m != nil && plainLDAPPorts[m.Port] {
+			metrics := facts.Port{Port: m.Port, Protocol: facts.ProtocolTCP}
+			report(Subject{SubjectPort, portName(metrics)}, at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s runs lldap and has metrics port %s, a port of plain LDAP, which the role's Service would carry (SC-004); give lldap's metrics another port", name, portName(metrics))
+		}
+	})
+}
+
+func lldapHostNotService(n *node, report reportFunc) {
+	roles := n.rolesRunning("lldap")
+	if len(roles) == 0 || isLoopback(n.LLDAP.Host) {
+		return // PR502 names a loopback host
+	}
+	host := strings.ToLower(strings.TrimSuffix(n.LLDAP.Host, "."))
+	first, suffix, dotted := strings.Cut(host, ".")
+	if dotted && !validSuffix(suffix) {
+		first = "" // no Service name is followed by an empty label
+	}
+	for _, r := range roles {
+		service := strings.ToLower(n.Name + "-" + r)
+		matches := first == service || n.NamedAfterFile && strings.HasSuffix(first, "-"+strings.ToLower(r))
+		if !matches {
+			continue
+		}
+		if len(n.PodRoles.Roles[r].Ports) == 0 {
+			report(role(r), at(roleOpt(r, "ports"), roleOpt(r)).and(opt("fediversity", "lldap", "host")), "role %s runs lldap and fediversity.lldap.host names its Service %s, but the role has no ports, so the method makes no Service for readers to reach; give the role its LDAPS port (6360)", r, service)
+		}
+		return
+	}
+	want := n.Name + "-" + roles[0]
+	if n.NamedAfterFile {
+		want = "<node>-" + roles[0] // the node's name was made up from its file
+	}
+	report(role(roles[0]), at(opt("fediversity", "lldap", "host"), roleOpt(roles[0], "service")), "role %s runs lldap, but fediversity.lldap.host is %q, which is not the name of the role's Service, %s (or %s.<namespace>.svc.cluster.local): readers in other pods reach the role only there, over LDAPS with a certificate for that name (US2-10, SC-004); set it to %s.<namespace>.svc.cluster.local", roles[0], n.LLDAP.Host, want, want, want)
+}
+
+// validSuffix reports whether s is one or more DNS labels (a namespace, a
+// cluster domain).
+func validSuffix(s string) bool {
+	for _, label := range strings.Split(s, ".") {
+		if len(dnsLabelProblems(label)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func secretWithoutFieldOrTemplate(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
+		if s.Field == nil && s.Template == nil && s.Variable == nil {
+			report(secret(file), at(secretOpt(roleName, file), secretOpt(roleName, file, "path")), "secret %s of role %s has neither a field nor a template, so the sidecar would not know what to write to /run/secrets/%s (FR-009); give the field of the KV entry at %s, or a template over the response of another engine", file, roleName, file, s.Path)
+		}
+	})
+}
+
+func variableWithoutField(n *node, report reportFunc) {
+	n.eachSecret(func(roleName, file string, s facts.Secret) {
+		if s.Variable != nil && s.Field == nil && s.Template == nil {
+			report(secret(file), at(secretOpt(roleName, file, "variable"), secretOpt(roleName, file)), "secret %s of role %s has variable %s but no field: the variable is read from a field that holds an environment file (FR-009, US1-11); give that field", file, roleName, *s.Variable)
+		}
+	})
+}
+
+func requestNotData(n *node, report reportFunc) {
+	for _, d := range n.NotData {
+		o := d.Option()
+		var what, fix string
+		switch d.Kind {
+		case facts.NotDataFunction:
+			what, fix = "a function", "give the value it would compute"
+		case facts.NotDataPath:
+			what, fix = "a path literal, which nix would copy to the store", "give the value as a string (a path in the image, a name)"
+		case facts.NotDataDerivation:
+			what, fix = "a derivation, which would have to be built", "give the value itself as plain data"
+		default:
+			what, fix = "a string that refers to the store (a package or a copied file), which would be built or copied", "give the value itself as a plain string"
+		}
+		if strings.HasSuffix(o, ".companion") {
+			fix = "give the path of the program in the service's image as a plain string, e.g. \"/bin/companion\" (FR-012)"
+		}
+		report(option(o), at(notDataRef(d)), "%s is %s: a request holds only data, because the method reads the roles from the plan (FR-002); %s", o, what, fix)
+	}
+}
+
+// notDataRef refers to the definitions of a value that is no data: the
+// attribute path down to it, or to the list that holds it.
+func notDataRef(d facts.NotData) facts.OptionRef {
+	var path []string
+	for _, e := range d.Path {
+		name, ok := e.(string)
+		if !ok {
+			break
+		}
+		path = append(path, name)
+	}
+	return opt(path...)
 }

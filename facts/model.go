@@ -9,8 +9,10 @@
 package facts
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // FactsVersion is the version of the facts document that this package reads
@@ -49,6 +51,74 @@ type Node struct {
 	K8sPod   K8sPod   `json:"k8sPod"`
 	LLDAP    LLDAP    `json:"lldap"`
 	Authelia Authelia `json:"authelia"`
+
+	// NotData are the values of the roles' settings (and of the services'
+	// companion programs, which the plan carries) that are no data
+	// (FR-002). Such a value comes out of extraction as null, or a path
+	// or a string of the store as its bare string, so that nothing is
+	// built or copied for it.
+	NotData []NotData `json:"notData,omitempty"`
+
+	// ListsProbe is what the FR-007 probe found on a node of the module
+	// system; nil for a node it cannot probe (a plain config, facts
+	// written by an older podroles).
+	ListsProbe *ListsProbe `json:"listsProbe,omitempty"`
+}
+
+// Kinds of values that are no data.
+const (
+	NotDataFunction   = "function"
+	NotDataPath       = "path"
+	NotDataDerivation = "derivation"
+	NotDataStorePath  = "store path"
+)
+
+// NotData is one value of a request that is no data (FR-002).
+type NotData struct {
+	// Path is the option's path: attribute names as strings, list
+	// indexes as ints.
+	Path []any `json:"path"`
+	// Kind is one of the NotData kinds.
+	Kind string `json:"kind"`
+}
+
+// Option writes Path as a Nix option path, e.g.
+// fediversity.podRoles.roles.lldap.ports[0].port.
+func (d NotData) Option() string {
+	var b strings.Builder
+	for i, e := range d.Path {
+		switch e := e.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", e)
+		case string:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(AttrName(e))
+		}
+	}
+	return b.String()
+}
+
+// ListsProbe is the outcome of the FR-007 probe: the node extended with
+// systemd.services overridden by a value that throws, and only the lists
+// forced. A list that then fails reads config.systemd.services.
+type ListsProbe struct {
+	// RoleNames is true when the set of roles itself failed.
+	RoleNames bool `json:"roleNames"`
+	// Roles are the roles whose units failed.
+	Roles       []string `json:"roles"`
+	MainUnits   bool     `json:"mainUnits"`
+	SharedUnits bool     `json:"sharedUnits"`
+	// K8sPodModuleSkipped is true when a k8s-pod module was asked for and
+	// not applied: with lists that read systemd.services its evaluation is
+	// an infinite recursion, so the facts are of the node without it.
+	K8sPodModuleSkipped bool `json:"k8sPodModuleSkipped,omitempty"`
+}
+
+// Failed reports whether any list failed under the probe.
+func (p *ListsProbe) Failed() bool {
+	return p != nil && (p.RoleNames || len(p.Roles) > 0 || p.MainUnits || p.SharedUnits)
 }
 
 // Unit is systemd.services.<u>.
@@ -179,9 +249,12 @@ type Secret struct {
 
 // Service is fediversity.podRoles.services.<s>.
 type Service struct {
-	// Environment is the names of the variables of the image; their values
-	// are not projected, since no rule reads them.
+	// Environment is the names of the variables of the image, sorted.
 	Environment []string `json:"environment"`
+	// Variables are those variables with their values (FR-011: the image
+	// holds them, so they are no secrets). Nil in facts written before
+	// podroles read the values: then only the names are known.
+	Variables map[string]string `json:"variables"`
 	// Companion is the program of the companion container, or nil.
 	Companion *string `json:"companion"`
 }
@@ -190,6 +263,12 @@ type Service struct {
 type K8sPod struct {
 	Enable        bool     `json:"enable"`
 	PlatformUnits []string `json:"platformUnits"`
+	// AddedUnits are the units of Units that exist only because the
+	// k8s-pod module that podroles applied made them: it puts a condition
+	// on every name in the lists, and a condition makes a unit. The node
+	// without the module has none of them, so FR-008 does not count them
+	// as units of the node. Empty when no module was applied.
+	AddedUnits []string `json:"addedUnits,omitempty"`
 }
 
 // LLDAP is fediversity.lldap.

@@ -2,10 +2,10 @@ package facts
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -61,9 +61,18 @@ func ParseNodes(list gjson.Result, where string) ([]*Node, error) {
 
 // decoder reads typed values and keeps the first error, so that the code
 // that walks a node reads like the model it fills.
-type decoder struct{ err error }
+type decoder struct {
+	err error
+	// notData are the options whose values are no data (FR-002):
+	// extraction wrote null in their place, and a rule names them, which
+	// beats a type error.
+	notData map[string]bool
+}
 
 func (d *decoder) fail(opt, want string, v gjson.Result) {
+	if d.notData[opt] {
+		return
+	}
 	if d.err == nil {
 		d.err = fmt.Errorf("%s: want %s, got %s", opt, want, describe(v))
 	}
@@ -194,15 +203,6 @@ func (d *decoder) attrs(v gjson.Result, opt string, each func(key string, e gjso
 	})
 }
 
-// AttrName writes a Nix attribute name as it stands in an option path,
-// quoted where Nix would need quotes.
-func AttrName(s string) string {
-	if s != "" && !strings.ContainsAny(s, ".\"$\\ /") {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
 func (d *decoder) object(v gjson.Result, opt string) bool {
 	if v.Exists() && !v.IsObject() {
 		d.fail(opt, "an attribute set", v)
@@ -246,6 +246,26 @@ func parseNode(v gjson.Result) (*Node, error) {
 		d.err = fmt.Errorf("name: a node needs a name")
 	}
 
+	d.list(v.Get("notData"), "notData", func(_ int, e gjson.Result, opt string) {
+		if !d.object(e, opt) {
+			return
+		}
+		nd := NotData{Path: []any{}, Kind: d.str(e.Get("kind"), opt+".kind", "")}
+		d.list(e.Get("path"), opt+".path", func(_ int, p gjson.Result, opt string) {
+			if p.Type == gjson.String {
+				nd.Path = append(nd.Path, p.Str)
+			} else {
+				nd.Path = append(nd.Path, d.integer(p, opt))
+			}
+		})
+		n.NotData = append(n.NotData, nd)
+	})
+
+	d.notData = map[string]bool{}
+	for _, nd := range n.NotData {
+		d.notData[nd.Option()] = true
+	}
+
 	d.attrs(v.Get("units"), "systemd.services", func(name string, u gjson.Result, opt string) {
 		if d.object(u, opt) {
 			n.Units[name] = Unit{Enable: d.boolean(u.Get("enable"), opt+".enable", true)}
@@ -273,6 +293,20 @@ func parseNode(v gjson.Result) (*Node, error) {
 		n.K8sPod = K8sPod{
 			Enable:        d.boolean(k8s.Get("enable"), "fediversity.k8sPod.enable", false),
 			PlatformUnits: d.strings(k8s.Get("platformUnits"), "fediversity.k8sPod.platformUnits"),
+			AddedUnits:    d.strings(k8s.Get("addedUnits"), "k8sPod.addedUnits"),
+		}
+		if len(n.K8sPod.AddedUnits) == 0 {
+			n.K8sPod.AddedUnits = nil
+		}
+	}
+
+	if p := v.Get("listsProbe"); p.Exists() && p.Type != gjson.Null && d.object(p, "listsProbe") {
+		n.ListsProbe = &ListsProbe{
+			RoleNames:           d.boolean(p.Get("roleNames"), "listsProbe.roleNames", false),
+			Roles:               d.strings(p.Get("roles"), "listsProbe.roles"),
+			MainUnits:           d.boolean(p.Get("mainUnits"), "listsProbe.mainUnits", false),
+			SharedUnits:         d.boolean(p.Get("sharedUnits"), "listsProbe.sharedUnits", false),
+			K8sPodModuleSkipped: d.boolean(p.Get("k8sPodModuleSkipped"), "listsProbe.k8sPodModuleSkipped", false),
 		}
 	}
 
@@ -324,12 +358,50 @@ func (d *decoder) podRoles(v gjson.Result, opt string) PodRoles {
 	p.SharedUnits = d.strings(v.Get("sharedUnits"), opt+".sharedUnits")
 	d.attrs(v.Get("services"), opt+".services", func(name string, s gjson.Result, opt string) {
 		if d.object(s, opt) {
-			env := d.strings(s.Get("environment"), opt+".environment")
-			slices.Sort(env)
-			p.Services[name] = Service{Environment: env, Companion: d.nullableStr(s.Get("companion"), opt+".companion")}
+			svc := Service{Environment: d.strings(s.Get("environment"), opt+".environment"), Companion: d.nullableStr(s.Get("companion"), opt+".companion")}
+			if vars := s.Get("variables"); vars.Exists() && vars.Type != gjson.Null {
+				svc.Variables = d.variables(vars, opt+".environment")
+				svc.Environment = append([]string{}, slices.Collect(maps.Keys(svc.Variables))...)
+			}
+			slices.Sort(svc.Environment)
+			p.Services[name] = svc
 		}
 	})
 	return p
+}
+
+// variables reads the variables of a service's image: strings only. facts.nix
+// puts {"notAString": TYPE} where a value is of another type, so that the
+// error names the option without nix forcing the value.
+func (d *decoder) variables(v gjson.Result, opt string) map[string]string {
+	out := map[string]string{}
+	d.attrs(v, opt, func(name string, e gjson.Result, opt string) {
+		if kind := e.Get("notAString"); e.IsObject() && kind.Type == gjson.String {
+			if d.err == nil {
+				d.err = fmt.Errorf("%s: want a string (Kubernetes gives an image's variables as strings), got %s", opt, nixKind(kind.Str))
+			}
+			return
+		}
+		out[name] = d.str(e, opt, "")
+	})
+	return out
+}
+
+// nixKind names a value by what builtins.typeOf (or facts.nix) calls it.
+func nixKind(kind string) string {
+	switch kind {
+	case "int":
+		return "an integer"
+	case "bool":
+		return "true or false"
+	case "set":
+		return "an attribute set"
+	case "null":
+		return "null"
+	case "lambda", "function":
+		return "a function"
+	}
+	return "a " + kind
 }
 
 func (d *decoder) role(v gjson.Result, opt string) Role {

@@ -23,6 +23,10 @@ func TestParseDocumentErrors(t *testing.T) {
 		{`{"version": 1, "nodes": [{"name": "a", "firewall": {"interfaces": {"eth0": {"allowedTCPPortRanges": [{"from": 1}]}}}}]}`, "node a: networking.firewall.interfaces.eth0.allowedTCPPortRanges[0].to: want an integer, got nothing"},
 		{`{"version": 1, "nodes": [{"name": "a", "lldap": {"tls": {"caFile": false}}}]}`, "node a: fediversity.lldap.tls.caFile: want a string, got false"},
 		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"roles": {"r": {"secrets": {"s": {"parameters": []}}}}}}]}`, "node a: fediversity.podRoles.roles.r.secrets.s.parameters: want an attribute set, got a list"},
+		{`{"version": 1, "nodes": [{"name": "a", "k8sPod": {"addedUnits": "x"}}]}`, "node a: k8sPod.addedUnits: want a list, got the string"},
+		{`{"version": 1, "nodes": [{"name": "a", "listsProbe": {"roles": [1]}}]}`, "node a: listsProbe.roles[0]: want a string, got the number 1"},
+		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"services": {"s": {"variables": {"X": 1}}}}}]}`, "node a: fediversity.podRoles.services.s.environment.X: want a string, got the number 1"},
+		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"services": {"s": {"variables": {"X": {"notAString": "derivation"}}}}}}]}`, "node a: fediversity.podRoles.services.s.environment.X: want a string (Kubernetes gives an image's variables as strings), got a derivation"},
 	}
 	for _, c := range cases {
 		_, err := ParseDocument([]byte(c.doc))
@@ -64,11 +68,12 @@ func TestFactsRoundTrip(t *testing.T) {
 				Secrets: map[string]Secret{"s": {Path: "p", Field: &field, Template: &tmpl, Parameters: map[string]any{"ttl": "1h"}}},
 			}},
 			MainUnits: []string{"b"}, SharedUnits: []string{},
-			Services: map[string]Service{"lldap": {Environment: []string{"X"}}},
+			Services: map[string]Service{"lldap": {Environment: []string{"X", "Y"}, Variables: map[string]string{"X": "1", "Y": ""}}, "old": {Environment: []string{"Z"}}},
 		},
-		K8sPod:   K8sPod{Enable: true, PlatformUnits: []string{}},
-		LLDAP:    LLDAP{Host: "h"},
-		Authelia: Authelia{Host: "a", Storage: AutheliaStorage{Local: &LocalStorage{Path: "/var/lib/x"}}},
+		K8sPod:     K8sPod{Enable: true, PlatformUnits: []string{}, AddedUnits: []string{"c"}},
+		ListsProbe: &ListsProbe{Roles: []string{"r"}, SharedUnits: true, K8sPodModuleSkipped: true},
+		LLDAP:      LLDAP{Host: "h"},
+		Authelia:   Authelia{Host: "a", Storage: AutheliaStorage{Local: &LocalStorage{Path: "/var/lib/x"}}},
 	}}}
 	data, err := json.Marshal(in)
 	if err != nil {
@@ -91,6 +96,7 @@ func FuzzParseDocument(f *testing.F) {
 	f.Add([]byte(`{"version": 1, "nodes": [{"name": "b", "firewall": {"enable": false, "interfaces": {"e": {"allowedUDPPortRanges": [{"from": 1, "to": 9}]}}}}]}`))
 	f.Add([]byte(`{"version": 1, "nodes": [{"name": "c", "authelia": {"storage": {"local": {"path": "/x"}}}, "lldap": {"tls": {"enable": true}}}]}`))
 	f.Add([]byte(`{"version":1,"nodes":[{"name":"\u0000","units":{"":{}}}]}`))
+	f.Add([]byte(`{"version": 1, "nodes": [{"name": "d", "podRoles": {"services": {"s": {"environment": ["A"], "variables": {"A": "x", "B": ""}}}}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := ParseDocument(data)
 		if err != nil {

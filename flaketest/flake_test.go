@@ -21,6 +21,7 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 )
@@ -250,6 +251,16 @@ func TestCommandAndMkCheckAgree(t *testing.T) {
 		return all
 	}
 	a, b := findings(direct), findings(viaFacts)
+	// The command evaluates the flake itself and locates each finding in
+	// the flake's folder (not in nix's store copy of it); a check of facts
+	// has no nix to ask, so its findings have no places. They agree on the
+	// rest.
+	for i, f := range a {
+		if f.Location == nil || !strings.HasPrefix(f.Location.File, dir+"/") {
+			t.Errorf("finding %s %s is located at %v, not in the flake's folder", f.Rule, f.Subject, f.Location)
+		}
+		a[i].Location, a[i].Notes = nil, nil
+	}
 	if len(a) == 0 || !reflect.DeepEqual(a, b) {
 		t.Errorf("podroles check --flake and lib.mkCheck disagree:\n%+v\n%+v", a, b)
 	}
@@ -372,5 +383,55 @@ func TestFlakeOutputs(t *testing.T) {
 	}
 	if h := strings.TrimSpace(string(hash)); h != got.Package.VendorHash {
 		t.Errorf("nix/package.nix has vendorHash %s, but go.mod vendors to %s: update it", got.Package.VendorHash, h)
+	}
+}
+
+// TestMkCheckAgreesOnModuleSystemHosts checks the platform repository's
+// flake of the module-system fixtures (a git work tree; hosts through
+// nixpkgs' own lib, one of them importing k8s-pod.nix itself) with podroles
+// check --flake --k8s-pod-module and with lib.mkCheck's k8sPodModule: the
+// same facts, finding for finding.
+func TestMkCheckAgreesOnModuleSystemHosts(t *testing.T) {
+	bin := buildPodroles(t)
+	work := fixture.HostsFlake(t)
+	ref := "git+file://" + work.Dir + "?dir=deploy"
+
+	var script string
+	nixEval(t, bin, `let flake = builtins.getFlake "`+ref+`"; in
+	  (self.lib.mkCheck { inherit pkgs; nodes = flake.nixosConfigurations; k8sPodModule = flake.k8sPodModule; }).buildCommand`, &script)
+	status, output, out := runScript(t, script)
+	if status != 1 || !strings.Contains(output, "PR101 unit mastodon-cleanup") {
+		t.Fatalf("lib.mkCheck: exit %d\n%s", status, output)
+	}
+	viaFacts, _ := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--facts", filepath.Join(out, "facts.json")).Output()
+	direct, _ := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json",
+		"--flake", filepath.Join(work.Dir, "deploy"), "--k8s-pod-module", filepath.Join(work.Dir, "k8s-pod.nix")).Output()
+
+	findings := func(data []byte) []string {
+		var r checks.Report
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+		var all []string
+		for _, n := range r.Nodes {
+			for _, f := range n.Findings {
+				all = append(all, n.Node+" "+f.Rule+" "+f.Subject.String()+": "+f.Message)
+			}
+		}
+		return all
+	}
+	a, b := findings(direct), findings(viaFacts)
+	if len(a) != 2 || !reflect.DeepEqual(a, b) {
+		t.Errorf("podroles check --flake and lib.mkCheck disagree:\n%q\n%q", a, b)
+	}
+	// The node that imports k8s-pod.nix itself has it once, either way.
+	doc, err := facts.ReadFile(filepath.Join(out, "facts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range doc.Nodes {
+		if n.Name == "mastodon-on-k8s" && (len(n.K8sPod.PlatformUnits) != 2 || !reflect.DeepEqual(n.K8sPod.AddedUnits, []string{"mastodon-cleanup"})) {
+			t.Errorf("mastodon-on-k8s: platform units %q, added %q", n.K8sPod.PlatformUnits, n.K8sPod.AddedUnits)
+		}
 	}
 }

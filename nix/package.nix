@@ -5,7 +5,7 @@
 buildGoModule {
   inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-fKuiYMJC9zOTRXjBipTHd2Q68EUoSLgy5DBfCpsrVtk=";
+  vendorHash = "sha256-t07bFrj1YvREjQlpx8mfCXyY60cZLYXWFFgoQaY2HtE=";
   subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/synthetic"
 	. "github.com/fediversity/podroles/nixeval"
 )
@@ -71,5 +72,51 @@ func BenchmarkExtract50NodesSeparately(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// moduleNode writes a correct node of 3,000 units and 30 roles that goes
+// through nixpkgs' real module system (testdata/modules/nixos), its units
+// spread over 30 modules as a host's would be, and returns its source.
+func moduleNode(b *testing.B) []Source {
+	fixture.NixpkgsLib(b)
+	shape := synthetic.Shape{Name: "large", Units: 3000, Roles: 30}
+	return MustSources(b, FileSource, fixture.ModuleNode(b, shape.Nix(), nil))
+}
+
+// BenchmarkModuleNode3000Units is the evaluation of a clean node of 3,000
+// units through the real module system, without and with the FR-007 probe
+// (one more lazy evaluation of the three lists in the node extended with a
+// throwing systemd.services), and on k8s-pod.nix, where the units only the
+// module makes are named too. The probe's cost is the difference between
+// the first two; docs/check.md gives the figures.
+func BenchmarkModuleNode3000Units(b *testing.B) {
+	RequireNix(b)
+	sources := moduleNode(b)
+	k8sPod := filepath.Join(fixture.RepoRoot(b), "testdata", "modules", "k8s-pod.nix")
+	for _, c := range []struct {
+		name string
+		ev   *Evaluator
+	}{
+		{"without-probe", WithoutListsProbe(&Evaluator{})},
+		{"with-probe", &Evaluator{}},
+		{"k8s-pod-without-probe", WithoutListsProbe(&Evaluator{K8sPodModule: k8sPod})},
+		{"k8s-pod-with-probe", &Evaluator{K8sPodModule: k8sPod}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			before := fixture.ChildCPU()
+			for b.Loop() {
+				nodes, err := c.ev.Extract(context.Background(), sources)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(nodes[0].Units) < 3000 {
+					b.Fatalf("%d units", len(nodes[0].Units))
+				}
+			}
+			// nix's CPU time varies less than the wall clock on a
+			// machine that others share.
+			b.ReportMetric(float64((fixture.ChildCPU()-before).Milliseconds())/float64(b.N), "nix-cpu-ms/op")
+		})
 	}
 }

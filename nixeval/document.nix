@@ -11,6 +11,6 @@ in
 {
   version = 1;
   nodes = map
-    (name: node.systemFacts "nixosConfigurations.${name}" name (source name) nodes.${name})
+    (name: node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name; source = source name; } nodes.${name})
     (builtins.attrNames nodes);
 }

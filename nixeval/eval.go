@@ -19,6 +19,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -39,6 +41,9 @@ var extractNix []byte
 //go:embed node.nix
 var nodeNix []byte
 
+//go:embed locate.nix
+var locateNix []byte
+
 // Evaluator runs nix. The zero value runs "nix" from PATH with no timeout.
 type Evaluator struct {
 	// Nix is the nix command, a name looked up in PATH or a path.
@@ -52,6 +57,15 @@ type Evaluator struct {
 	// extended with (extendModules) before extraction: the node as the
 	// k8s method evaluates it, on k8s-pod.nix.
 	K8sPodModule string
+
+	// mu guards origins: where each node that Extract read came from, for
+	// Locate.
+	mu      sync.Mutex
+	origins map[facts.NodeRef]origin
+
+	// withoutListsProbe skips the FR-007 probe, for the benchmark that
+	// measures what the probe costs; users always have it.
+	withoutListsProbe bool
 }
 
 // Load returns the facts of every node that sources name, sorted by node
@@ -96,79 +110,119 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, 
 type request struct {
 	Sources      []requestSource `json:"sources"`
 	K8sPodModule *string         `json:"k8sPodModule"`
+	// ListsProbe is false only when a benchmark measures the probe's cost.
+	ListsProbe bool `json:"listsProbe"`
 }
 
 type requestSource struct {
-	Kind    SourceKind `json:"kind"`
-	Display string     `json:"display"`
-	Ref     string     `json:"ref,omitempty"`
-	Attr    *string    `json:"attr"`
-	Path    string     `json:"path,omitempty"`
-	Name    string     `json:"name,omitempty"`
+	Kind     SourceKind `json:"kind"`
+	Display  string     `json:"display"`
+	Ref      string     `json:"ref,omitempty"`
+	Checkout string     `json:"checkout,omitempty"`
+	Attr     *string    `json:"attr"`
+	Path     string     `json:"path,omitempty"`
+	Name     string     `json:"name,omitempty"`
 }
 
-// The folder of extract.nix and its request reaches nix through the
-// environment, read with builtins.getEnv: no quoting of paths into Nix code.
-const (
-	extractDirEnv = "PODROLES_EXTRACT_DIR"
-	extractExpr   = `let dir = /. + builtins.getEnv "` + extractDirEnv + `"; in import (dir + "/extract.nix") (builtins.fromJSON (builtins.readFile (dir + "/request.json")))`
-)
+// The folder of the program (extract.nix, locate.nix) and its request
+// reaches nix through the environment, read with builtins.getEnv: no
+// quoting of paths into Nix code.
+const evalDirEnv = "PODROLES_EXTRACT_DIR"
+
+// evalExpr is the expression that runs program on the request beside it.
+func evalExpr(program string) string {
+	return `let dir = /. + builtins.getEnv "` + evalDirEnv + `"; in import (dir + "/` + program + `") (builtins.fromJSON (builtins.readFile (dir + "/request.json")))`
+}
 
 // Extract evaluates the nodes of flake and file sources in one nix process.
+// The evaluator remembers where each node came from, for Locate.
 func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Node, error) {
-	req := request{}
+	req := request{ListsProbe: !e.withoutListsProbe}
 	for _, s := range sources {
-		rs := requestSource{Kind: s.Kind, Display: s.Display}
-		switch s.Kind {
-		case SourceFlake:
-			rs.Ref = s.Ref
-			if s.Attr != "" {
-				rs.Attr = &s.Attr
-			}
-		case SourceFile:
-			rs.Path, rs.Name = s.Path, fileNodeName(s.Path)
-		default:
-			return nil, fmt.Errorf("%s: nix cannot evaluate a %s source", s, s.Kind)
+		rs, err := requestSourceOf(s)
+		if err != nil {
+			return nil, err
 		}
 		req.Sources = append(req.Sources, rs)
 	}
-	if e.K8sPodModule != "" {
-		abs, err := filepath.Abs(e.K8sPodModule)
-		if err != nil {
-			return nil, fmt.Errorf("k8s-pod module %s: %w", e.K8sPodModule, err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("k8s-pod module %s: no such file", e.K8sPodModule)
-		}
-		req.K8sPodModule = &abs
+	var err error
+	if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
+		return nil, err
 	}
-	reqJSON, err := json.Marshal(req)
+	out, err := e.evalJSON(ctx, "extract.nix", req, sources)
 	if err != nil {
 		return nil, err
 	}
+	nodes, err := facts.ParseNodes(out, "nix output")
+	if err != nil {
+		return nil, err
+	}
+	e.remember(sources, out, nodes)
+	return nodes, nil
+}
 
+// requestSourceOf is how extract.nix and locate.nix take a source.
+func requestSourceOf(s Source) (requestSource, error) {
+	rs := requestSource{Kind: s.Kind, Display: s.Display}
+	switch s.Kind {
+	case SourceFlake:
+		rs.Ref, rs.Checkout = s.Ref, s.Checkout
+		if s.Attr != "" {
+			rs.Attr = &s.Attr
+		}
+	case SourceFile:
+		rs.Path, rs.Name = s.Path, fileNodeName(s.Path)
+	default:
+		return rs, fmt.Errorf("%s: nix cannot evaluate a %s source", s, s.Kind)
+	}
+	return rs, nil
+}
+
+// k8sPodModule is the absolute path of the k8s-pod module, or nil.
+func (e *Evaluator) k8sPodModule() (*string, error) {
+	if e.K8sPodModule == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(e.K8sPodModule)
+	if err != nil {
+		return nil, fmt.Errorf("k8s-pod module %s: %w", e.K8sPodModule, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("k8s-pod module %s: no such file", e.K8sPodModule)
+	}
+	return &abs, nil
+}
+
+// evalJSON runs program, one of the Nix files of this package, on req in
+// one nix process, and returns what it printed. sources are those the
+// request names, to say which one an error belongs to.
+func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sources []Source) (gjson.Result, error) {
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return gjson.Result{}, err
+	}
 	dir, err := os.MkdirTemp("", "podroles-extract-")
 	if err != nil {
-		return nil, fmt.Errorf("extract: %w", err)
+		return gjson.Result{}, fmt.Errorf("extract: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	// The request goes in a file: an environment variable holds 128 KiB at
 	// most, a few hundred file names.
-	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "request.json": reqJSON} {
+	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "locate.nix": locateNix, "request.json": reqJSON} {
 		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
-			return nil, fmt.Errorf("extract: %w", err)
+			return gjson.Result{}, fmt.Errorf("extract: %w", err)
 		}
 	}
-	stdout, stderr, runErr := e.run(ctx, []string{"eval", "--json", "--impure", "--expr", extractExpr}, extractDirEnv+"="+dir)
+	stdout, stderr, runErr := e.run(ctx, []string{"eval", "--json", "--impure", "--expr", evalExpr(program)}, evalDirEnv+"="+dir)
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.
-		return nil, e.evalError(runErr, stderr, sources)
+		return gjson.Result{}, explainRecursion(e.evalError(runErr, stderr, sources), stderr)
 	}
 	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
-		return nil, fmt.Errorf("nix printed no JSON: %.200q", stdout)
+		return gjson.Result{}, fmt.Errorf("nix printed no JSON: %.200q", stdout)
 	}
-	return facts.ParseNodes(gjson.ParseBytes(stdout), "nix output")
+	return gjson.ParseBytes(stdout), nil
 }
 
 // run starts nix in its own process group and kills the whole group when
@@ -229,4 +283,32 @@ func describeSources(sources []Source) string {
 		return sources[0].String()
 	}
 	return fmt.Sprintf("%d sources", len(sources))
+}
+
+// explainRecursion says why nix stopped with an infinite recursion on a node
+// whose lists read config.systemd.services (FR-007): extract.nix marks such
+// a node before its facts, and on k8s-pod.nix, whose conditions come from
+// the lists, its evaluation recurses without end.
+func explainRecursion(err error, stderr []byte) error {
+	var ee *EvalError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Message, "infinite recursion") {
+		return err
+	}
+	var lists []string
+	for _, line := range strings.Split(string(stderr), "\n") {
+		mark, ok := strings.CutPrefix(line, evalMark)
+		if !ok {
+			continue
+		}
+		var at struct {
+			Lists []string `json:"lists"`
+		}
+		if json.Unmarshal([]byte(mark), &at) == nil {
+			lists = at.Lists // the last mark is the node nix failed on
+		}
+	}
+	if len(lists) > 0 {
+		ee.Message = fmt.Sprintf("%s: %s %s config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options", ee.Message, strings.Join(lists, ", "), map[bool]string{true: "reads", false: "read"}[len(lists) == 1])
+	}
+	return err
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/fixture"
 )
 
 func requireNix(t testing.TB) string {
@@ -118,9 +119,14 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 		fediversity.podRoles.roles.r.secrets.s = {
 			path = "secret/data/r/s";
 			template = "{{ .Data.x }}";
-			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; }; f = x: x; };
+			parameters = { ttl = "1h"; pkg = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; }; f = x: x; };
 		};
-		fediversity.podRoles.services.lldap.environment.TOKEN = throw "forced a variable's value";
+		# FR-002: values that are no data, which must be neither copied
+		# (the file does not exist) nor built (the builder fails).
+		fediversity.podRoles.roles.r.secrets.t = { path = ./no-such-secret-file; field = "v"; };
+		fediversity.podRoles.roles.r.ports = [ { port = 443; protocol = p: p; } ];
+		fediversity.podRoles.services.lldap.companion = "${derivation { name = "podroles-never-built"; builder = "/bin/false"; system = builtins.currentSystem; }}/bin/companion";
+		fediversity.podRoles.services.lldap.environment.TOKEN = "t";
 		fediversity.authelia.smtp.password = throw "forced the smtp password";
 		fediversity.authelia.storage.postgres.password = throw "forced the postgres password";
 	}`})
@@ -132,11 +138,52 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 	if s.Parameters["ttl"] != "1h" || s.Parameters["pkg"] != nil || s.Parameters["f"] != nil {
 		t.Errorf("parameters = %v", s.Parameters)
 	}
-	if env := nodes[0].PodRoles.Services["lldap"].Environment; !reflect.DeepEqual(env, []string{"TOKEN"}) {
-		t.Errorf("environment = %q", env)
+	if svc := nodes[0].PodRoles.Services["lldap"]; !reflect.DeepEqual(svc.Environment, []string{"TOKEN"}) || !reflect.DeepEqual(svc.Variables, map[string]string{"TOKEN": "t"}) {
+		t.Errorf("environment = %q, variables = %q", svc.Environment, svc.Variables)
 	}
 	if !nodes[0].Authelia.SMTP || !nodes[0].Authelia.Storage.Postgres {
 		t.Errorf("smtp and postgres should read as set: %+v", nodes[0].Authelia)
+	}
+	var notData []string
+	for _, d := range nodes[0].NotData {
+		notData = append(notData, d.Option()+" "+d.Kind)
+	}
+	want := []string{
+		"fediversity.podRoles.roles.r.ports[0].protocol function",
+		"fediversity.podRoles.roles.r.secrets.s.parameters.f function",
+		"fediversity.podRoles.roles.r.secrets.s.parameters.pkg derivation",
+		"fediversity.podRoles.roles.r.secrets.t.path path",
+		"fediversity.podRoles.services.lldap.companion store path",
+	}
+	if !reflect.DeepEqual(notData, want) {
+		t.Errorf("not data:\n got  %q\n want %q", notData, want)
+	}
+	t2 := nodes[0].PodRoles.Roles["r"].Secrets["t"]
+	if !strings.HasSuffix(t2.Path, "/no-such-secret-file") || strings.HasPrefix(t2.Path, "/nix/store") {
+		t.Errorf("a path literal is carried as its path, never copied: %q", t2.Path)
+	}
+	companion := *nodes[0].PodRoles.Services["lldap"].Companion
+	if _, err := os.Stat(strings.TrimSuffix(companion, "/bin/companion")); err == nil {
+		t.Errorf("the companion's derivation was built: %s", companion)
+	}
+}
+
+// TestVariablesAreStrings proves that a variable of an image whose value is
+// no string is named by its option, and that a derivation there is neither
+// built nor instantiated to say so (FR-011: Kubernetes takes strings).
+func TestVariablesAreStrings(t *testing.T) {
+	requireNix(t)
+	for value, want := range map[string]string{
+		`{ type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated"; }`: "got a derivation",
+		`x: x`:     "got a function",
+		`./a-path`: "got a path",
+		`8080`:     "got an integer",
+	} {
+		dir := writeTree(t, map[string]string{"node.nix": `{ fediversity.podRoles.services.lldap.environment.PORT = ` + value + `; }`})
+		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+		if err == nil || !strings.Contains(err.Error(), "fediversity.podRoles.services.lldap.environment.PORT: want a string") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want the option named and %q", value, err, want)
+		}
 	}
 }
 
@@ -176,7 +223,7 @@ func TestExtractFlake(t *testing.T) {
 		if nodes[0].PodRoles.Roles["sidekiq"].Units[0] != "mastodon-sidekiq-all" || nodes[0].K8sPod.Enable {
 			t.Errorf("mastodon = %+v", nodes[0].PodRoles)
 		}
-		if want := "flake:" + dir + "#mastodon"; nodes[0].Source != want {
+		if want := "flake:path:" + dir + "#mastodon"; nodes[0].Source != want {
 			t.Errorf("source = %q, want %q", nodes[0].Source, want)
 		}
 	})
@@ -441,5 +488,73 @@ func TestManyFilesInOneRequest(t *testing.T) {
 	nodes, err := extract(t, &Evaluator{}, sources)
 	if err != nil || len(nodes) != 600 || !nodes[0].NamedAfterFile {
 		t.Fatalf("%d nodes, err %v", len(nodes), err)
+	}
+}
+
+// TestK8sPodModuleAddsUnits: the units that only the k8s-pod module makes
+// (by its condition on every listed name) are named, on the nixos-lite
+// stand-in (by evaluating the node without the module too) as on the
+// module system (from the definitions' files, see testdata/modules).
+func TestK8sPodModuleAddsUnits(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{
+		"nixos-lite.nix": readRepoFile(t, "testdata/nixos-lite.nix"),
+		"node.nix": `(import ./nixos-lite.nix).nixosSystem { modules = [ {
+		  systemd.services.web = { };
+		  fediversity.podRoles.mainUnits = [ "web" "wbe" ];
+		} ]; }`,
+		"k8s-pod.nix": `{ config, ... }: {
+		  fediversity.k8sPod.enable = true;
+		  systemd.services = builtins.listToAttrs (map (name: { inherit name; value = { unitConfig.ConditionPathExists = "/run/units/${name}"; }; })
+		    config.fediversity.podRoles.mainUnits);
+		}`,
+	})
+	ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if _, ok := n.Units["wbe"]; !ok || !reflect.DeepEqual(n.K8sPod.AddedUnits, []string{"wbe"}) {
+		t.Errorf("units %v, added %v: want wbe made by the module and named so", n.Units, n.K8sPod.AddedUnits)
+	}
+	if n.ListsProbe != nil {
+		t.Errorf("nixos-lite is no module system, yet it was probed: %+v", n.ListsProbe)
+	}
+	// Without the module nothing is added, and nothing is said.
+	nodes, err = extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+	if err != nil || nodes[0].K8sPod.AddedUnits != nil {
+		t.Errorf("without a module: %v, %v", err, nodes[0].K8sPod.AddedUnits)
+	}
+}
+
+// TestModuleSystemForcesOnlyTheSurface: on a node of the real module system,
+// on k8s-pod.nix, the FR-007 probe and the naming of the units the module
+// made force no unit's body, no package and no derivation. (The module
+// system itself forces the head of each value of an attrsOf to know its
+// names, e.g. of a service's environment: that is the option type's doing,
+// and TestExtractForcesOnlyTheSurface proves podroles' projection lazy.)
+func TestModuleSystemForcesOnlyTheSurface(t *testing.T) {
+	requireNix(t)
+	fixture.NixpkgsLib(t)
+	modules := filepath.Join(fixture.RepoRoot(t), "testdata", "modules")
+	dir := writeTree(t, map[string]string{"lazy.nix": `(import ` + modules + `/nixos { }).nixosSystem { modules = [ ` + modules + `/hosts/directory ({ lib, ... }: {
+		systemd.services.nginx = { script = throw "forced a script"; serviceConfig.ExecStart = throw "forced ExecStart"; path = throw "forced a path"; environment = throw "forced the environment"; };
+		systemd.services.lldap-publish-roles.preStart = throw "forced preStart";
+		system.services.lldap.process.argv = lib.mkForce (throw "forced a modular service's command");
+		fediversity.podRoles.roles.authelia.secrets."tls.pem".parameters.csr = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; };
+		fediversity.authelia.smtp.password = throw "forced the smtp password";
+	}) ]; }`})
+	ev := &Evaluator{K8sPodModule: filepath.Join(modules, "k8s-pod.nix")}
+	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	if n.ListsProbe == nil || n.ListsProbe.Failed() || len(n.K8sPod.AddedUnits) != 0 {
+		t.Errorf("probe %+v, added units %q", n.ListsProbe, n.K8sPod.AddedUnits)
+	}
+	if len(n.NotData) != 1 || n.NotData[0].Kind != "derivation" {
+		t.Errorf("not data = %+v", n.NotData)
 	}
 }

@@ -3,28 +3,41 @@
 # system) instead of once per node.
 #
 # request (request.json beside this file) = {
-#   sources = [ { kind = "flake"; ref = "/abs/dir"; attr = "node" or null; }
+#   sources = [ { kind = "flake"; ref = "git+file:///abs/repo?dir=sub"; checkout = "/abs/repo"; attr = "node" or null; }
 #               { kind = "file"; path = "/abs/node.nix"; name = "node"; } ];
 #   k8sPodModule = "/abs/k8s-pod.nix" or null;
 # };
 #
+# Each node's entry has origin = the index of its source, which podroles
+# keeps to locate the node's definitions later (locate.nix).
+#
 # Before forcing a source's node list, and again before each node, it traces
 # `podroles-eval {"source":I,"node":N}`: when nix fails, the last such line
-# on stderr tells podroles which source and node the error belongs to.
+# on stderr tells podroles which source and node the error belongs to. Before
+# the facts of a node whose lists failed the FR-007 probe, the line also has
+# "lists": the options that read config.systemd.services.
 request:
 let
-  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; };
+  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; listsProbe = request.listsProbe or true; };
 
   mark = at: value: builtins.trace "podroles-eval ${builtins.toJSON at}" value;
 
   fromFlake = i: s:
     let
-      systems = (builtins.getFlake s.ref).nixosConfigurations or
+      flake = builtins.getFlake s.ref;
+      systems = flake.nixosConfigurations or
         (throw "podroles: flake ${s.display} has no nixosConfigurations");
       names = if s.attr == null then builtins.attrNames systems else [ s.attr ];
+      k8sPod = node.k8sPodIn { checkout = s.checkout or ""; storeRoot = flake.sourceInfo.outPath or flake.outPath; };
       one = name: mark { source = i; node = name; } (
         if systems ? ${name}
-        then node.systemFacts "nixosConfigurations.${name}" name "flake:${s.display}#${name}" systems.${name}
+        then node.systemFacts {
+          describe = "nixosConfigurations.${name}";
+          inherit name k8sPod;
+          source = "flake:${s.ref}#${name}";
+          extra.origin = i;
+          onProbeFailed = lists: mark { source = i; node = name; inherit lists; };
+        } systems.${name}
         else throw "podroles: flake ${s.display} has no nixosConfigurations.${name}; it has: ${builtins.concatStringsSep ", " (builtins.attrNames systems)}"
       );
     in
@@ -34,13 +47,21 @@ let
     [
       (mark { source = i; } (
         let
-          system = node.onK8sPod s.display (node.checked s.display (import (/. + s.path)));
+          system = node.checked s.display (import (/. + s.path));
           hostName = (node.configOf s.display system).networking.hostName or "";
-          named = builtins.isString hostName && hostName != "";
+          # A node that sets no hostName, or leaves NixOS's default, is
+          # named after its file.
+          named = builtins.isString hostName && hostName != "" && !(node.hostNameLeftDefault system);
           name = if named then hostName else s.name;
         in
         mark { source = i; node = name; } (
-          node.nodeFacts s.display ({ inherit name; source = "file:${s.display}"; } // (if named then { } else { namedAfterFile = true; })) system
+          node.systemFacts {
+            describe = s.display;
+            inherit name;
+            source = "file:${s.display}";
+            extra = { origin = i; } // (if named then { } else { namedAfterFile = true; });
+            onProbeFailed = lists: mark { source = i; node = name; inherit lists; };
+          } system
         )
       ))
     ];

@@ -1,45 +1,187 @@
 # How a NixOS system, or a plain config, becomes the facts of one node:
 # shared by extract.nix (the binary's extraction) and document.nix (the
-# flake's lib.mkCheck), so that both read a node the same way.
+# flake's lib.mkCheck), so that both read a node the same way. Builtins only:
+# the module system's own values (mkOverride, definitionsWithLocations) are
+# written and read as nixpkgs' lib makes them, without importing it.
 #
 # k8sPodModule: null, a path given as a string (from the command line), or
 # any module (from Nix): every NixOS system is extended with it before its
 # facts are read, as the k8s method evaluates it on k8s-pod.nix.
-{ k8sPodModule ? null }:
+#
+# listsProbe: whether systems of the module system are probed for FR-007
+# (false only in the benchmark that measures what the probe costs).
+{ k8sPodModule ? null, listsProbe ? true }:
 let
+  inherit (builtins) attrNames concatMap elem filter isAttrs isString listToAttrs substring stringLength tryEval deepSeq pathExists;
+
   facts = import ./facts.nix;
-  module = if builtins.isString k8sPodModule then /. + k8sPodModule else k8sPodModule;
+
+  # The file that the module system records for the definitions of a
+  # k8s-pod module that is no file of its own (an attribute set from Nix).
+  anonymousK8sPodFile = "<podroles: the k8s-pod module>";
+
+  # A k8s-pod module and the files its definitions come from. Wrapped, a
+  # module without a file gets one of its own, and a path keeps its path:
+  # a node that imports the same file itself has it once (the module system
+  # keys a file's module by its path).
+  k8sPod = module: files: {
+    module = { _file = anonymousK8sPodFile; imports = [ module ]; };
+    files = files ++ [ anonymousK8sPodFile ];
+  };
+
+  given =
+    if k8sPodModule == null then null
+    else if isString k8sPodModule then k8sPod (/. + k8sPodModule) [ k8sPodModule ]
+    else k8sPod k8sPodModule (if builtins.isPath k8sPodModule then [ (toString k8sPodModule) ] else [ ]);
+
+  # mkOverride as nixpkgs' lib writes it.
+  mkOverride = priority: content: { _type = "override"; inherit priority content; };
+
+  # A system of the module system (lib.evalModules, lib.nixosSystem): it
+  # has options and can be extended. The stand-in nixos-lite has no options.
+  isModuleSystem = system: isAttrs system && system ? options && system ? extendModules;
+
+  hasPrefix = prefix: s: substring 0 (stringLength prefix) s == prefix;
 in
 rec {
-  onK8sPod = describe: system:
-    if k8sPodModule == null then system
-    else if system ? extendModules then system.extendModules { modules = [ module ]; }
-    else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
+  # k8sPodIn { checkout, storeRoot }: the k8s-pod module for a flake's
+  # nodes. When the module given on the command line is a file of the
+  # flake's checkout that nix copied with it, the copy in the store stands
+  # in for it: a node that imports k8s-pod.nix itself imports that copy,
+  # and the module system must see one module, not two. (The copy is a
+  # string of the store, which import takes and the module system keys by
+  # the same name as the path.)
+  k8sPodIn = { checkout, storeRoot }:
+    if given == null || checkout == "" || !(isString k8sPodModule) || !(hasPrefix (checkout + "/") k8sPodModule) then given
+    else
+      let copy = storeRoot + substring (stringLength checkout) (stringLength k8sPodModule) k8sPodModule;
+      in if pathExists copy then k8sPod copy [ copy k8sPodModule ] else given;
 
   # configOf describe system: the config of a NixOS system, or a config
   # itself; anything else (a module function, a list) is refused by name.
   configOf = describe: system:
     if builtins.isFunction system then
       throw "podroles: ${describe} is a function (a NixOS module?): give the node's config attribute set, or a NixOS system such as nixpkgs.lib.nixosSystem { modules = [ ... ]; }"
-    else if !builtins.isAttrs system then
+    else if !isAttrs system then
       throw "podroles: ${describe} is a ${builtins.typeOf system}, not a node's config attribute set or a NixOS system"
     else if system ? config then system.config
     else system;
 
-  # nodeFacts describe extra system: the node's entry in the facts
-  # document, with extra (its name and source) merged in, forced whole so
-  # that an error in it surfaces here.
-  nodeFacts = describe: extra: system:
-    let
-      projected = extra // facts (configOf describe system);
-    in
-    builtins.deepSeq projected projected;
-
-  # systemFacts describe name source system: the entry of a system, on
-  # k8s-pod.nix when asked.
-  systemFacts = describe: name: source: system:
-    nodeFacts describe { inherit name source; } (onK8sPod describe (checked describe system));
-
   # checked refuses what is no system before extendModules is tried on it.
   checked = describe: system: builtins.seq (configOf describe system) system;
+
+  # hostNameLeftDefault system: whether a system of the module system left
+  # networking.hostName at the option's default (NixOS's "nixos"): no
+  # module defined it, so it names no node.
+  hostNameLeftDefault = system:
+    isModuleSystem system && (system.options.networking.hostName.highestPrio or 0) >= 1500;
+
+  # probeLists system: FR-007 on a system of the module system. The system
+  # is extended with systemd.services overridden, at the highest priority,
+  # by a value that throws; then only the three lists are forced, each under
+  # tryEval. A list that fails reads config.systemd.services, which on
+  # k8s-pod.nix (whose conditions come from the lists) is an infinite
+  # recursion. null for a system that is no module system. The files of the
+  # k8s-pod module are disabled in the probe: a node that imports it itself
+  # would otherwise recurse in the probe too (the module's definition of
+  # systemd.services is computed from the lists).
+  probeLists = k8sPodFiles: system:
+    if !listsProbe || !(isModuleSystem system) then null
+    else
+      let
+        probed = system.extendModules {
+          modules = [ {
+            _file = "<podroles: FR-007 probe>";
+            disabledModules = filter (f: hasPrefix "/" f) k8sPodFiles;
+            config.systemd.services = mkOverride 0 (throw "podroles: FR-007 probe: the lists read config.systemd.services");
+          } ];
+        };
+        podRoles = probed.config.fediversity.podRoles or { };
+        fails = v: !(tryEval (deepSeq v true)).success;
+        roles = tryEval (attrNames (podRoles.roles or { }));
+      in
+      {
+        roleNames = !roles.success;
+        roles = if roles.success then filter (r: fails (podRoles.roles.${r}.units or [ ])) roles.value else [ ];
+        mainUnits = fails (podRoles.mainUnits or [ ]);
+        sharedUnits = fails (podRoles.sharedUnits or [ ]);
+      };
+
+  probeFailed = p: p != null && (p.roleNames || p.roles != [ ] || p.mainUnits || p.sharedUnits);
+
+  # present value: whether a definition of one unit defines it, after
+  # mkIf, mkMerge, mkOverride and mkOrder: `u = mkIf false { ... }` does not.
+  present = v:
+    let type = if isAttrs v then v._type or null else null; in
+    if type == "if" then v.condition && present v.content
+    else if type == "merge" then builtins.any present v.contents
+    else if type == "override" || type == "order" then present v.content
+    else true;
+
+  # addedUnits files base onPod: the units of the node on k8s-pod.nix that
+  # the node does not have without it (FR-008 judges the lists against the
+  # node before k8s-pod.nix adds anything). On the module system, a unit
+  # whose definitions all come from the k8s-pod module's files (the
+  # conditions it puts on every listed name); elsewhere, a unit that the
+  # system without the module lacks.
+  addedUnits = files: base: onPod:
+    let
+      units = attrNames (onPod.config.systemd.services or { });
+      definitions = onPod.options.systemd.services.definitionsWithLocations;
+      own = filter (d: !(elem d.file files) && isAttrs d.value) definitions;
+      ownNames = listToAttrs (concatMap
+        (d: map (name: { inherit name; value = null; }) (filter (name: present d.value.${name}) (attrNames d.value)))
+        own);
+      before = (configOf "" base).systemd.services or { };
+    in
+    if isModuleSystem onPod && onPod.options ? systemd.services.definitionsWithLocations
+    then filter (u: !(ownNames ? ${u})) units
+    else filter (u: !(before ? ${u})) units;
+
+  # nodeFacts describe extra config: the node's entry in the facts
+  # document, with extra (its name and source, ...) merged in, forced whole
+  # so that an error in it surfaces here.
+  nodeFacts = describe: extra: config:
+    let
+      projected = facts config // extra;
+    in
+    deepSeq projected projected;
+
+  # onK8sPod { describe, k8sPod ? the module given } system: the system
+  # extended with the k8s-pod module, as the k8s method evaluates it; the
+  # system itself without a module.
+  onK8sPod = { describe, k8sPod ? given }: base:
+    if k8sPod == null then base
+    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
+    else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
+
+  # listsFailingProbe p: the options of the lists that failed the probe.
+  listsFailingProbe = p:
+    (if p.roleNames then [ "fediversity.podRoles.roles" ] else [ ])
+    ++ map (r: "fediversity.podRoles.roles.${r}.units") p.roles
+    ++ (if p.mainUnits then [ "fediversity.podRoles.mainUnits" ] else [ ])
+    ++ (if p.sharedUnits then [ "fediversity.podRoles.sharedUnits" ] else [ ]);
+
+  # systemFacts { describe, name, source, k8sPod ? the module given, extra ? { }, onProbeFailed ? _: v: v } system:
+  # the entry of a system. A system of the module system is probed for
+  # FR-007 first. With a k8s-pod module, the system is extended with it,
+  # and the units only the module made are named; unless the probe failed:
+  # on k8s-pod.nix such a node's evaluation is an infinite recursion, so its
+  # facts are those of the node as given, which says so. A node that is on
+  # k8s-pod.nix by itself cannot be saved that way: onProbeFailed lists
+  # (extract.nix traces them) lets podroles explain the infinite recursion
+  # that nix then stops with.
+  systemFacts = { describe, name, source, k8sPod ? given, extra ? { }, onProbeFailed ? _: v: v }: system:
+    let
+      base = checked describe system;
+      probe = probeLists (if k8sPod == null then [ ] else k8sPod.files) base;
+      skipK8sPod = k8sPod != null && probeFailed probe;
+      onPod = if skipK8sPod then base else onK8sPod { inherit describe k8sPod; } base;
+      config = configOf describe onPod;
+      added = if k8sPod == null || skipK8sPod then null else addedUnits k8sPod.files base onPod;
+      probeFacts = if probe == null then { } else { listsProbe = probe // (if skipK8sPod then { k8sPodModuleSkipped = true; } else { }); };
+      addedFacts = if added == null then { } else { k8sPod = (facts config).k8sPod // { addedUnits = added; }; };
+    in
+    (if probeFailed probe then onProbeFailed (listsFailingProbe probe) else (v: v))
+      (nodeFacts describe ({ inherit name source; } // extra // probeFacts // addedFacts) config);
 }

@@ -3,8 +3,11 @@ package nixeval
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -27,8 +30,15 @@ type Source struct {
 	// Display is the source as the user wrote it, for messages and for
 	// Node.Source; it never holds more than what the user typed.
 	Display string
-	// Ref is the flake reference nix gets: local paths made absolute.
+	// Ref is the flake reference nix gets: a local path resolved as nix's
+	// command line resolves it (git+file:///ROOT?dir=SUB in a git work
+	// tree, path:/DIR elsewhere).
 	Ref string
+	// Checkout is the local folder that nix copies as the flake's source
+	// (the root of the git work tree, or the flake's folder), or "" for a
+	// flake that is not local. A path in the store copy of the flake's
+	// source is this folder's file of the same relative path.
+	Checkout string
 	// Attr is the node of a flake, or "" for all of nixosConfigurations.
 	Attr string
 	// Path is the absolute path of a file or facts source.
@@ -44,9 +54,15 @@ func (s Source) String() string {
 
 // FlakeSource parses REF#NODE or REF. A fragment may also be written
 // nixosConfigurations.NODE, as in `nix build .#nixosConfigurations.NODE`.
-// A local reference (a path, or path:PATH) is made absolute, because nix
-// resolves it against its own working directory and builtins.getFlake
-// refuses relative paths.
+//
+// A local reference is resolved as nix's command line resolves it (nix
+// eval, nix build, nix flake check, nixos-rebuild --flake), because
+// builtins.getFlake, which podroles evaluates through, reads a bare path
+// differently: `.`, `./dir` or `/abs/dir` in a git work tree is the flake
+// `git+file:///ROOT?dir=SUB`, which sees only the files git tracks (staged or
+// committed, dirty or not); outside one it is `path:/abs/dir`, which sees
+// every file. A bare name such as `hosts` is the flake registry's entry, as
+// for nix. `path:DIR` keeps its meaning, made absolute.
 func FlakeSource(arg string) (Source, error) {
 	ref, attr, _ := strings.Cut(arg, "#")
 	attr = strings.TrimPrefix(attr, "nixosConfigurations.")
@@ -57,21 +73,137 @@ func FlakeSource(arg string) (Source, error) {
 		return Source{}, fmt.Errorf("flake %q: %q is no node name; write REF#NODE for nixosConfigurations.NODE", arg, attr)
 	}
 	s := Source{Kind: SourceFlake, Display: ref, Ref: ref, Attr: attr}
-	local, isPath := strings.CutPrefix(ref, "path:")
-	if isPath || !strings.Contains(ref, ":") {
-		abs, err := filepath.Abs(local)
-		if err != nil {
-			return Source{}, fmt.Errorf("flake %s: %w", ref, err)
+	var err error
+	switch {
+	case flakeID.MatchString(ref):
+		if _, statErr := os.Stat(filepath.Join(ref, "flake.nix")); statErr == nil {
+			return Source{}, fmt.Errorf("flake %s: nix reads %s as the flake registry's entry flake:%s, not as the folder %s; write ./%s", ref, ref, ref, ref, ref)
 		}
-		if _, err := os.Stat(filepath.Join(abs, "flake.nix")); err != nil {
-			return Source{}, fmt.Errorf("flake %s: no flake.nix in %s", ref, local)
+	case strings.HasPrefix(ref, "path:"):
+		s.Ref, s.Checkout, err = pathURL(ref)
+	case urlScheme.MatchString(ref):
+		if u, parseErr := url.Parse(ref); parseErr == nil && u.Scheme == "git+file" {
+			s.Checkout = u.Path
 		}
-		s.Ref = abs
-		if isPath {
-			s.Ref = "path:" + abs
-		}
+	default:
+		s.Ref, s.Checkout, err = resolveLocalFlake(ref)
+	}
+	if err != nil {
+		return Source{}, fmt.Errorf("flake %s: %w", ref, err)
 	}
 	return s, nil
+}
+
+var (
+	// flakeID is nix's short form of a registry entry: an identifier,
+	// optionally with /REF or /REV (nixpkgs, nixpkgs/nixos-26.05).
+	flakeID = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]*(/[a-zA-Z0-9@][a-zA-Z0-9_.@+-]*(/[a-zA-Z0-9@][a-zA-Z0-9_.@+-]*)?)?$`)
+	// urlScheme starts a URL (github:, git+https:, tarball+file:, ...).
+	urlScheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+)
+
+// pathURL makes the folder of a path: reference absolute, since
+// builtins.getFlake refuses a relative one.
+func pathURL(ref string) (resolved, checkout string, err error) {
+	local, query, _ := strings.Cut(strings.TrimPrefix(ref, "path:"), "?")
+	abs, err := filepath.Abs(local)
+	if err != nil {
+		return "", "", err
+	}
+	dir := abs
+	if q, qErr := url.ParseQuery(query); qErr == nil && q.Get("dir") != "" {
+		dir = filepath.Join(abs, q.Get("dir"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "flake.nix")); err != nil {
+		return "", "", fmt.Errorf("no flake.nix in %s", dir)
+	}
+	resolved = "path:" + abs
+	if query != "" {
+		resolved += "?" + query
+	}
+	return resolved, abs, nil
+}
+
+// resolveLocalFlake resolves a path to a flake as nix's command line does:
+// the folder, or the first one above it that holds a flake.nix (the search
+// stops at the root of a git work tree); then the first folder at or above
+// that holds .git. In a git work tree the flake is git+file://ROOT with
+// ?dir= the flake's folder below the root; elsewhere path:FOLDER.
+func resolveLocalFlake(ref string) (resolved, checkout string, err error) {
+	local, rawQuery, _ := strings.Cut(ref, "?")
+	query, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", "", fmt.Errorf("query %q: %w", rawQuery, err)
+	}
+	dir, err := filepath.Abs(local)
+	if err != nil {
+		return "", "", err
+	}
+	// Newer nix resolves symlinks here (nix 2.8 refuses a link).
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	info, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("no such folder %s", local)
+	case !info.IsDir() && filepath.Base(dir) == "flake.nix":
+		dir = filepath.Dir(dir)
+	case !info.IsDir():
+		return "", "", fmt.Errorf("%s is not a folder that holds a flake.nix", local)
+	}
+	for !exists(filepath.Join(dir, "flake.nix")) {
+		if exists(filepath.Join(dir, ".git")) || dir == "/" {
+			return "", "", fmt.Errorf("no flake.nix in %s or above it", local)
+		}
+		dir = filepath.Dir(dir)
+	}
+
+	root, sub := dir, ""
+	for !exists(filepath.Join(root, ".git")) {
+		if root == "/" {
+			if rawQuery != "" {
+				return "", "", fmt.Errorf("nix ignores ?%s on a flake outside a git work tree; name the flake's folder itself", rawQuery)
+			}
+			return "path:" + dir, dir, nil
+		}
+		sub = filepath.Join(filepath.Base(root), sub)
+		root = filepath.Dir(root)
+	}
+	if sub != "" {
+		if query.Has("dir") {
+			return "", "", fmt.Errorf("?dir=%s, but the flake's folder is %s of the git work tree %s; give one of them", query.Get("dir"), sub, root)
+		}
+		query.Set("dir", sub)
+	}
+	if exists(filepath.Join(root, ".git", "shallow")) {
+		query.Set("shallow", "1")
+	}
+	if err := tracked(root, filepath.Join(query.Get("dir"), "flake.nix")); err != nil {
+		return "", "", err
+	}
+	u := url.URL{Scheme: "git+file", Path: root, RawQuery: query.Encode()}
+	return u.String(), root, nil
+}
+
+// tracked fails when git does not track file of the work tree at root:
+// nix copies only what git tracks, so its error would name a path in the
+// store that does not exist.
+func tracked(root, file string) error {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil // nix, which runs git itself, will say so
+	}
+	out, err := exec.Command(git, "-C", root, "ls-files", "--", file).Output()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		return nil
+	}
+	return fmt.Errorf("git does not track %s in the work tree %s, and nix reads a flake in a git work tree from the files git tracks; git add %s", file, root, file)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // FileSource names a .nix file whose value is a node's config attribute set
@@ -116,7 +248,11 @@ func GuessSource(arg string) (Source, error) {
 	}
 }
 
-// fileNodeName is the name of a file's node when it sets no hostName.
+// fileNodeName is the name of a file's node when it sets no hostName: its
+// base name, or for a default.nix (imported as its folder), the folder's.
 func fileNodeName(path string) string {
+	if filepath.Base(path) == "default.nix" {
+		return filepath.Base(filepath.Dir(path))
+	}
 	return strings.TrimSuffix(filepath.Base(path), ".nix")
 }

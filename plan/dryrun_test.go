@@ -56,6 +56,12 @@ func TestPlanPassesServerSideDryRun(t *testing.T) {
 			if *got.Spec.Replicas != *d.Spec.Replicas {
 				t.Errorf("Deployment %s: replicas %d", d.Name, *got.Spec.Replicas)
 			}
+			// A Deployment's template is validated as a pod only when the
+			// ReplicaSet creates one: dry-run that pod too.
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: d.Name + "-", Namespace: "social", Labels: d.Spec.Template.Labels, Annotations: d.Spec.Template.Annotations}, Spec: d.Spec.Template.Spec}
+			if _, err := client.CoreV1().Pods("social").Create(ctx, pod, dry); err != nil {
+				t.Errorf("%s: a pod of Deployment %s: %v", file, d.Name, err)
+			}
 		}
 		for _, svc := range p.Services {
 			if _, err := client.CoreV1().Services("social").Create(ctx, svc, dry); err != nil {

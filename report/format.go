@@ -11,10 +11,19 @@ import (
 // Formats a report can be written in.
 var Formats = []string{"text", "json", "junit"}
 
-// CheckFormat refuses a format that is not one of Formats.
-func CheckFormat(format string) error {
-	if !slices.Contains(Formats, format) {
-		return fmt.Errorf("--format %q: want one of %s", format, strings.Join(Formats, ", "))
+// LocatedFormats are the formats of a report whose entries have places in
+// files, as the findings of podroles check do: Formats, GitHub's workflow
+// commands and SARIF.
+var LocatedFormats = append(slices.Clip(Formats), "github", "sarif")
+
+// CheckFormat refuses a format that is not one of formats (by default,
+// Formats).
+func CheckFormat(format string, formats ...string) error {
+	if len(formats) == 0 {
+		formats = Formats
+	}
+	if !slices.Contains(formats, format) {
+		return fmt.Errorf("--format %q: want one of %s", format, strings.Join(formats, ", "))
 	}
 	return nil
 }

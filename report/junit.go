@@ -32,8 +32,12 @@ type Suite struct {
 
 // Case is one <testcase>.
 type Case struct {
-	Name      string   `xml:"name,attr"`
-	ClassName string   `xml:"classname,attr"`
+	Name      string `xml:"name,attr"`
+	ClassName string `xml:"classname,attr"`
+	// File and Line place the case's failure in a file, as the JUnit
+	// readers of GitLab, Jenkins and the test-reporter actions take them.
+	File      string   `xml:"file,attr,omitempty"`
+	Line      int      `xml:"line,attr,omitempty"`
 	Time      float64  `xml:"time,attr"`
 	Failure   *Failure `xml:"failure,omitempty"`
 	Skipped   *Skipped `xml:"skipped,omitempty"`

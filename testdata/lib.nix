@@ -3,11 +3,15 @@
 # Builtins only: the fixtures evaluate with the real nix and no nixpkgs.
 rec {
   # Merges b into a: attribute sets merge, anything else in b replaces a.
+  # The names that b sets keep their positions in b's file, so that a
+  # finding's location is the fixture's line (builtins.mapAttrs would lose
+  # them; it touches only the names that merge or are replaced).
   update = a: b:
-    a // builtins.mapAttrs
-      (name: v: if builtins.isAttrs v && builtins.isAttrs (a.${name} or null) && !(v ? _replace) then update a.${name} v else removeAttrs' v)
-      b;
-  removeAttrs' = v: if builtins.isAttrs v && v ? _replace then v._replace else v;
+    let
+      merges = name: v: builtins.isAttrs v && (v ? _replace || builtins.isAttrs (a.${name} or null));
+      merged = builtins.removeAttrs b (builtins.filter (name: !(merges name b.${name})) (builtins.attrNames b));
+    in
+    a // b // builtins.mapAttrs (name: v: if v ? _replace then v._replace else update a.${name} v) merged;
 
   # replace v: in an update, take v as it is instead of merging it.
   replace = v: { _replace = v; };

@@ -4,8 +4,8 @@
 # and no request (PR201), a role with an unknown service (PR203), secrets
 # on a role of the node's image (PR301), a port the firewall does not open
 # (PR401), lldap on localhost (PR502) and authelia with no smtp (PR514).
-# want: PR101 unit mastodon-sidekiq
-# want: PR102 unit node-exporter
+# want: PR101 unit mastodon-sidekiq at FR013-off-k8s-only-names.nix:18:5
+# want: PR102 unit node-exporter at FR013-off-k8s-only-names.nix:24:5
 let lib = import ../lib.nix; in
 lib.node {
   fediversity.k8sPod.enable = false;

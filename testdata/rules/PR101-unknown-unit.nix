@@ -1,6 +1,6 @@
-# want: PR101 unit app-workr
-# want: PR101 unit nginx.service
-# want: PR103 unit app-worker
+# want: PR101 unit app-workr at PR101-unknown-unit.nix:6:3
+# want: PR101 unit nginx.service at PR101-unknown-unit.nix:7:3
+# want: PR103 unit app-worker at ../lib.nix:31:7
 let lib = import ../lib.nix; in
 lib.node {
   fediversity.podRoles.roles.worker.units = [ "app-workr" ];

@@ -1,4 +1,4 @@
-# want: PR102 unit mastodon-sidekiq-all
+# want: PR102 unit mastodon-sidekiq-all at PR102-unit-in-role-and-main.nix:5:56
 let lib = import ../lib.nix; in
 lib.node {
   systemd.services.mastodon-sidekiq-all = { };

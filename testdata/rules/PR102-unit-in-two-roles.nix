@@ -1,4 +1,4 @@
-# want: PR102 unit mastodon-sidekiq-all
+# want: PR102 unit mastodon-sidekiq-all at PR102-unit-in-two-roles.nix:6:31
 let lib = import ../lib.nix; in
 lib.node {
   systemd.services.mastodon-sidekiq-all = { };

@@ -1,4 +1,4 @@
-# want: PR303 secret db.env
+# want: PR303 secret db.env at PR303-template-with-encoding-and-variable.nix:5:5
 let lib = import ../lib.nix; in
 lib.node {
   fediversity.podRoles.roles.lldap.secrets."db.env" = {

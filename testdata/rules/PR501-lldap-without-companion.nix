@@ -1,4 +1,4 @@
-# want: PR501 role lldap
+# want: PR501 role lldap at PR501-lldap-without-companion.nix:4:3
 let lib = import ../lib.nix; in
 lib.node {
   fediversity.podRoles.roles.lldap.companion = false;

@@ -1,5 +1,5 @@
 # fediversity.lldap.host left at its default, localhost.
-# want: PR502 role lldap
+# want: PR502 role lldap at ../lib.nix:53:9
 let lib = import ../lib.nix; in
 lib.node {
   fediversity.lldap = lib.replace {

@@ -1,4 +1,4 @@
-# want: PR607 role sidekiq_all
+# want: PR607 role sidekiq_all at PR607-role-name-underscore.nix:5:3
 let lib = import ../lib.nix; in
 lib.node {
   systemd.services.mastodon-sidekiq-all = { };

@@ -24,6 +24,10 @@ type SourceOptions struct {
 	nix          string
 	timeout      time.Duration
 	showTrace    bool
+
+	// Evaluator is the one Load ran, which knows where each node came
+	// from (for the locations of findings).
+	Evaluator *nixeval.Evaluator
 }
 
 // AddFlags adds the flags to cmd.
@@ -79,6 +83,7 @@ func (o *SourceOptions) Load(ctx context.Context, args []string, errOut io.Write
 		return nil, err
 	}
 	ev := &nixeval.Evaluator{Nix: o.nix, Timeout: o.timeout, ShowTrace: o.showTrace, K8sPodModule: o.k8sPodModule}
+	o.Evaluator = ev
 	progress := IsTerminal(errOut)
 	if progress {
 		fmt.Fprintf(errOut, "evaluating %d source(s) with nix...", len(sources))

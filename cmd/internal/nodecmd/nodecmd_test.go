@@ -68,6 +68,17 @@ func TestCheckBrokenJSON(t *testing.T) {
 				Rule, Spec, Severity, Node string
 				Subject                    struct{ Kind, Name string }
 				Message                    string
+				Location                   *struct {
+					File         string
+					Line, Column int
+				}
+				Notes []struct {
+					Message  string
+					Location *struct {
+						File         string
+						Line, Column int
+					}
+				}
 			}
 		}
 	}
@@ -88,8 +99,16 @@ func TestCheckBrokenJSON(t *testing.T) {
 		f.Subject.Kind != "unit" || f.Subject.Name != "mastodon-sidekiq-all" || !strings.Contains(f.Message, "did you mean mastodon-sidekiq-default?") {
 		t.Errorf("first finding = %+v", f)
 	}
-	if len(broken.RulesRun) != len(checks.Rules()) || len(broken.RulesSkipped) != 0 {
-		t.Errorf("on k8s every rule runs: ran %d, skipped %d", len(broken.RulesRun), len(broken.RulesSkipped))
+	// The example is outside the working directory (the package's
+	// folder), so its path is absolute; line 13 lists the old name.
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	if l := f.Location; l == nil || l.File != example || l.Line != 13 || l.Column == 0 {
+		t.Errorf("first finding's location = %+v", f.Location)
+	}
+	// On k8s every rule runs, but the FR-007 probe, which a plain config
+	// cannot have.
+	if len(broken.RulesRun) != len(checks.Rules())-1 || len(broken.RulesSkipped) != 1 || broken.RulesSkipped[0].Rule != "PR106" {
+		t.Errorf("on k8s every rule runs: ran %d, skipped %+v", len(broken.RulesRun), broken.RulesSkipped)
 	}
 	if len(vm.RulesSkipped) == 0 || !strings.HasPrefix(vm.RulesSkipped[0].Reason, "FR-013") {
 		t.Errorf("off k8s the k8s rules are skipped with FR-013: %+v", vm.RulesSkipped)
@@ -160,6 +179,20 @@ func TestFactsRoundTrip(t *testing.T) {
 	var a, b checks.Report
 	json.Unmarshal([]byte(direct.Out), &a)
 	json.Unmarshal([]byte(fromFacts.Out), &b)
+	// Facts carry no places in files: only nix, which a check of facts
+	// does not run, locates a finding.
+	located := 0
+	for _, res := range a.Nodes {
+		for i := range res.Findings {
+			if res.Findings[i].Location != nil {
+				located++
+			}
+			res.Findings[i].Location, res.Findings[i].Notes = nil, nil
+		}
+	}
+	if located == 0 {
+		t.Error("the check with nix located no finding")
+	}
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("--facts gives other findings:\n%s\n%s", direct.Out, fromFacts.Out)
 	}
@@ -235,6 +268,52 @@ func TestReadmeListsEveryRule(t *testing.T) {
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README.md lacks the row\n%s", row)
 		}
+	}
+}
+
+// TestCheckGitHubAndSARIF: the two formats of CI on a broken example, each
+// finding at its file and line, with the exit code of the check.
+func TestCheckGitHubAndSARIF(t *testing.T) {
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	r := run(t, "check", "--format", "github", example)
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Out), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "::error file="+example+",line=13,col=66,title=PR101::node mastodon, unit mastodon-sidekiq-all: ") ||
+		!strings.HasPrefix(lines[4], "::warning file=") || lines[5] != "1 node checked: 4 errors, 1 warning: failed" {
+		t.Errorf("--format github:\n%s", r.Out)
+	}
+
+	out := filepath.Join(t.TempDir(), "check.sarif")
+	r = run(t, "check", "--format", "sarif", "--output", out, example)
+	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, example+":13:66: error PR101") {
+		t.Fatalf("exit %d; the text report goes to the log:\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Version string
+		Runs    []struct {
+			Results []struct {
+				RuleID    string
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine, StartColumn int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Results) != 5 {
+		t.Fatalf("SARIF %v:\n%s", err, data)
+	}
+	first := log.Runs[0].Results[0]
+	if loc := first.Locations[0].PhysicalLocation; first.RuleID != "PR101" || loc.ArtifactLocation.URI != "file://"+example || loc.Region.StartLine != 13 || loc.Region.StartColumn != 66 {
+		t.Errorf("first result %+v", first)
 	}
 }
 

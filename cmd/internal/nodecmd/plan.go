@@ -36,10 +36,15 @@ func NewPlanCmd(io *cli.Streams) *cobra.Command {
 		Short: "Print the Kubernetes objects the k8s method must make of nodes",
 		Long: `Prints, for each node on k8s-pod.nix, the Deployment <node> of the main pod,
 and for each requested role the Deployment <node>-<role> with its replicas,
-image and containers (the service, the companion, the secrets sidecar) and
-the Service <node>-<role> with exactly its ports, each pod template
-annotated with the units its pods may run. A node with errors of podroles
-check is refused.`,
+image and containers (the service with its variables, the companion, the
+OpenBao agent as a sidecar that starts first and alone holds the pod's
+identity) and the Service <node>-<role> with exactly its ports, each pod
+template annotated with the units its pods may run. A node with errors of
+podroles check is refused.
+
+Image references not given by --node-image, --service-image or
+--sidecar-image are placeholders, named in the YAML's comments (on standard
+error with --format json).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
 			return RunPlan(cmd.Context(), o)
@@ -78,6 +83,9 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	plans, err := Plans(nodes, opts)
 	if err != nil {
 		return err
+	}
+	if note := plan.PlaceholderNote(plans); note != "" && o.Format != "yaml" {
+		fmt.Fprintf(o.IO.ErrOut, "podroles plan: %s\n", note)
 	}
 	return cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return plan.Write(w, o.Format, plans) })
 }

@@ -1,0 +1,209 @@
+package nixeval
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fediversity/podroles/facts"
+	"github.com/tidwall/gjson"
+)
+
+// origin is where a node that Extract read came from.
+type origin struct {
+	source Source
+	// attr is the node's attribute under a flake's nixosConfigurations.
+	attr string
+	// onK8sPod is true when extraction read the node extended with the
+	// k8s-pod module: the locations must come from the same system.
+	onK8sPod bool
+}
+
+// remember records the origin of each node of an extraction: extract.nix
+// gives each the index of its source.
+func (e *Evaluator) remember(sources []Source, out gjson.Result, nodes []*facts.Node) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.origins == nil {
+		e.origins = map[facts.NodeRef]origin{}
+	}
+	for j, v := range out.Array() {
+		i := v.Get("origin")
+		if j >= len(nodes) || i.Type != gjson.Number || int(i.Int()) < 0 || int(i.Int()) >= len(sources) {
+			continue
+		}
+		n, s := nodes[j], sources[i.Int()]
+		o := origin{source: s, onK8sPod: e.K8sPodModule != "" && (n.ListsProbe == nil || !n.ListsProbe.K8sPodModuleSkipped)}
+		if s.Kind == SourceFlake {
+			o.attr = n.Name
+		}
+		e.origins[n.Ref()] = o
+	}
+}
+
+type locateRequest struct {
+	Sources      []requestSource `json:"sources"`
+	K8sPodModule *string         `json:"k8sPodModule"`
+	Nodes        []locateNode    `json:"nodes"`
+	// ReadModules lets locate.nix read a module-system node's modules
+	// again, for the positions of options' own names and the definitions
+	// that lost.
+	ReadModules bool `json:"readModules"`
+}
+
+type locateNode struct {
+	Source   int               `json:"source"`
+	Attr     string            `json:"attr,omitempty"`
+	OnK8sPod bool              `json:"onK8sPod"`
+	Queries  []facts.OptionRef `json:"queries"`
+}
+
+// Locate finds where nodes define what option references name: for each
+// node in queries, for each of its references, the definitions, in the
+// order of the references. It is podroles' second, lazy pass: one nix
+// process for the nodes asked about only, each evaluated again as Extract
+// read it, forcing nothing but the definitions asked for; a caller asks
+// only about nodes with findings, so a clean node costs nothing more.
+//
+// Only nodes that this evaluator's Extract read can be located: the others
+// (read from facts documents) are left out of the answer. Files in the store
+// copy of a local flake's source are given as the checkout's files; every
+// file is an absolute path.
+func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]facts.OptionRef) (map[facts.NodeRef][][]facts.Definition, error) {
+	e.mu.Lock()
+	var names []facts.NodeRef
+	for name := range queries {
+		if _, ok := e.origins[name]; ok && len(queries[name]) > 0 {
+			names = append(names, name)
+		}
+	}
+	slices.SortFunc(names, func(a, b facts.NodeRef) int { return strings.Compare(a.Name+"\x00"+a.Source, b.Name+"\x00"+b.Source) })
+	origins := make([]origin, len(names))
+	for i, name := range names {
+		origins[i] = e.origins[name]
+	}
+	e.mu.Unlock()
+	if len(names) == 0 {
+		return map[facts.NodeRef][][]facts.Definition{}, nil
+	}
+
+	req := locateRequest{ReadModules: true}
+	var sources []Source
+	index := map[Source]int{}
+	for i, name := range names {
+		o := origins[i]
+		at, ok := index[o.source]
+		if !ok {
+			rs, err := requestSourceOf(o.source)
+			if err != nil {
+				return nil, err
+			}
+			at = len(sources)
+			index[o.source] = at
+			sources = append(sources, o.source)
+			req.Sources = append(req.Sources, rs)
+		}
+		// The node's own file needs no nix.
+		asked := slices.DeleteFunc(slices.Clone(queries[name]), func(r facts.OptionRef) bool { return len(r.Path) == 0 })
+		req.Nodes = append(req.Nodes, locateNode{Source: at, Attr: o.attr, OnK8sPod: o.onK8sPod, Queries: asked})
+	}
+	var err error
+	if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
+		return nil, err
+	}
+	var out gjson.Result
+	if slices.ContainsFunc(req.Nodes, func(n locateNode) bool { return len(n.Queries) > 0 }) {
+		out, err = e.evalJSON(ctx, "locate.nix", req, sources)
+	} else {
+		out = gjson.Parse(strings.Repeat(`{"root":null,"queries":[]},`, len(names)-1) + `{"root":null,"queries":[]}`)
+		out = gjson.Parse("[" + out.Raw + "]")
+	}
+	if err != nil && ctx.Err() == nil {
+		// Reading the modules again forces a little more than the module
+		// system did; should that fail, what options keep still gives the
+		// files and the positions below them.
+		req.ReadModules = false
+		var again error
+		if out, again = e.evalJSON(ctx, "locate.nix", req, sources); again == nil {
+			err = nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locate the definitions: %w", err)
+	}
+
+	answers := out.Array()
+	if len(answers) != len(names) {
+		return nil, fmt.Errorf("locate the definitions: nix answered for %d nodes of %d", len(answers), len(names))
+	}
+	found := make(map[facts.NodeRef][][]facts.Definition, len(names))
+	for i, name := range names {
+		root := answers[i].Get("root").String()
+		answered := answers[i].Get("queries").Array()
+		var perQuery [][]facts.Definition
+		for _, r := range queries[name] {
+			if len(r.Path) == 0 {
+				perQuery = append(perQuery, origins[i].home())
+				continue
+			}
+			if len(answered) == 0 {
+				return nil, fmt.Errorf("locate the definitions: nix answered fewer queries than asked for node %s", name)
+			}
+			q := answered[0]
+			answered = answered[1:]
+			defs := []facts.Definition{}
+			for _, d := range q.Array() {
+				defs = append(defs, facts.Definition{
+					Location: facts.Location{
+						File:   checkoutFile(d.Get("file").String(), root, origins[i].source.Checkout),
+						Line:   int(d.Get("line").Int()),
+						Column: int(d.Get("column").Int()),
+					},
+					Priority: int(d.Get("priority").Int()),
+					Lost:     d.Get("lost").Bool(),
+				})
+			}
+			perQuery = append(perQuery, defs)
+		}
+		found[name] = perQuery
+	}
+	return found, nil
+}
+
+// checkoutFile gives a file of the store copy of a flake's source (root) as
+// the file of the same relative path in the local checkout it was copied
+// from, so that editors and CI annotations land on the file the user edits.
+func checkoutFile(file, root, checkout string) string {
+	if root == "" || checkout == "" {
+		return file
+	}
+	if rel, ok := strings.CutPrefix(file, root+"/"); ok {
+		return filepath.Join(checkout, rel)
+	}
+	return file
+}
+
+// home is the node's own file, where a finding that nix cannot place in
+// a definition belongs: the file of a file source, the flake.nix of a local
+// flake.
+func (o origin) home() []facts.Definition {
+	var file string
+	switch {
+	case o.source.Kind == SourceFile:
+		file = o.source.Path
+	case o.source.Kind == SourceFlake && o.source.Checkout != "":
+		dir := ""
+		if _, query, ok := strings.Cut(o.source.Ref, "?"); ok {
+			if q, err := url.ParseQuery(query); err == nil {
+				dir = q.Get("dir")
+			}
+		}
+		file = filepath.Join(o.source.Checkout, dir, "flake.nix")
+	default:
+		return nil
+	}
+	return []facts.Definition{{Location: facts.Location{File: file}, Priority: facts.PriorityPlain}}
+}

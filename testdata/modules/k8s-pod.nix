@@ -1,0 +1,30 @@
+# The platform's k8s-pod.nix as the spec describes it, for tests: it puts the
+# node on the k8s method, lists the units of NixOS and of the platform, and
+# puts a condition on every unit that the lists name, so that a unit starts
+# only in the pods its list permits. As on the platform, a condition on a
+# name makes a unit of that name: a wrong name in a list does not fail by
+# itself (User Story 2).
+{ config, lib, ... }:
+let
+  roles = config.fediversity.podRoles;
+  listed = lib.unique (lib.concatLists (lib.mapAttrsToList (_: role: role.units) roles.roles) ++ roles.mainUnits ++ roles.sharedUnits);
+in
+{
+  fediversity.k8sPod = {
+    enable = true;
+    platformUnits = [ "nscd" "systemd-tmpfiles-resetup" ];
+  };
+
+  # The method writes, in each pod, a file per unit that the pod may run.
+  systemd.services = lib.genAttrs listed (name: {
+    unitConfig.ConditionPathExists = "/run/k8s-pod/units/${name}";
+  });
+
+  # FR-008 and FR-014 as the platform's module asserts them; only a build of
+  # the toplevel reads them. The names are judged after the conditions above
+  # made their units, which is why a wrong name passes here.
+  assertions = map (name: {
+    assertion = config.systemd.services ? ${name};
+    message = "fediversity.podRoles: unit ${name} does not exist";
+  }) listed;
+}

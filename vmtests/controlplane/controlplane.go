@@ -61,6 +61,15 @@ type Options struct {
 	Loopback string
 	// Nodes adds the controllers, the scheduler and a fake node.
 	Nodes bool
+	// RealNode readies the control plane for a real kubelet instead of
+	// the fake node: the API server gets a client certificate of its CA
+	// for the kubelets, and verifies theirs with its CA. With Nodes, no
+	// fake node starts: the caller starts the real one (vmtests/kubenode).
+	RealNode bool
+	// ServiceCIDR is where Services get their cluster IPs, 10.96.0.0/16
+	// when empty (never dialled from the host: traffic goes to loopback);
+	// a real node's service proxy serves the range it is given.
+	ServiceCIDR string
 	// Detached processes outlive the process that started them.
 	Detached bool
 	// APIServerFlags are more flags of kube-apiserver (a real node's
@@ -139,6 +148,23 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	files := map[string][]byte{"ca.pem": ca.PEM, "serving.pem": serving, "serving.key": servingKey, "admin.pem": admin, "admin.key": adminKey, "sa.key": saKey, "sa.pub": saPub}
+	if o.ServiceCIDR == "" {
+		o.ServiceCIDR = "10.96.0.0/16"
+	}
+	var realNodeFlags []string
+	if o.RealNode {
+		// A real kubelet authenticates the API server's exec, port-forward
+		// and logs with x509, and asks the API server whether it may.
+		kubeletClient, kubeletClientKey, err := ca.IssueClient("kube-apiserver-kubelet-client", "system:masters")
+		if err != nil {
+			return nil, err
+		}
+		files["kubelet-client.pem"], files["kubelet-client.key"] = kubeletClient, kubeletClientKey
+		realNodeFlags = []string{
+			"--kubelet-client-certificate", filepath.Join(cpDir, "kubelet-client.pem"), "--kubelet-client-key", filepath.Join(cpDir, "kubelet-client.key"),
+			"--kubelet-certificate-authority", filepath.Join(cpDir, "ca.pem"),
+		}
+	}
 	for name, data := range files {
 		if err := writeFile(filepath.Join(cpDir, name), data, 0o600); err != nil {
 			return nil, err
@@ -153,13 +179,12 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", filepath.Join(cpDir, "sa.pub"),
 		"--service-account-signing-key-file", filepath.Join(cpDir, "sa.key"),
-		// Never dialled: traffic goes to loopback only.
-		"--service-cluster-ip-range", "10.96.0.0/16",
+		"--service-cluster-ip-range", o.ServiceCIDR,
 		"--authorization-mode", "Node,RBAC",
 		"--endpoint-reconciler-type", "none",
 		"--kubelet-preferred-address-types", "InternalIP",
 		"--disable-admission-plugins", "ServiceAccount",
-	}, o.APIServerFlags...), procgroup.Options{Dir: cpDir})
+	}, append(realNodeFlags, o.APIServerFlags...)...), procgroup.Options{Dir: cpDir})
 	if err != nil {
 		return nil, err
 	}
@@ -177,19 +202,24 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	if o.Nodes {
-		if err := cp.startNodes(ctx, o.Loopback); err != nil {
+		if err := cp.startNodes(ctx, o.Loopback, !o.RealNode); err != nil {
 			return nil, err
 		}
 	}
 	return cp, nil
 }
 
-// startNodes starts the controllers that turn Deployments into pods, the
-// scheduler, and kwok with a node of its own at loopback's .70: what kwok
-// serves exec and port-forward on, and the InternalIP of the node.
-func (cp *ControlPlane) startNodes(ctx context.Context, loopback string) error {
+// startNodes starts the controllers that turn Deployments into pods and
+// Services' endpoints, the scheduler, and with fake, kwok with a node of
+// its own at loopback's .70: what kwok serves exec and port-forward on,
+// and the InternalIP of the node.
+func (cp *ControlPlane) startNodes(ctx context.Context, loopback string, fake bool) error {
 	tools := map[string]string{}
-	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages"} {
+	names := []string{"kube-controller-manager", "kube-scheduler"}
+	if fake {
+		names = append(names, "kwok", "kwok-stages")
+	}
+	for _, name := range names {
 		if tools[name] = servers.Find(name); tools[name] == "" {
 			return fmt.Errorf("control plane: %s is not built: run make servers", name)
 		}
@@ -211,12 +241,15 @@ func (cp *ControlPlane) startNodes(ctx context.Context, loopback string) error {
 		// fake node; without it no pod is scheduled.
 		{"kube-controller-manager", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
 			"--bind-address", addr, "--secure-port", strconv.Itoa(ports[0]),
-			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller"}},
+			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,endpointslice-controller,serviceaccount-controller"}},
 		{"kube-scheduler", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--bind-address", addr, "--secure-port", strconv.Itoa(ports[1])}},
 	} {
 		if _, err := cp.procs.Start(ctx, c.name, append([]string{tools[c.name]}, c.args...), procgroup.Options{Dir: cpDir}); err != nil {
 			return err
 		}
+	}
+	if !fake {
+		return nil
 	}
 	// kwok refuses to start without stages; its own fast ones come from
 	// its module, through kwok-stages.
@@ -313,9 +346,9 @@ func (cp *ControlPlane) Down() error { return cp.procs.Stop() }
 // Down stops the control plane that another process started in dir.
 func Down(dir string) error { return procgroup.StopRecorded(dir) }
 
-// CA is the PEM of the CA that signs the API server's certificate and
-// its users' client certificates.
-func (cp *ControlPlane) CA() []byte { return cp.ca.PEM }
+// CA is the control plane's CA, which signs the API server's certificate
+// and its users' client certificates: a real node's come from it too.
+func (cp *ControlPlane) CA() *pki.CA { return cp.ca }
 
 // Apply creates the objects of a plan, as the k8s method would deploy
 // them.

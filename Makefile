@@ -4,6 +4,7 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN       := bin/podroles
+CHECK_BIN := bin/podroles-check
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -51,8 +52,11 @@ nix24:
 	@scripts/build-nix.sh $(NIX24_DIR) $(NIX24_TARBALL)
 	@scripts/nix-own-root.sh $(NIX24_DIR)
 
+# Both binaries, static: podroles has every command; podroles-check the node
+# commands alone (check, facts, rules, plan), what the flake's checks run.
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(CHECK_BIN) ./cmd/podroles-check
 
 # Checks the bundled examples (they pass), then a broken one (it must fail
 # with exit 1, naming the units).

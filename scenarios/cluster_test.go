@@ -22,26 +22,31 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/nixtest"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/controlplane"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // One control plane serves every test of the package, each in namespaces
 // of its own; TestMain stops it by its processes' PIDs.
 var shared struct {
 	once sync.Once
-	cp   *vmtests.ControlPlane
+	cp   *controlplane.ControlPlane
 	dir  string
 	err  error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := vmtests.StopTestEngine(); err != nil {
+	if err := vmtest.StopEngine(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
@@ -59,7 +64,7 @@ func TestMain(m *testing.M) {
 
 // controlPlane returns the package's control plane with its KWOK node,
 // started at the first call; without make servers the test is skipped.
-func controlPlane(t *testing.T) *vmtests.ControlPlane {
+func controlPlane(t *testing.T) *controlplane.ControlPlane {
 	t.Helper()
 	shared.once.Do(func() {
 		if shared.dir, shared.err = os.MkdirTemp("", "podroles-cp-"); shared.err != nil {
@@ -67,10 +72,10 @@ func controlPlane(t *testing.T) *vmtests.ControlPlane {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared.cp, shared.err = vmtests.StartControlPlane(ctx, vmtests.ControlPlaneOptions{Dir: shared.dir, Loopback: vmtests.RandomLoopback(), Nodes: true})
+		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{Dir: shared.dir, Loopback: localenv.RandomLoopback(), Nodes: true})
 	})
 	if shared.err != nil {
-		if os.Getenv(vmtests.ServersEnv) == "" {
+		if os.Getenv(servers.DirEnv) == "" {
 			t.Skipf("%v (make test builds them)", shared.err)
 		}
 		t.Fatal(shared.err)
@@ -83,10 +88,10 @@ func controlPlane(t *testing.T) *vmtests.ControlPlane {
 type deployed struct {
 	node *facts.Node
 	plan *plan.Plan
-	pods map[string]*vmtests.BoundPod
+	pods map[string]*controlplane.BoundPod
 }
 
-func deploy(t *testing.T, ctx context.Context, cp *vmtests.ControlPlane, example, namespace string, bindings vmtests.Bindings) *deployed {
+func deploy(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, example, namespace string, bindings controlplane.Bindings) *deployed {
 	t.Helper()
 	s, err := nixeval.FileSource("../examples/" + example)
 	if err != nil {
@@ -144,14 +149,14 @@ func requirePassed(t *testing.T, results map[string]*scenarios.Result) {
 	}
 }
 
-func podsOfRole(d *deployed, role string) []*vmtests.BoundPod {
-	var out []*vmtests.BoundPod
+func podsOfRole(d *deployed, role string) []*controlplane.BoundPod {
+	var out []*controlplane.BoundPod
 	for _, p := range d.pods {
 		if p.Role == role {
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(a, b *vmtests.BoundPod) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *controlplane.BoundPod) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -274,11 +279,11 @@ func TestUnitsSuite(t *testing.T) {
 	if err := client.CoreV1().Pods("units").Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	probe := scenarios.Probe{Endpoint: "pod " + pod.Name, Expect: "to be gone", Within: 30 * time.Second}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: "pod " + pod.Name, Expect: "to be gone", Within: 30 * time.Second}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		_, err := scenarios.PodStatus(ctx, inv, pod)
 		if err == nil {
-			return scenarios.Saw("it still runs")
+			return poll.Saw("it still runs")
 		}
 		if !strings.Contains(err.Error(), "is gone: it was replaced by a new pod, not restarted in the same pod") {
 			return err
@@ -298,7 +303,7 @@ func TestUnitsSuite(t *testing.T) {
 func TestLDAPSuiteOnClusterInventory(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
-	env := vmtests.Start(t, vmtests.Options{Node: "directory"})
+	env := vmtest.NewEnv(t, localenv.Options{Node: "directory"})
 	local, err := inventory.Load(env.Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -402,11 +407,11 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	if err := client.RbacV1().RoleBindings("rbac").Delete(ctx, "reader", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	probe := scenarios.Probe{Endpoint: cp.Server, Expect: "the reader's reads to be refused", Within: 30 * time.Second}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: cp.Server, Expect: "the reader's reads to be refused", Within: 30 * time.Second}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		_, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: d.node, Dir: t.TempDir(), Direct: true})
 		if err == nil || !strings.Contains(err.Error(), "Deployment rbac/mastodon: forbidden: the kubeconfig's user needs get on deployments in namespace rbac") {
-			return scenarios.Saw("%v", err)
+			return poll.Saw("%v", err)
 		}
 		return nil
 	})
@@ -431,9 +436,9 @@ func (p *streamProxy) count(protocol string) int {
 }
 
 // start serves the proxy on loopback and returns a kubeconfig for it.
-func (p *streamProxy) start(t *testing.T, cp *vmtests.ControlPlane) string {
+func (p *streamProxy) start(t *testing.T, cp *controlplane.ControlPlane) string {
 	t.Helper()
-	cfg, err := scenarios.ClusterConfig(cp.Kubeconfig)
+	cfg, err := kube.Config(cp.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +474,7 @@ func (p *streamProxy) start(t *testing.T, cp *vmtests.ControlPlane) string {
 func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
-	env := vmtests.Start(t, vmtests.Options{Node: "directory"})
+	env := vmtest.NewEnv(t, localenv.Options{Node: "directory"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	d := deploy(t, ctx, cp, "directory.nix", "streaming", env.Bindings())
@@ -503,7 +508,7 @@ func TestRotationOnClusterInventory(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
 	// A namespace of its own on the package's control plane.
-	env := vmtests.Start(t, vmtests.Options{Node: "directory", Namespace: "rotation"})
+	env := vmtest.NewEnv(t, localenv.Options{Node: "directory", Namespace: "rotation"})
 	requireOpenBao(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -9,10 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -60,10 +60,9 @@ func needsCluster(inv *inventory.Inventory) string {
 
 // clusterView is the inventory's cluster and the node's plan.
 type clusterView struct {
-	client kubernetes.Interface
-	config *rest.Config
-	node   *facts.Node
-	plan   *plan.Plan
+	*kube.Client
+	node *facts.Node
+	plan *plan.Plan
 }
 
 // clusterPlan is the inventory's cluster, connected once per run of a
@@ -76,15 +75,15 @@ func clusterPlan(s *State) (*clusterView, error) {
 	factsFile := s.Inv.Cluster.FactsFile
 	doc, err := facts.ReadFile(factsFile)
 	if err != nil {
-		return nil, Permanent(fmt.Errorf("facts %s: %w", factsFile, err))
+		return nil, poll.Permanent(fmt.Errorf("facts %s: %w", factsFile, err))
 	}
 	i := slices.IndexFunc(doc.Nodes, func(n *facts.Node) bool { return n.Name == s.Inv.Node })
 	if i < 0 {
-		return nil, Permanent(fmt.Errorf("facts %s have no node %s", factsFile, s.Inv.Node))
+		return nil, poll.Permanent(fmt.Errorf("facts %s have no node %s", factsFile, s.Inv.Node))
 	}
 	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: s.Inv.Cluster.Namespace})
 	if err != nil {
-		return nil, Permanent(err)
+		return nil, poll.Permanent(err)
 	}
 	c.node, c.plan = doc.Nodes[i], p
 	return c, nil
@@ -95,11 +94,11 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	client, p := c.client, c.plan
+	client, p := c.Clientset, c.plan
 	var errs []error
 	for _, want := range p.Deployments {
-		probe := Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of %s", *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers)), Within: s.Patience}
-		err := Eventually(ctx, probe, func(ctx context.Context) error {
+		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of %s", *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers)), Within: s.Patience}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
 				return discoverError("Deployment", want.Namespace, want.Name, "get", err)
@@ -124,13 +123,13 @@ func containersOf(cs []corev1.Container) string {
 
 func compareDeployment(want, got *appsv1.Deployment) error {
 	if got.Spec.Replicas == nil || *got.Spec.Replicas != *want.Spec.Replicas {
-		return Saw("spec.replicas %v, planned %d", ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
+		return poll.Saw("spec.replicas %v, planned %d", ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
 	}
 	if w, g := containersOf(want.Spec.Template.Spec.Containers), containersOf(got.Spec.Template.Spec.Containers); w != g {
-		return Saw("containers %s, planned %s", g, w)
+		return poll.Saw("containers %s, planned %s", g, w)
 	}
 	if got.Status.ReadyReplicas != *want.Spec.Replicas {
-		return Saw("%d of %d replicas ready", got.Status.ReadyReplicas, *want.Spec.Replicas)
+		return poll.Saw("%d of %d replicas ready", got.Status.ReadyReplicas, *want.Spec.Replicas)
 	}
 	return nil
 }
@@ -147,7 +146,7 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	client, p := c.client, c.plan
+	client, p := c.Clientset, c.plan
 	var errs []error
 	for _, want := range p.Services {
 		got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})

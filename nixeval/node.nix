@@ -118,24 +118,46 @@ rec {
     else if type == "override" || type == "order" then present v.content
     else true;
 
+  # k8sPodFilesOf files base onPod: the files whose definitions are the k8s-pod
+  # module's: its own, and, on a node that imports the module itself, those
+  # of every module that only the k8s-pod module imports (a k8s-pod.nix of
+  # several files puts its conditions in a file it imports). The module
+  # system's graph of imports says which; a lib without it, or a node that
+  # is not on k8s-pod.nix by itself, needs no more than the files given
+  # (the node without the module then tells the rest, see addedUnits).
+  k8sPodFilesOf = files: base: onPod:
+    let
+      ofModule = m: elem m.key files || elem m.file files;
+      below = ms: concatMap (m: [ m.file ] ++ below m.imports) ms;
+      ofK8sPod = ms: concatMap (m: if ofModule m then below [ m ] else ofK8sPod m.imports) ms;
+      elsewhere = ms: concatMap (m: if ofModule m then [ ] else [ m.file ] ++ elsewhere m.imports) ms;
+      others = elsewhere onPod.graph;
+      onK8sPodByItself = (configOf "" base).fediversity.k8sPod.enable or false;
+    in
+    if !(onPod ? graph) || !onK8sPodByItself then files
+    else files ++ filter (f: !(elem f others)) (ofK8sPod onPod.graph);
+
   # addedUnits files base onPod: the units of the node on k8s-pod.nix that
   # the node does not have without it (FR-008 judges the lists against the
-  # node before k8s-pod.nix adds anything). On the module system, a unit
-  # whose definitions all come from the k8s-pod module's files (the
-  # conditions it puts on every listed name); elsewhere, a unit that the
-  # system without the module lacks.
+  # node before k8s-pod.nix adds anything): a unit that the system without
+  # the module lacks (a host's own module may put the conditions on the
+  # listed names under fediversity.k8sPod.enable); and on the module system
+  # also a unit whose definitions all come from the k8s-pod module's files
+  # (the conditions it puts on every listed name, in a node that imports
+  # the module itself and so has them without the extension too).
   addedUnits = files: base: onPod:
     let
       units = attrNames (onPod.config.systemd.services or { });
       definitions = onPod.options.systemd.services.definitionsWithLocations;
-      own = filter (d: !(elem d.file files) && isAttrs d.value) definitions;
+      k8sPodFiles = k8sPodFilesOf files base onPod;
+      own = filter (d: !(elem d.file k8sPodFiles) && isAttrs d.value) definitions;
       ownNames = listToAttrs (concatMap
         (d: map (name: { inherit name; value = null; }) (filter (name: present d.value.${name}) (attrNames d.value)))
         own);
       before = (configOf "" base).systemd.services or { };
     in
     if isModuleSystem onPod && onPod.options ? systemd.services.definitionsWithLocations
-    then filter (u: !(ownNames ? ${u})) units
+    then filter (u: !(before ? ${u}) || !(ownNames ? ${u})) units
     else filter (u: !(before ? ${u})) units;
 
   # nodeFacts describe extra config: the node's entry in the facts

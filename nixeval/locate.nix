@@ -251,7 +251,14 @@ let
           mine = if same != [ ] then same else filter (r: r.file == d.file && !r.lost) rawTop;
         in
         if mine == [ ] then null else (head mine).pos;
-      top = map (d: { inherit (d) file value; priority = option.highestPrio; lost = false; pos = positioned d; conds = [ ]; }) option.definitionsWithLocations;
+      # The module system counts an option's default as a definition (at
+      # mkOptionDefault's priority, 1500, in the file that declares it): an
+      # option the node left at its default has no definition to fix, and
+      # the finding points at the next reference (the role, ...).
+      declaredIn = map toString (option.declarations or [ ]);
+      isDefault = d: option.highestPrio >= 1500 && declaredIn != [ ] && toString d.file == head declaredIn;
+      top = map (d: { inherit (d) file value; priority = option.highestPrio; lost = false; pos = positioned d; conds = [ ]; })
+        (filter (d: !(isDefault d)) option.definitionsWithLocations);
       followed = follow ctx top rest 1 0;
       won = pick q (filter (c: !c.lost) followed);
       # Below the option, the definitions that lost are in the values of

@@ -113,7 +113,18 @@ func Locate(ctx context.Context, results []*Result, locate Locator, base string)
 // place.
 func (f *Finding) locate(defsOf func(facts.OptionRef) []facts.Definition, base string) {
 	f.Location, f.Notes = nil, nil
-	for _, r := range f.place.first {
+	// The first reference that a module of the host defines; else the
+	// first that nix locates, NixOS's own modules included (a unit of a
+	// modular service that the host never touched is fixed where the host
+	// made the service, not in the module of NixOS that made the unit).
+	// The node's own file, the last resort, is no module of the host.
+	first := slices.IndexFunc(f.place.first, func(r facts.OptionRef) bool {
+		return len(r.Path) > 0 && slices.ContainsFunc(ranked(defsOf(r), false), func(d facts.Definition) bool { return !d.OfNixOS })
+	})
+	if first < 0 {
+		first = 0
+	}
+	for _, r := range f.place.first[first:] {
 		defs := defsOf(r)
 		won := ranked(defs, false)
 		if len(won) == 0 {
@@ -144,8 +155,9 @@ func (f *Finding) note(base string, d facts.Definition, format string, args ...a
 	f.Notes = append(f.Notes, Note{Message: fmt.Sprintf(format, args...), Location: &loc})
 }
 
-// ranked returns the definitions that won (or with lost, those that lost),
-// those nix knows the line of first.
+// ranked returns the definitions that won (or with lost, those that lost):
+// the host's before NixOS's own, and of each those nix knows the line of
+// first.
 func ranked(defs []facts.Definition, lost bool) []facts.Definition {
 	var out []facts.Definition
 	for _, d := range defs {
@@ -154,6 +166,9 @@ func ranked(defs []facts.Definition, lost bool) []facts.Definition {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b facts.Definition) int {
+		if a.OfNixOS != b.OfNixOS {
+			return boolOrder(a.OfNixOS) - boolOrder(b.OfNixOS)
+		}
 		return boolOrder(a.Line == 0) - boolOrder(b.Line == 0)
 	})
 	return out

@@ -905,8 +905,9 @@ func serviceUnitInNodeImage(n *node, report reportFunc) {
 			continue
 		}
 		// The fix is to disable it: where it is enabled, else where the
-		// unit is defined.
-		place := at(opt("systemd", "services", s, "enable"), opt("systemd", "services", s))
+		// unit is defined, else (a unit only NixOS defines) where the host
+		// made the modular service.
+		place := at(opt("systemd", "services", s, "enable"), opt("systemd", "services", s), opt("system", "services", s))
 		for _, label := range n.listsNaming(s) {
 			place = place.and(n.listLabelled(label).holding(s))
 		}

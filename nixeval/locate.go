@@ -164,6 +164,7 @@ func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]fact
 					},
 					Priority: int(d.Get("priority").Int()),
 					Lost:     d.Get("lost").Bool(),
+					OfNixOS:  d.Get("ofNixOS").Bool(),
 				})
 			}
 			perQuery = append(perQuery, defs)

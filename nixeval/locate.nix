@@ -15,9 +15,10 @@
 #
 # The answer is a list with, for each node,
 #   { root = the store path of a flake's source, or null; queries = [ [ DEF ... ] ... ]; }
-# DEF = { file; line; column; priority; lost; }: line and column are null
-# where nix knows only the file; priority is that of mkOverride (100 for a
-# plain definition); lost is true for a definition whose priority lost.
+# DEF = { file; line; column; priority; lost; ofNixOS; }: line and column
+# are null where nix knows only the file; priority is that of mkOverride (100
+# for a plain definition); lost is true for a definition whose priority lost;
+# ofNixOS is true for a definition in NixOS's own modules (modulesPath).
 #
 # How nix knows where: a module-system node's options.<path> has
 # definitionsWithLocations, the file of each definition that won; below the
@@ -174,7 +175,13 @@ let
         else follow ctx
           (concatMap (u: unwrap { inherit (u) file; priority = null; lost = false; pos = null; conds = [ ]; } u.config) modules)
           prefix (length prefix) (length prefix);
-      ctx = { inherit better; };
+      ctx = { inherit better ofNixOS; };
+
+      # A file of NixOS's own modules (under modulesPath): a unit that only
+      # NixOS defines (the unit of a modular service) is fixed in the host,
+      # not there.
+      nixosDir = toString (special.modulesPath or "");
+      ofNixOS = file: nixosDir != "" && isString file && hasPrefix (nixosDir + "/") file;
 
       # The k8s-pod module's definitions come after the node's own: of a
       # unit that both define, the node's module is where to fix it.
@@ -221,6 +228,7 @@ let
       column = if pos == null then null else pos.column;
       priority = priorityOf c;
       inherit (c) lost;
+      ofNixOS = ctx.ofNixOS or (_: false) (if pos != null then pos.file else c.file);
     }];
 
   # The definitions of a plain attribute-set node: no options, no

@@ -74,3 +74,28 @@ func TestPR607SaysWhichConditionFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestPR604TemplateHintFollowsTheSecret: the template PR604 proposes for a
+// field in the URL alphabet reads the secret's own field, and says that it
+// replaces field and encoding (a template beside them is PR303's).
+func TestPR604TemplateHintFollowsTheSecret(t *testing.T) {
+	one := 1
+	field, encoding := "crt", "base64url"
+	n := &facts.Node{Name: "web", Source: "file:x.nix", Units: map[string]facts.Unit{},
+		ModularServices: []string{"api"},
+		PodRoles: facts.PodRoles{Roles: map[string]facts.Role{"api": {Replicas: &one, Service: ptr("api"),
+			Secrets: map[string]facts.Secret{"cert": {Path: "secret/data/api/tls", Field: &field, Encoding: &encoding}}}}},
+		K8sPod: facts.K8sPod{Enable: true}}
+	var msgs []string
+	for _, f := range CheckNode(n, Rules()).Findings {
+		if f.Rule == "PR604" {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	want := `{{ with secret "secret/data/api/tls" }}{{ index .Data.data "crt" | base64URLDecode }}{{ end }}`
+	if len(msgs) != 1 || !strings.Contains(msgs[0], want) || !strings.Contains(msgs[0], "in place of its field and encoding") {
+		t.Errorf("PR604 says %q, want the template %s in place of its field and encoding", msgs, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -737,7 +737,14 @@ func unknownEncoding(n *node, report reportFunc) {
 		case e == "base64":
 			hint = "write it \"base64\", in lower case"
 		case e == "base64url" || e == "urlbase64":
-			hint = fmt.Sprintf("OpenBao's agent decodes the URL alphabet with base64URLDecode, which no encoding names: give the secret a template, {{ with secret \"%s\" }}{{ index .Data.data \"FIELD\" | base64URLDecode }}{{ end }}", s.Path)
+			field, path := "FIELD", s.Path
+			if s.Field != nil && *s.Field != "" {
+				field = *s.Field
+			}
+			if path == "" {
+				path = "PATH"
+			}
+			hint = fmt.Sprintf("OpenBao's agent decodes the URL alphabet with base64URLDecode, which no encoding names: give the secret a template in place of its field and encoding (a template replaces them), {{ with secret %q }}{{ index .Data.data %q | base64URLDecode }}{{ end }}", path, field)
 		}
 		report(secret(file), at(secretOpt(roleName, file, "encoding")), "secret %s of role %s has encoding %q, which the sidecar cannot decode; the only encoding is \"base64\" (or null for none): %s", file, roleName, *s.Encoding, hint)
 	})

@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,3 +102,24 @@ func TestPR604TemplateHintFollowsTheSecret(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestRelativeThroughALinkedWorkingDirectory: nix reads a flake at its real
+// path; from a working directory reached through a link, its files are
+// still shown relative to the working directory.
+func TestRelativeThroughALinkedWorkingDirectory(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "src")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	res := []*Result{{Node: "web", Source: "flake:x#web", Findings: []Finding{{Rule: "PR101", place: at(opt("fediversity", "podRoles", "mainUnits"))}}}}
+	locator := func(context.Context, map[facts.NodeRef][]facts.OptionRef) (map[facts.NodeRef][][]facts.Definition, error) {
+		return map[facts.NodeRef][][]facts.Definition{{Name: "web", Source: "flake:x#web"}: {{{Location: facts.Location{File: filepath.Join(real, "hosts", "web.nix"), Line: 3, Column: 5}, Priority: facts.PriorityPlain}}}}, nil
+	}
+	if err := Locate(t.Context(), res, locator, link); err != nil {
+		t.Fatal(err)
+	}
+	if got := res[0].Findings[0].Location; got == nil || got.File != filepath.Join("hosts", "web.nix") {
+		t.Errorf("location %v, want hosts/web.nix", got)
+	}
+}

@@ -38,7 +38,7 @@ let
     genericClosure head isAttrs isFunction isList isPath isString length
     mapAttrs removeAttrs seq substring stringLength tail tryEval unsafeGetAttrPos;
 
-  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; };
+  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; };
 
   imap1 = f: list: genList (i: f (i + 1) (elemAt list i)) (length list);
   take = n: list: genList (elemAt list) n;

@@ -8,9 +8,14 @@
 # any module (from Nix): every NixOS system is extended with it before its
 # facts are read, as the k8s method evaluates it on k8s-pod.nix.
 #
+# k8sPodModuleAliases: the other names of the file k8sPodModule names (the
+# path with the symbolic links of its folders resolved, and of the file
+# itself): a host that imports the module by one of them defines the same
+# conditions, and a checkout reached through a link is the same checkout.
+#
 # listsProbe: whether systems of the module system are probed for FR-007
 # (false only in the benchmark that measures what the probe costs).
-{ k8sPodModule ? null, listsProbe ? true }:
+{ k8sPodModule ? null, k8sPodModuleAliases ? [ ], listsProbe ? true }:
 let
   inherit (builtins) attrNames concatMap elem filter isAttrs isString listToAttrs substring stringLength tryEval deepSeq pathExists;
 
@@ -31,7 +36,7 @@ let
 
   given =
     if k8sPodModule == null then null
-    else if isString k8sPodModule then k8sPod (/. + k8sPodModule) [ k8sPodModule ]
+    else if isString k8sPodModule then k8sPod (/. + k8sPodModule) ([ k8sPodModule ] ++ k8sPodModuleAliases)
     else k8sPod k8sPodModule (if builtins.isPath k8sPodModule then [ (toString k8sPodModule) ] else [ ]);
 
   # mkOverride as nixpkgs' lib writes it.
@@ -52,10 +57,13 @@ rec {
   # string of the store, which import takes and the module system keys by
   # the same name as the path.)
   k8sPodIn = { checkout, storeRoot }:
-    if given == null || checkout == "" || !(isString k8sPodModule) || !(hasPrefix (checkout + "/") k8sPodModule) then given
-    else
-      let copy = storeRoot + substring (stringLength checkout) (stringLength k8sPodModule) k8sPodModule;
-      in if pathExists copy then k8sPod copy [ copy k8sPodModule ] else given;
+    let
+      names = if isString k8sPodModule then filter (hasPrefix (checkout + "/")) ([ k8sPodModule ] ++ k8sPodModuleAliases) else [ ];
+      inCheckout = builtins.head names;
+      copy = storeRoot + substring (stringLength checkout) (stringLength inCheckout) inCheckout;
+    in
+    if given == null || checkout == "" || names == [ ] then given
+    else if pathExists copy then k8sPod copy ([ copy k8sPodModule ] ++ k8sPodModuleAliases) else given;
 
   # configOf describe system: the config of a NixOS system, or a config
   # itself; anything else (a module function, a list) is refused by name.
@@ -174,8 +182,23 @@ rec {
   # system itself without a module.
   onK8sPod = { describe, k8sPod ? given }: base:
     if k8sPod == null then base
-    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
+    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ (importedAs base k8sPod).module ]; }
     else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
+
+  # importedAs base k8sPod: the module given on the command line by the name
+  # under which the node already imports its file, when that is one of its
+  # aliases (a host imports k8s-pod.nix by its real path, the command line
+  # names a link to it): the module system keys a file's module by its
+  # path, and must see one module, not two. Only a module with aliases
+  # costs the walk through the node's imports.
+  importedAs = base: k8sPod:
+    let
+      keys = ms: concatMap (m: [ m.key ] ++ keys m.imports) ms;
+      imported = keys base.graph;
+      found = filter (name: elem name imported) k8sPodModuleAliases;
+    in
+    if k8sPodModuleAliases == [ ] || k8sPod != given || !(base ? graph) || elem k8sPodModule imported || found == [ ] then k8sPod
+    else given // { module = { _file = anonymousK8sPodFile; imports = [ (/. + builtins.head found) ]; }; };
 
   # listsFailingProbe p: the options of the lists that failed the probe.
   listsFailingProbe = p:

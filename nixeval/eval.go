@@ -191,8 +191,12 @@ func (e *Evaluator) k8sPodModule() (*string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("k8s-pod module %s: %w", e.K8sPodModule, err)
 	}
-	if _, err := os.Stat(abs); err != nil {
+	info, err := os.Stat(abs)
+	if err != nil {
 		return nil, fmt.Errorf("k8s-pod module %s: no such file", e.K8sPodModule)
+	}
+	if info.IsDir() && !exists(filepath.Join(abs, "default.nix")) {
+		return nil, fmt.Errorf("k8s-pod module %s: a folder without default.nix: give the module's file", e.K8sPodModule)
 	}
 	return &abs, nil
 }

@@ -272,6 +272,12 @@ func TestK8sPodModuleNeedsASystem(t *testing.T) {
 	if _, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix"))); err == nil || !strings.Contains(err.Error(), "missing.nix: no such file") {
 		t.Fatalf("err = %v", err)
 	}
+	// A folder is a module through its default.nix, as nix imports it; a
+	// folder without one is refused by name before nix runs.
+	ev.K8sPodModule = dir
+	if _, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix"))); err == nil || !strings.Contains(err.Error(), "k8s-pod module "+dir+": a folder without default.nix") {
+		t.Fatalf("err = %v", err)
+	}
 }
 
 // countingNix is a nix that logs each call and its pid, then runs the real

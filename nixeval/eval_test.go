@@ -258,6 +258,13 @@ func TestExtractFlake(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	t.Run("?dir= of a folder without flake.nix", func(t *testing.T) {
+		dir := writeTree(t, map[string]string{"deploy/flake.nix": `{ outputs = _: { }; }`})
+		t.Chdir(dir)
+		if _, err := FlakeSource(".?dir=deploy#x"); err == nil || !strings.Contains(err.Error(), "for the flake in deploy, write ./deploy") {
+			t.Fatalf("err = %v", err)
+		}
+	})
 }
 
 func TestK8sPodModuleNeedsASystem(t *testing.T) {

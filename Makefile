@@ -11,17 +11,17 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PATH := $(PATH):/usr/local/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build demo test bench fuzz vet clean env-demo servers images
+.PHONY: all deps build demo test bench fuzz vet clean env-demo servers images nix24
 
 all: build
 
-# What the tests run, from Debian: nix for podroles check; slapd, haproxy,
+# What the tests run, from Debian: nix 2.8 for podroles check; slapd, haproxy,
 # PostgreSQL and nginx for the local environment of the scenario suites;
 # podman and debootstrap for its containers provider; containerd, runc and
 # the CNI plugins for the real node of the test cluster.
 deps:
 	@missing=""; \
-	  command -v nix >/dev/null || missing="$$missing nix-bin"; \
+	  test -x $(DEBIAN_NIX) || missing="$$missing nix-bin"; \
 	  { command -v slapd || test -x /usr/sbin/slapd; } >/dev/null || missing="$$missing slapd ldap-utils"; \
 	  { command -v haproxy || test -x /usr/sbin/haproxy; } >/dev/null || missing="$$missing haproxy"; \
 	  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
@@ -35,7 +35,21 @@ deps:
 	    echo "installing from Debian:$$missing"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  fi
-	@nix --version
+	@$(DEBIAN_NIX) --version
+
+# The two nixes the tests run on (docs/nix-versions.md): Debian 12's nix-bin
+# 2.8, and Nix 2.24.15 built once from its pinned source (scripts/build-nix.sh)
+# into a folder named after the recipe's hash, so that a changed recipe builds
+# anew and an unchanged one is reused. The source is found beside the
+# repository, where every developer machine and CI have it. The tests run it
+# with a /nix of its own in a mount namespace (scripts/nix-own-root.sh).
+DEBIAN_NIX    := /usr/bin/nix
+NIX24_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.24.15-src.tar.gz
+NIX24_DIR     := $(CURDIR)/.cache/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
+NIX24         := $(NIX24_DIR)/own-root/bin/nix
+nix24:
+	@scripts/build-nix.sh $(NIX24_DIR) $(NIX24_TARBALL)
+	@scripts/nix-own-root.sh $(NIX24_DIR)
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
@@ -154,12 +168,27 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
+# All of them run on Debian's nix; those of NIX_PKGS (the packages whose
+# tests run nix) run again on Nix 2.24 (TEST_NIX24=no skips that run). Each
+# run names its nix in PODROLES_TEST_NIX (internal/nixtest), with a nix first
+# on PATH that refuses to run, so that no test runs another nix unawares.
 PKGS ?= ./...
-test: deps servers images build vet
-	$(GO) test -count=1 $(TESTFLAGS) $(PKGS)
+NIX_PKGS ?= ./nixeval/... ./checks/... ./cmd/... ./flaketest/... ./plan/... ./facts/...
+TEST_NIX24 ?= yes
+NO_NIX_ON_PATH := $(CURDIR)/scripts/no-nix-on-path
+test: deps $(if $(filter yes,$(TEST_NIX24)),nix24) servers images build vet
+	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 $(TESTFLAGS) $(PKGS)
+ifeq ($(TEST_NIX24),yes)
+	@pkgs="$(filter $(shell $(GO) list $(NIX_PKGS)),$(shell $(GO) list $(PKGS)))"; \
+	  if [ -z "$$pkgs" ]; then echo "nix 2.24: none of these packages runs nix"; exit 0; fi; \
+	  echo "the same tests on nix 2.24: $$pkgs" | sed 's|github.com/fediversity/podroles/|./|g'; \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(NIX24) $(GO) test -count=1 $(TESTFLAGS) $$pkgs && \
+	  echo "Debian's nix after the 2.24 run:" && \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -run '^(TestExtractFlake|TestManyNodesOneProcess)$$' ./nixeval/
+endif
 
 bench: deps servers images build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -run '^$$' -bench . -benchmem ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDocument -fuzztime $(FUZZTIME) ./facts

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/internal/synthetic"
 	"github.com/fediversity/podroles/nixeval"
 )
@@ -38,7 +39,7 @@ func BenchmarkCheck5000Units50Roles(b *testing.B) {
 // mainUnits, whose position needs the modules read again, and a unit in no
 // list) it is a second nix process for that node alone.
 func BenchmarkLocations3000UnitModuleNode(b *testing.B) {
-	requireNix(b)
+	nixtest.Nix(b)
 	fixture.NixpkgsLib(b)
 	shape := synthetic.Shape{Name: "large", Units: 3000, Roles: 30}
 	broken := `{
@@ -62,7 +63,7 @@ func BenchmarkLocations3000UnitModuleNode(b *testing.B) {
 			var evalWall, locateWall, evalCPU, locateCPU time.Duration
 			for b.Loop() {
 				cpu0, start := fixture.ChildCPU(), time.Now()
-				ev := &nixeval.Evaluator{}
+				ev := &nixeval.Evaluator{Nix: nixtest.Nix(b)}
 				nodes, err := ev.Extract(context.Background(), []nixeval.Source{source})
 				if err != nil {
 					b.Fatal(err)

@@ -2,7 +2,6 @@ package checks_test
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 )
 
@@ -22,13 +22,6 @@ import (
 // for (package internal/fixture reads them); a fixture with none must give
 // no finding at all. Every rule needs a fixture that breaks it and one whose
 // name starts with its ID and that passes it.
-
-func requireNix(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("nix"); err != nil {
-		t.Fatal("nix is not installed: the rule fixtures need the real nix (apt-get install nix-bin)")
-	}
-}
 
 // checkFixtures evaluates fixtures, those checked with the same flags in one
 // nix process, checks them, locates their findings (a second nix process)
@@ -51,7 +44,7 @@ func checkFixtures(t *testing.T, fixtures []*fixture.File) []*checks.Result {
 			sources = append(sources, s)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		ev := &nixeval.Evaluator{K8sPodModule: module}
+		ev := &nixeval.Evaluator{Nix: nixtest.Nix(t), K8sPodModule: module}
 		got, err := ev.Extract(ctx, sources)
 		if err != nil {
 			cancel()
@@ -91,7 +84,7 @@ func allFixtures(t *testing.T) (fixtures []*fixture.File, missing string) {
 }
 
 func TestRuleFixtures(t *testing.T) {
-	requireNix(t)
+	nixtest.Nix(t)
 	fixtures, missing := allFixtures(t)
 	results := checkFixtures(t, fixtures)
 
@@ -142,7 +135,7 @@ func TestRuleFixtures(t *testing.T) {
 // of the definition that is wrong, as nix finds it through the module
 // system or in a plain config.
 func TestFixtureLocations(t *testing.T) {
-	requireNix(t)
+	nixtest.Nix(t)
 	fixtures, _ := allFixtures(t)
 	results := checkFixtures(t, fixtures)
 	for i, fx := range fixtures {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/nixtest"
 )
 
 // awkward is a report whose strings hold what workflow commands and SARIF
@@ -220,7 +221,7 @@ func TestSARIFIsValid(t *testing.T) {
 		t.Error("the schema accepts a result of level \"severe\"")
 	}
 
-	requireNix(t)
+	nixtest.Nix(t)
 	fixtures, _ := allFixtures(t)
 	validSARIF(t, schema, checks.NewReport(checkFixtures(t, fixtures), false))
 }

@@ -6,16 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fediversity/podroles/internal/nixtest"
 )
 
 // TestAttrNameAsNixReadsIt writes attribute names as option paths do and has
 // the real nix read each back: bare where Nix's grammar takes an identifier,
 // quoted (with Nix's escapes) everywhere else.
 func TestAttrNameAsNixReadsIt(t *testing.T) {
-	nix, err := exec.LookPath("nix")
-	if err != nil {
-		t.Fatal("nix is not installed; this test holds AttrName to the real Nix grammar (apt-get install nix-bin)")
-	}
+	nix := nixtest.Nix(t)
 	bare := []string{"web", "x-1", "a'b", "_x", "or", "Worker_2", "__curPos", "true"}
 	quoted := []string{"2fa", "db.env", "a b", "if", "inherit", "rec", "é", "${x}", `a"b`, `back\slash`, "line\nend", "tab\t", "", "-x", "$", "a$b", "$${x}", "ldap/bind-password"}
 	var sets []string

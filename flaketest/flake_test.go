@@ -22,6 +22,7 @@ import (
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 )
@@ -63,9 +64,7 @@ func buildPodroles(t *testing.T) string { return binDir }
 // flake's outputs bound to `self` on the nixpkgs stand-in.
 func nixEval(t *testing.T, binDir, expr string, out any) {
 	t.Helper()
-	if _, err := exec.LookPath("nix"); err != nil {
-		t.Fatal("nix is not installed: the flake tests need the real nix (apt-get install nix-bin)")
-	}
+	nix := nixtest.Nix(t)
 	full := `let
 	  repo = /. + builtins.getEnv "PODROLES_REPO";
 	  nixpkgs = import (repo + "/flaketest/testdata/nixpkgs-stub.nix");
@@ -75,7 +74,7 @@ func nixEval(t *testing.T, binDir, expr string, out any) {
 	in ` + expr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "nix", "--extra-experimental-features", "nix-command flakes", "eval", "--json", "--impure", "--expr", full)
+	cmd := exec.CommandContext(ctx, nix, "--extra-experimental-features", "nix-command flakes", "eval", "--json", "--impure", "--expr", full)
 	cmd.Env = append(os.Environ(), "PODROLES_REPO="+repoRoot, "PODROLES_TEST_BIN_DIR="+binDir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -93,8 +92,14 @@ func nixEval(t *testing.T, binDir, expr string, out any) {
 func runScript(t *testing.T, script string) (status int, output, out string) {
 	t.Helper()
 	out = filepath.Join(t.TempDir(), "out")
+	// The sandbox has no nix, but Debian's is in /usr/bin: a nix first on
+	// PATH that refuses to run stands in for its absence.
+	noNix := t.TempDir()
+	if err := os.WriteFile(filepath.Join(noNix, "nix"), []byte("#!/bin/sh\necho 'the build ran nix, which the sandbox does not have' >&2\nexit 127\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Env = append(os.Environ(), "out="+out, "PATH=/usr/bin:/bin") // no nix in the sandbox
+	cmd.Env = append(os.Environ(), "out="+out, "PATH="+noNix+":/usr/bin:/bin")
 	b, err := cmd.CombinedOutput()
 	if exit, ok := err.(*exec.ExitError); ok {
 		return exit.ExitCode(), string(b), out
@@ -118,7 +123,7 @@ func podrolesFacts(t *testing.T, files ...string) []*facts.Node {
 		}
 		sources = append(sources, s)
 	}
-	nodes, err := (&nixeval.Evaluator{}).Load(context.Background(), sources)
+	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Load(context.Background(), sources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +235,7 @@ func TestCommandAndMkCheckAgree(t *testing.T) {
 	nixEval(t, bin, `(self.lib.mkCheck { inherit pkgs; nodes = import `+dir+`/systems.nix; k8sPodModule = `+dir+`/k8s-pod.nix; }).buildCommand`, &script)
 	_, _, out := runScript(t, script)
 
-	cmd := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--flake", dir, "--k8s-pod-module", filepath.Join(dir, "k8s-pod.nix"))
+	cmd := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--nix", nixtest.Nix(t), "--format", "json", "--flake", dir, "--k8s-pod-module", filepath.Join(dir, "k8s-pod.nix"))
 	direct, _ := cmd.Output()
 	cmd = exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--facts", filepath.Join(out, "facts.json"))
 	viaFacts, _ := cmd.Output()
@@ -365,7 +370,7 @@ func TestFlakeOutputs(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go mod vendor: %v\n%s", err, out)
 	}
-	hash, err := exec.Command("nix", "--extra-experimental-features", "nix-command", "hash", "path", vendor).Output()
+	hash, err := exec.Command(nixtest.Nix(t), "--extra-experimental-features", "nix-command", "hash", "path", vendor).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +397,7 @@ func TestMkCheckAgreesOnModuleSystemHosts(t *testing.T) {
 		t.Fatalf("lib.mkCheck: exit %d\n%s", status, output)
 	}
 	viaFacts, _ := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json", "--facts", filepath.Join(out, "facts.json")).Output()
-	direct, _ := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--format", "json",
+	direct, _ := exec.Command(filepath.Join(bin, "bin", "podroles"), "check", "--nix", nixtest.Nix(t), "--format", "json",
 		"--flake", filepath.Join(work.Dir, "deploy"), "--k8s-pod-module", filepath.Join(work.Dir, "k8s-pod.nix")).Output()
 
 	findings := func(data []byte) []string {

@@ -15,7 +15,7 @@ func TestSyntheticNodeExtracts(t *testing.T) {
 	RequireNix(t)
 	shape := synthetic.Shape{Name: "large", Units: 500, Roles: 5}
 	dir := WriteTree(t, map[string]string{"large.nix": shape.Nix()})
-	nodes, err := (&Evaluator{}).Extract(context.Background(), MustSources(t, FileSource, filepath.Join(dir, "large.nix")))
+	nodes, err := NewTestEvaluator(t).Extract(context.Background(), MustSources(t, FileSource, filepath.Join(dir, "large.nix")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func BenchmarkExtract5000Units50Roles(b *testing.B) {
 	dir := WriteTree(b, map[string]string{"large.nix": synthetic.Shape{Name: "large", Units: 5000, Roles: 50}.Nix()})
 	sources := MustSources(b, FileSource, filepath.Join(dir, "large.nix"))
 	for b.Loop() {
-		if _, err := (&Evaluator{}).Extract(context.Background(), sources); err != nil {
+		if _, err := NewTestEvaluator(b).Extract(context.Background(), sources); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -57,7 +57,7 @@ func BenchmarkExtract50NodesOneProcess(b *testing.B) {
 	RequireNix(b)
 	sources := fiftyNodes(b)
 	for b.Loop() {
-		if _, err := (&Evaluator{}).Extract(context.Background(), sources); err != nil {
+		if _, err := NewTestEvaluator(b).Extract(context.Background(), sources); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -68,7 +68,7 @@ func BenchmarkExtract50NodesSeparately(b *testing.B) {
 	sources := fiftyNodes(b)
 	for b.Loop() {
 		for _, s := range sources {
-			if _, err := (&Evaluator{}).Extract(context.Background(), []Source{s}); err != nil {
+			if _, err := NewTestEvaluator(b).Extract(context.Background(), []Source{s}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -91,17 +91,17 @@ func moduleNode(b *testing.B) []Source {
 // module makes are named too. The probe's cost is the difference between
 // the first two; docs/check.md gives the figures.
 func BenchmarkModuleNode3000Units(b *testing.B) {
-	RequireNix(b)
+	nix := RequireNix(b)
 	sources := moduleNode(b)
 	k8sPod := filepath.Join(fixture.RepoRoot(b), "testdata", "modules", "k8s-pod.nix")
 	for _, c := range []struct {
 		name string
 		ev   *Evaluator
 	}{
-		{"without-probe", WithoutListsProbe(&Evaluator{})},
-		{"with-probe", &Evaluator{}},
-		{"k8s-pod-without-probe", WithoutListsProbe(&Evaluator{K8sPodModule: k8sPod})},
-		{"k8s-pod-with-probe", &Evaluator{K8sPodModule: k8sPod}},
+		{"without-probe", WithoutListsProbe(&Evaluator{Nix: nix})},
+		{"with-probe", &Evaluator{Nix: nix}},
+		{"k8s-pod-without-probe", WithoutListsProbe(&Evaluator{Nix: nix, K8sPodModule: k8sPod})},
+		{"k8s-pod-with-probe", &Evaluator{Nix: nix, K8sPodModule: k8sPod}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			before := fixture.ChildCPU()

@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/nixversion"
 	"github.com/tidwall/gjson"
 )
 
@@ -51,9 +52,6 @@ type Evaluator struct {
 	Nix string
 	// Timeout bounds one nix process; zero means none.
 	Timeout time.Duration
-	// ShowTrace passes --show-trace to nix; EvalError.Detail then holds
-	// the trace.
-	ShowTrace bool
 	// K8sPodModule, when set, is a module that every NixOS system is
 	// extended with (extendModules) before extraction: the node as the
 	// k8s method evaluates it, on k8s-pod.nix.
@@ -67,6 +65,75 @@ type Evaluator struct {
 	// withoutListsProbe skips the FR-007 probe, for the benchmark that
 	// measures what the probe costs; users always have it.
 	withoutListsProbe bool
+
+	// The version of nix, read once per Evaluator (once per run of a
+	// command), not per node or per call.
+	versionOnce sync.Once
+	versionErr  error
+}
+
+// OldestNix is the oldest nix release that podroles' tests cover (CI runs
+// them on Debian 12's nix 2.8 and on Nix 2.24; docs/nix-versions.md).
+// Older releases are untried; before 2.4 nix has neither flakes nor
+// `nix eval --expr`.
+var OldestNix = nixversion.MustParse("2.8")
+
+// NixTooOldError refuses a nix older than OldestNix.
+type NixTooOldError struct {
+	Nix     string
+	Version nixversion.Version
+}
+
+func (e *NixTooOldError) Error() string {
+	return fmt.Sprintf("%s is nix %s, older than %s, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix %s or later", e.Nix, e.Version, OldestNix, OldestNix)
+}
+
+// checkVersion runs `nix --version` the first time it is called and refuses
+// a nix older than OldestNix. A version it cannot read (a wrapper that prints
+// something else) is let through: the evaluation then says what is wrong.
+func (e *Evaluator) checkVersion(ctx context.Context) error {
+	e.versionOnce.Do(func() {
+		path, err := e.nixPath()
+		if err != nil {
+			e.versionErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, path, "--version")
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil && ctx.Err() != nil {
+			e.versionErr = fmt.Errorf("%s --version: %w", e.nixName(), ctx.Err())
+			return
+		}
+		if err != nil {
+			e.versionErr = fmt.Errorf("%s --version: %v: %s", e.nixName(), err, strings.TrimSpace(stderr.String()))
+			return
+		}
+		v, err := nixversion.FromOutput(string(out))
+		if err == nil && v.Less(OldestNix) {
+			e.versionErr = &NixTooOldError{Nix: e.nixName(), Version: v}
+		}
+	})
+	return e.versionErr
+}
+
+func (e *Evaluator) nixName() string {
+	if e.Nix == "" {
+		return "nix"
+	}
+	return e.Nix
+}
+
+// nixPath finds the nix command.
+func (e *Evaluator) nixPath() (string, error) {
+	path, err := exec.LookPath(e.nixName())
+	if err != nil {
+		return "", &NixNotFoundError{Nix: e.nixName()}
+	}
+	return path, nil
 }
 
 // Load returns the facts of every node that sources name, sorted by node
@@ -242,11 +309,29 @@ func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sourc
 			return gjson.Result{}, fmt.Errorf("extract: %w", err)
 		}
 	}
-	stdout, stderr, runErr := e.run(ctx, []string{"eval", "--json", "--impure", "--expr", evalExpr(program)}, evalDirEnv+"="+dir)
+	// nix --version runs beside the evaluation, which it stops when it
+	// refuses the nix: the check adds no time to a run.
+	evalCtx, stopEval := context.WithCancel(ctx)
+	defer stopEval()
+	versionChecked := make(chan error, 1)
+	go func() {
+		err := e.checkVersion(ctx)
+		if err != nil {
+			stopEval()
+		}
+		versionChecked <- err
+	}()
+	stdout, stderr, runErr := e.run(evalCtx, []string{"eval", "--json", "--impure", "--expr", evalExpr(program)}, evalDirEnv+"="+dir)
+	if err := <-versionChecked; err != nil {
+		if ctx.Err() != nil {
+			return gjson.Result{}, e.evalError(ctx.Err(), nil, sources, "")
+		}
+		return gjson.Result{}, err
+	}
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.
-		return gjson.Result{}, explainRecursion(e.evalError(runErr, stderr, sources), stderr)
+		return gjson.Result{}, explainRecursion(e.evalError(runErr, stderr, sources, dir), stderr)
 	}
 	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
 		return gjson.Result{}, fmt.Errorf("nix printed no JSON: %.200q", stdout)
@@ -257,23 +342,21 @@ func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sourc
 // run starts nix in its own process group and kills the whole group when
 // ctx ends or the timeout passes, so that no fetcher it started outlives it.
 func (e *Evaluator) run(ctx context.Context, args []string, env ...string) (stdout, stderr []byte, err error) {
-	nix := e.Nix
-	if nix == "" {
-		nix = "nix"
-	}
-	path, err := exec.LookPath(nix)
+	path, err := e.nixPath()
 	if err != nil {
-		return nil, nil, &NixNotFoundError{Nix: nix}
+		return nil, nil, err
 	}
 	if e.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
 		defer cancel()
 	}
-	full := append([]string{"--extra-experimental-features", "nix-command flakes"}, args...)
-	if e.ShowTrace {
-		full = append(full, "--show-trace")
-	}
+	// Always with --show-trace: without it nix 2.8 prints no frames at all
+	// and 2.24 hides the innermost, yet an error thrown in nixpkgs' lib is
+	// placed in the user's files by its frames (EvalError.Location). Nix
+	// adds the frames only while an error unwinds, so a clean evaluation
+	// costs the same (docs/nix-versions.md has the measurement).
+	full := append([]string{"--extra-experimental-features", "nix-command flakes", "--show-trace"}, args...)
 	cmd := exec.CommandContext(ctx, path, full...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

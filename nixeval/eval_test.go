@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -16,16 +15,18 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 )
 
+// requireNix returns the nix the tests run (PODROLES_TEST_NIX, see
+// internal/nixtest).
 func requireNix(t testing.TB) string {
 	t.Helper()
-	nix, err := exec.LookPath("nix")
-	if err != nil {
-		t.Fatal("nix is not installed; the extraction tests need the real nix (apt-get install nix-bin)")
-	}
-	return nix
+	return nixtest.Nix(t)
 }
+
+// evaluator runs the nix the tests run.
+func evaluator(t testing.TB) *Evaluator { return &Evaluator{Nix: requireNix(t)} }
 
 // writeTree writes files under a new temporary directory and returns it.
 func writeTree(t testing.TB, files map[string]string) string {
@@ -85,7 +86,7 @@ func TestExtractFileShapes(t *testing.T) {
 	for _, f := range []string{"plain.nix", "system.nix", "nohost.nix", "notattrs.nix", "sub/empty.nix"} {
 		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, f))...)
 	}
-	nodes, err := extract(t, &Evaluator{}, sources)
+	nodes, err := extract(t, evaluator(t), sources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestExtractForcesOnlyTheSurface(t *testing.T) {
 		fediversity.authelia.smtp.password = throw "forced the smtp password";
 		fediversity.authelia.storage.postgres.password = throw "forced the postgres password";
 	}`})
-	nodes, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
+	nodes, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestVariablesAreStrings(t *testing.T) {
 		`8080`:     "got an integer",
 	} {
 		dir := writeTree(t, map[string]string{"node.nix": `{ fediversity.podRoles.services.lldap.environment.PORT = ` + value + `; }`})
-		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+		_, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 		if err == nil || !strings.Contains(err.Error(), "fediversity.podRoles.services.lldap.environment.PORT: want a string") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want the option named and %q", value, err, want)
 		}
@@ -213,7 +214,7 @@ func TestExtractFlake(t *testing.T) {
 	requireNix(t)
 	dir := flakeTree(t, nil)
 	t.Run("all nodes", func(t *testing.T) {
-		nodes, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir))
+		nodes, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +229,7 @@ func TestExtractFlake(t *testing.T) {
 		}
 	})
 	t.Run("one node, both spellings", func(t *testing.T) {
-		nodes, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir+"#web", "path:"+dir+"#nixosConfigurations.mastodon"))
+		nodes, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir+"#web", "path:"+dir+"#nixosConfigurations.mastodon"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +238,7 @@ func TestExtractFlake(t *testing.T) {
 		}
 	})
 	t.Run("on k8s-pod.nix", func(t *testing.T) {
-		ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+		ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
 		nodes, err := extract(t, ev, mustSources(t, FlakeSource, dir+"#mastodon"))
 		if err != nil {
 			t.Fatal(err)
@@ -247,7 +248,7 @@ func TestExtractFlake(t *testing.T) {
 		}
 	})
 	t.Run("missing node", func(t *testing.T) {
-		_, err := extract(t, &Evaluator{}, mustSources(t, FlakeSource, dir+"#nope"))
+		_, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir+"#nope"))
 		var ee *EvalError
 		if !errors.As(err, &ee) || !strings.Contains(err.Error(), "has no nixosConfigurations.nope; it has: mastodon, web") {
 			t.Fatalf("err = %v", err)
@@ -270,7 +271,7 @@ func TestExtractFlake(t *testing.T) {
 func TestK8sPodModuleNeedsASystem(t *testing.T) {
 	requireNix(t)
 	dir := writeTree(t, map[string]string{"plain.nix": `{ }`, "k8s-pod.nix": `{ }`})
-	ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
 	_, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix")))
 	if err == nil || !strings.Contains(err.Error(), "needs a NixOS system with extendModules") {
 		t.Fatalf("err = %v", err)
@@ -287,31 +288,54 @@ func TestK8sPodModuleNeedsASystem(t *testing.T) {
 	}
 }
 
-// countingNix is a nix that logs each call and its pid, then runs the real
-// one in its place.
+// countingNix is a nix that logs each call, its pid and whether it only
+// asked for the version, then runs the real one in its place.
 func countingNix(t *testing.T) (nix, log string) {
 	real := requireNix(t)
 	dir := t.TempDir()
 	log = filepath.Join(dir, "calls")
 	nix = filepath.Join(dir, "nix")
-	script := "#!/bin/sh\necho $$ >> " + log + "\nexec " + real + " \"$@\"\n"
+	script := "#!/bin/sh\necho $$ \"$1\" >> " + log + "\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(nix, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return nix, log
 }
 
-func calls(t *testing.T, log string) []int {
+// call is one run of the counting nix.
+type call struct {
+	pid     int
+	version bool // nix --version
+}
+
+func calls(t *testing.T, log string) []call {
 	b, err := os.ReadFile(log)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids []int
-	for _, f := range strings.Fields(string(b)) {
-		pid, _ := strconv.Atoi(f)
-		pids = append(pids, pid)
+	var out []call
+	for _, line := range strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' }) {
+		pid, arg, _ := strings.Cut(line, " ")
+		n, _ := strconv.Atoi(pid)
+		out = append(out, call{pid: n, version: arg == "--version"})
 	}
-	return pids
+	return out
+}
+
+// evaluations counts the calls that evaluated, and those that read the
+// version.
+func evaluations(t *testing.T, log string) (evals, versions int) {
+	for _, c := range calls(t, log) {
+		if c.version {
+			versions++
+		} else {
+			evals++
+		}
+	}
+	return evals, versions
 }
 
 func TestManyNodesOneProcess(t *testing.T) {
@@ -327,60 +351,15 @@ func TestManyNodesOneProcess(t *testing.T) {
 	if len(nodes) != 4 {
 		t.Fatalf("got %d nodes, want 4", len(nodes))
 	}
-	if n := len(calls(t, log)); n != 1 {
-		t.Fatalf("nix ran %d times for 4 nodes, want once", n)
-	}
-}
-
-func TestEvalErrors(t *testing.T) {
-	requireNix(t)
-	dir := writeTree(t, map[string]string{
-		"syntax.nix":     "{\n  a = 1\n  b = 2;\n}\n",
-		"throw.nix":      `{ systemd.services = throw "the node module refuses this node"; }`,
-		"assertions.nix": `{ systemd.services = throw "\nFailed assertions:\n- role sidekiq: unit mastodon-sidekiq does not exist\n- unit nginx is in two lists"; }`,
-		"type.nix":       `{ systemd.services = 1 + "a"; }`,
-		"ok.nix":         `{ }`,
-	})
-	file := func(name string) string { return filepath.Join(dir, name) }
-	cases := []struct {
-		file, kind, contains, location string
-		assertions                     []string
-	}{
-		{file: "syntax.nix", kind: string(KindSyntax), contains: "eval file " + file("syntax.nix") + ": syntax error", location: file("syntax.nix") + ":3:"},
-		{file: "throw.nix", kind: string(KindEval), contains: "eval node throw (file " + file("throw.nix") + "): the node module refuses this node"},
-		{file: "assertions.nix", kind: string(KindAssertions), contains: "failed assertions: role sidekiq: unit mastodon-sidekiq does not exist; unit nginx is in two lists",
-			assertions: []string{"role sidekiq: unit mastodon-sidekiq does not exist", "unit nginx is in two lists"}},
-		{file: "type.nix", kind: string(KindEval), contains: "cannot add a string to an integer", location: file("type.nix") + ":1:"},
-	}
-	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
-			// The good node before the bad one: nix has printed part of
-			// the JSON by the time it fails, and none of it may be read.
-			_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, file("ok.nix"), file(c.file)))
-			var ee *EvalError
-			if !errors.As(err, &ee) {
-				t.Fatalf("err = %#v, want an EvalError", err)
-			}
-			if string(ee.Kind) != c.kind || !strings.Contains(err.Error(), c.contains) || !strings.Contains(ee.Location, c.location) {
-				t.Errorf("kind %s, location %q, err:\n%v", ee.Kind, ee.Location, err)
-			}
-			if ee.Source != "file "+file(c.file) {
-				t.Errorf("source = %q, want the failing file", ee.Source)
-			}
-			if c.assertions != nil && !reflect.DeepEqual(ee.Assertions, c.assertions) {
-				t.Errorf("assertions = %q", ee.Assertions)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("the error is not one line: %q", err)
-			}
-		})
+	if evals, versions := evaluations(t, log); evals != 1 || versions != 1 {
+		t.Fatalf("nix evaluated %d times for 4 nodes and read its version %d times, want once each", evals, versions)
 	}
 }
 
 func TestEvalErrorNamesTheNode(t *testing.T) {
 	requireNix(t)
 	dir := flakeTree(t, map[string]string{"broken.nix": `lite: { zz-broken = lite.nixosSystem { modules = [ { systemd.services = throw "zz is broken"; } ]; }; }`})
-	_, err := extract(t, &Evaluator{ShowTrace: true}, mustSources(t, FlakeSource, dir))
+	_, err := extract(t, evaluator(t), mustSources(t, FlakeSource, dir))
 	var ee *EvalError
 	if !errors.As(err, &ee) || ee.Node != "zz-broken" || !strings.Contains(err.Error(), "eval node zz-broken (flake "+dir+"): zz is broken") {
 		t.Fatalf("err = %v", err)
@@ -393,16 +372,6 @@ func TestEvalErrorNamesTheNode(t *testing.T) {
 	}
 }
 
-func TestNixNotFound(t *testing.T) {
-	dir := writeTree(t, map[string]string{"a.nix": `{ }`})
-	t.Setenv("PATH", t.TempDir())
-	_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "a.nix")))
-	var nf *NixNotFoundError
-	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "apt-get install nix-bin") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
 // slowNode is a node that nix takes minutes to evaluate.
 func slowNode(t *testing.T) []Source {
 	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
@@ -412,70 +381,22 @@ func slowNode(t *testing.T) []Source {
 // requireNixGone fails when a nix that the counting wrapper started still
 // runs, and kills it.
 func requireNixGone(t *testing.T, log, after string) {
-	for _, pid := range calls(t, log) {
-		if syscall.Kill(pid, 0) == nil {
-			t.Errorf("nix (pid %d) still runs after %s", pid, after)
-			syscall.Kill(pid, syscall.SIGKILL)
+	for _, c := range calls(t, log) {
+		if syscall.Kill(c.pid, 0) == nil {
+			t.Errorf("nix (pid %d) still runs after %s", c.pid, after)
+			syscall.Kill(c.pid, syscall.SIGKILL)
 		}
 	}
 }
 
-func TestTimeoutKillsNix(t *testing.T) {
-	nix, log := countingNix(t)
-	start := time.Now()
-	_, err := extract(t, &Evaluator{Nix: nix, Timeout: 500 * time.Millisecond}, slowNode(t))
-	var ee *EvalError
-	if !errors.As(err, &ee) || ee.Kind != KindTimeout || !strings.Contains(err.Error(), "did not finish within 500ms") {
-		t.Fatalf("err = %v", err)
-	}
-	if elapsed := time.Since(start); elapsed > 20*time.Second {
-		t.Errorf("took %s to stop", elapsed)
-	}
-	requireNixGone(t, log, "the timeout")
-}
-
-func TestCancelKillsNix(t *testing.T) {
-	nix, log := countingNix(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	_, err := (&Evaluator{Nix: nix}).Extract(ctx, slowNode(t))
-	if err == nil || !strings.Contains(err.Error(), "interrupted") {
-		t.Fatalf("err = %v", err)
-	}
-	requireNixGone(t, log, "cancel")
-}
-
-func TestTypeErrorsNameTheOption(t *testing.T) {
-	requireNix(t)
-	dir := writeTree(t, map[string]string{"bad.nix": `{
-		networking.hostName = "web";
-		fediversity.podRoles.roles.sidekiq.replicas = "2";
-	}`})
-	_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "bad.nix")))
-	want := `node web: fediversity.podRoles.roles.sidekiq.replicas: want an integer, got the string "2"`
-	if err == nil || err.Error() != want {
-		t.Fatalf("err = %v\nwant %s", err, want)
-	}
-}
-
-func TestFileThatIsNoNode(t *testing.T) {
-	requireNix(t)
+// TestDerivationInAPathOption proves that a derivation where a path is
+// expected reads as a store path, never forced.
+func TestDerivationInAPathOption(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"module.nix": `{ config, ... }: { networking.hostName = "m"; }`,
-		"list.nix":   `[ 1 ]`,
 		"drv.nix": `{ fediversity.lldap.tls.caFile = { type = "derivation"; outPath = throw "forced"; meta = throw "forced meta"; };
 		             fediversity.podRoles.services.s.companion = { type = "derivation"; outPath = throw "forced"; }; }`,
 	})
-	for file, want := range map[string]string{
-		"module.nix": "is a function (a NixOS module?)",
-		"list.nix":   "is a list, not a node's config attribute set or a NixOS system",
-	} {
-		_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, file)))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", file, err, want)
-		}
-	}
-	nodes, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "drv.nix")))
+	nodes, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "drv.nix")))
 	if err != nil {
 		t.Fatalf("a derivation in a path option is forced: %v", err)
 	}
@@ -498,7 +419,7 @@ func TestManyFilesInOneRequest(t *testing.T) {
 	for _, p := range paths {
 		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
 	}
-	nodes, err := extract(t, &Evaluator{}, sources)
+	nodes, err := extract(t, evaluator(t), sources)
 	if err != nil || len(nodes) != 600 || !nodes[0].NamedAfterFile {
 		t.Fatalf("%d nodes, err %v", len(nodes), err)
 	}
@@ -522,7 +443,7 @@ func TestK8sPodModuleAddsUnits(t *testing.T) {
 		    config.fediversity.podRoles.mainUnits);
 		}`,
 	})
-	ev := &Evaluator{K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
+	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
 	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 	if err != nil {
 		t.Fatal(err)
@@ -535,7 +456,7 @@ func TestK8sPodModuleAddsUnits(t *testing.T) {
 		t.Errorf("nixos-lite is no module system, yet it was probed: %+v", n.ListsProbe)
 	}
 	// Without the module nothing is added, and nothing is said.
-	nodes, err = extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
+	nodes, err = extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 	if err != nil || nodes[0].K8sPod.AddedUnits != nil {
 		t.Errorf("without a module: %v, %v", err, nodes[0].K8sPod.AddedUnits)
 	}
@@ -558,7 +479,7 @@ func TestModuleSystemForcesOnlyTheSurface(t *testing.T) {
 		fediversity.podRoles.roles.authelia.secrets."tls.pem".parameters.csr = { type = "derivation"; outPath = throw "forced a derivation"; drvPath = throw "instantiated a derivation"; };
 		fediversity.authelia.smtp.password = throw "forced the smtp password";
 	}) ]; }`})
-	ev := &Evaluator{K8sPodModule: filepath.Join(modules, "k8s-pod.nix")}
+	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(modules, "k8s-pod.nix")}
 	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "lazy.nix")))
 	if err != nil {
 		t.Fatal(err)

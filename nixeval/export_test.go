@@ -5,11 +5,12 @@ package nixeval
 // WithoutListsProbe returns e without the FR-007 probe, for the benchmark
 // of what the probe costs.
 func WithoutListsProbe(e *Evaluator) *Evaluator {
-	return &Evaluator{Nix: e.Nix, Timeout: e.Timeout, ShowTrace: e.ShowTrace, K8sPodModule: e.K8sPodModule, withoutListsProbe: true}
+	return &Evaluator{Nix: e.Nix, Timeout: e.Timeout, K8sPodModule: e.K8sPodModule, withoutListsProbe: true}
 }
 
 var (
-	RequireNix  = requireNix
-	WriteTree   = writeTree
-	MustSources = mustSources
+	RequireNix       = requireNix
+	NewTestEvaluator = evaluator
+	WriteTree        = writeTree
+	MustSources      = mustSources
 )

@@ -14,15 +14,26 @@ import (
 
 // nixResolves returns the flake reference that nix's command line makes of
 // ref in the folder cwd (nix flake metadata's resolvedUrl), or nix's error.
+// Nix 2.24 leaves a flake's folder in its repository (?dir=) out of the
+// metadata, though it reads the flake there: the folder comes from the
+// evaluation of the flake's subdir output instead, which also fails where
+// nix refuses the reference.
 func nixResolves(t *testing.T, cwd, ref string) (string, error) {
 	t.Helper()
-	cmd := exec.Command("nix", "--extra-experimental-features", "nix-command flakes", "flake", "metadata", "--json", ref)
-	cmd.Dir = cwd
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	nix := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(requireNix(t), append([]string{"--extra-experimental-features", "nix-command flakes"}, args...)...)
+		cmd.Dir = cwd
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, &exec.ExitError{Stderr: []byte(stderr.String())}
+		}
+		return out, nil
+	}
+	out, err := nix("flake", "metadata", "--json", ref)
 	if err != nil {
-		return "", &exec.ExitError{Stderr: []byte(stderr.String())}
+		return "", err
 	}
 	var meta struct {
 		ResolvedURL string `json:"resolvedUrl"`
@@ -30,10 +41,23 @@ func nixResolves(t *testing.T, cwd, ref string) (string, error) {
 	if err := json.Unmarshal(out, &meta); err != nil {
 		t.Fatalf("nix flake metadata printed %s: %v", out, err)
 	}
+	subdir, err := nix("eval", "--raw", ref+"#subdir")
+	if err != nil {
+		return "", err
+	}
+	if len(subdir) > 0 && !strings.Contains(meta.ResolvedURL, "dir=") {
+		sep := "?"
+		if strings.Contains(meta.ResolvedURL, "?") {
+			sep = "&"
+		}
+		meta.ResolvedURL += sep + "dir=" + strings.TrimPrefix(string(subdir), "/")
+	}
 	return meta.ResolvedURL, nil
 }
 
-const emptyFlake = `{ outputs = { self }: { nixosConfigurations = { }; }; }`
+// emptyFlake has no nodes; its subdir is its folder in the source nix
+// fetched ("/deploy"), or "" at the source's top.
+const emptyFlake = `{ outputs = { self }: { nixosConfigurations = { }; subdir = let top = toString self.sourceInfo.outPath; here = toString ./.; in builtins.substring (builtins.stringLength top) (-1) here; }; }`
 
 // TestFlakeReferencesAsNixReadsThem resolves local flake references with
 // podroles and with nix's command line, from the same folders, and wants
@@ -161,7 +185,7 @@ func TestFlakeInGitWorkTreeReadsTrackedFiles(t *testing.T) {
 	if want := "git+file://" + repo.Dir + "?dir=deploy"; s.Ref != want || s.Checkout != repo.Dir {
 		t.Fatalf("ref %s, checkout %s; want %s", s.Ref, s.Checkout, want)
 	}
-	nodes, err := extract(t, &Evaluator{}, []Source{*s})
+	nodes, err := extract(t, evaluator(t), []Source{*s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +197,7 @@ func TestFlakeInGitWorkTreeReadsTrackedFiles(t *testing.T) {
 	}
 
 	repo.Add("site/mastodon/cleanup.nix")
-	nodes, err = extract(t, &Evaluator{}, []Source{*load()})
+	nodes, err = extract(t, evaluator(t), []Source{*load()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +217,7 @@ func TestK8sPodModuleOfTheCheckout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := extract(t, &Evaluator{K8sPodModule: filepath.Join(repo.Dir, "k8s-pod.nix")}, []Source{s})
+	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(repo.Dir, "k8s-pod.nix")}, []Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +250,7 @@ func TestDefaultHostNameNamesNoNode(t *testing.T) {
 	for _, f := range []string{"web1.nix", "web2/default.nix", "by-mkdefault.nix", "plain-no-option.nix"} {
 		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, f))...)
 	}
-	nodes, err := (&Evaluator{}).Load(t.Context(), sources)
+	nodes, err := (evaluator(t)).Load(t.Context(), sources)
 	if err != nil {
 		t.Fatal(err)
 	}

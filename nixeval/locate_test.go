@@ -85,7 +85,7 @@ func TestLocateModuleSystem(t *testing.T) {
 `,
 	}, "./host")
 
-	ev := &Evaluator{}
+	ev := evaluator(t)
 	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestLocatePlainConfig(t *testing.T) {
   };
 }
 `})
-	ev := &Evaluator{}
+	ev := evaluator(t)
 	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix")))
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestLocateFallsBackWithoutReadingModules(t *testing.T) {
 `,
 		"shared.nix": `{ fediversity.podRoles.sharedUnits = [ ]; }`,
 	}, "./host.nix ./shared.nix")
-	ev := &Evaluator{}
+	ev := evaluator(t)
 	nodes, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "node.nix")))
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func TestLocateFlakeGivesCheckoutFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := &Evaluator{K8sPodModule: filepath.Join(repo.Dir, "k8s-pod.nix")}
+	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(repo.Dir, "k8s-pod.nix")}
 	nodes, err := extract(t, ev, []Source{s})
 	if err != nil {
 		t.Fatal(err)

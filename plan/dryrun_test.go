@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/vmtests"
@@ -39,7 +40,7 @@ func TestPlanPassesServerSideDryRun(t *testing.T) {
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	for _, file := range []string{"mastodon.nix", "directory.nix"} {
 		s, _ := nixeval.FileSource("../examples/" + file)
-		nodes, err := (&nixeval.Evaluator{}).Extract(ctx, []nixeval.Source{s})
+		nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Extract(ctx, []nixeval.Source{s})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 )
 
@@ -22,7 +23,7 @@ func example(t *testing.T, name string) *facts.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := (&nixeval.Evaluator{}).Extract(context.Background(), []nixeval.Source{s})
+	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Extract(context.Background(), []nixeval.Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}

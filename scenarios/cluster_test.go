@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
@@ -91,7 +92,7 @@ func deploy(t *testing.T, ctx context.Context, cp *vmtests.ControlPlane, example
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, []nixeval.Source{s})
+	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Extract(ctx, []nixeval.Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
@@ -27,7 +28,7 @@ func TestControlPlaneRunsThePlan(t *testing.T) {
 	defer cancel()
 
 	s, _ := nixeval.FileSource("../examples/mastodon.nix")
-	nodes, err := (&nixeval.Evaluator{}).Extract(ctx, []nixeval.Source{s})
+	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Extract(ctx, []nixeval.Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/report"
 )
 
@@ -22,9 +24,23 @@ type result struct {
 
 func run(t *testing.T, args ...string) result {
 	t.Helper()
+	args = withTestNix(t, args)
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), args, strings.NewReader(""), &out, &errOut)
 	return result{code, out.String(), errOut.String()}
+}
+
+// withTestNix gives a command that takes --nix the nix the tests run
+// (internal/nixtest), right after the command's name, so that a --nix of
+// the test's own, later in args, still wins.
+func withTestNix(t *testing.T, args []string) []string {
+	t.Helper()
+	cmd, _, err := newRootCmd(&streams{}).Find(args)
+	if err != nil || cmd.Flags().Lookup("nix") == nil {
+		return args
+	}
+	depth := strings.Count(cmd.CommandPath(), " ")
+	return append(append(slices.Clip(args[:depth]), "--nix", nixtest.Nix(t)), args[depth:]...)
 }
 
 func repo(path string) string { return filepath.Join("..", "..", path) }
@@ -172,8 +188,8 @@ func TestFactsRoundTrip(t *testing.T) {
 		t.Fatalf("facts: exit %d\n%s", r.code, r.errOut)
 	}
 	direct := run(t, append([]string{"check", "--format", "json"}, nodes...)...)
-	t.Setenv("PATH", t.TempDir()) // no nix
-	fromFacts := run(t, "check", "--format", "json", "--facts", facts)
+	t.Setenv("PATH", t.TempDir()) // no nix, and --nix names none
+	fromFacts := run(t, "check", "--nix", "no-such-nix", "--format", "json", "--facts", facts)
 	if direct.code != exitFailed || fromFacts.code != exitFailed {
 		t.Fatalf("exit %d and %d\n%s", direct.code, fromFacts.code, fromFacts.errOut)
 	}
@@ -207,6 +223,9 @@ func TestCannotRun(t *testing.T) {
 	os.WriteFile(badFacts, []byte(`{"version": 1, "nodes": [{"name": "x", "podRoles": {"roles": {"r": {"replicas": "two"}}}}]}`), 0o644)
 	emptyFacts := filepath.Join(dir, "empty.json")
 	os.WriteFile(emptyFacts, []byte(`{"version": 1, "nodes": []}`), 0o644)
+	// A nix older than any the tests cover: refused on its version alone.
+	oldNix := filepath.Join(dir, "old-nix")
+	os.WriteFile(oldNix, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo 'nix (Nix) 2.3.16' && exit 0\nexit 1\n"), 0o755)
 	cases := []struct {
 		args []string
 		want string
@@ -219,6 +238,7 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "--facts", badFacts}, `podroles check: facts ` + badFacts + `: node x: fediversity.podRoles.roles.r.replicas: want an integer, got the string "two"`},
 		{[]string{"check", bad}, "podroles check: eval file " + bad + ": syntax error"},
 		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
+		{[]string{"check", "--nix", oldNix, examples[0]}, "podroles check: " + oldNix + " is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later\n"},
 		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon comes from both"},
 		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
 		{[]string{"check", "--facts", emptyFacts}, "podroles check: facts " + emptyFacts + " gave no nodes"},

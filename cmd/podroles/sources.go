@@ -37,7 +37,7 @@ func (o *sourceOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.files, "file", nil, "a .nix file whose value is a node's config or a NixOS system (repeatable)")
 	f.StringArrayVar(&o.facts, "facts", nil, "a facts document written by 'podroles facts' or the flake; needs no nix (repeatable)")
 	f.StringVar(&o.k8sPodModule, "k8s-pod-module", "", "evaluate each NixOS system extended with this module (k8s-pod.nix)")
-	f.StringVar(&o.nix, "nix", "nix", "the nix command")
+	f.StringVar(&o.nix, "nix", "nix", "the nix command, 2.8 or later")
 	// A command with a --timeout of its own (scenarios run) calls nix's
 	// --nix-timeout.
 	timeout := "timeout"
@@ -45,7 +45,7 @@ func (o *sourceOptions) addFlags(cmd *cobra.Command) {
 		timeout = "nix-timeout"
 	}
 	f.DurationVar(&o.timeout, timeout, 10*time.Minute, "stop nix after this long (0: never)")
-	f.BoolVar(&o.showTrace, "show-trace", false, "pass --show-trace to nix and print its trace on failure")
+	f.BoolVar(&o.showTrace, "show-trace", false, "print nix's trace on failure")
 }
 
 // sources reads the flags and the arguments: a bare argument ending in
@@ -82,7 +82,7 @@ func (o *sourceOptions) load(ctx context.Context, args []string, errOut io.Write
 	if err != nil {
 		return nil, err
 	}
-	ev := &nixeval.Evaluator{Nix: o.nix, Timeout: o.timeout, ShowTrace: o.showTrace, K8sPodModule: o.k8sPodModule}
+	ev := &nixeval.Evaluator{Nix: o.nix, Timeout: o.timeout, K8sPodModule: o.k8sPodModule}
 	o.evaluator = ev
 	progress := isTerminal(errOut)
 	if progress {

@@ -1,0 +1,277 @@
+package nixeval
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
+)
+
+// errorCase is one kind of error that nix, or podroles around it, meets,
+// with the one line podroles prints for it on each nix release the tests
+// cover. In want, $F is the failing file and $D the folder of the files.
+type errorCase struct {
+	name string
+	// file is a node file evaluated after a good one (nix has printed part
+	// of the JSON by the time it fails, and none of it may be read); or
+	// run makes the error.
+	file string
+	run  func(t *testing.T, dir string) error
+	// want is the whole one-line error, by the release it holds from.
+	want       map[string]string
+	kind       ErrorKind
+	assertions []string
+}
+
+var errorFiles = map[string]string{
+	"ok.nix":              `{ }`,
+	"syntax.nix":          "{\n  a = 1\n  b = 2;\n}\n",
+	"throw.nix":           `{ systemd.services = throw "the node module refuses this node"; }`,
+	"assertions.nix":      `{ systemd.services = throw "\nFailed assertions:\n- role sidekiq: unit mastodon-sidekiq does not exist\n- unit nginx is in two lists"; }`,
+	"assert-equal.nix":    "{\n  networking.hostName = \"web\";\n  systemd.services = assert 1 == 2; { };\n}\n",
+	"assert.nix":          "{\n  systemd.services = assert builtins.pathExists ./nope; { };\n}\n",
+	"type.nix":            `{ systemd.services = 1 + "a"; }`,
+	"option-type.nix":     "{\n  networking.hostName = \"web\";\n  fediversity.podRoles.roles.sidekiq.replicas = \"2\";\n}\n",
+	"missing-attr.nix":    "{\n  systemd.services = { }.nope;\n}\n",
+	"undefined.nix":       "{\n  systemd.services = nope;\n}\n",
+	"recursion.nix":       "let services = services; in\n{\n  systemd.services = services;\n}\n",
+	"abort.nix":           `{ systemd.services = abort "stop here"; }`,
+	"missing-import.nix":  `{ systemd.services = import ./nope.nix; }`,
+	"not-a-node.nix":      `[ 1 ]`,
+	"module-function.nix": `{ config, ... }: { }`,
+}
+
+func errorCases() []errorCase {
+	flake := func(ref string) func(t *testing.T, dir string) error {
+		return func(t *testing.T, dir string) error {
+			s, err := FlakeSource(strings.ReplaceAll(ref, "$D", dir))
+			if err != nil {
+				return err
+			}
+			_, err = extract(t, evaluator(t), []Source{s})
+			return err
+		}
+	}
+	return []errorCase{
+		{name: "syntax", file: "syntax.nix", kind: KindSyntax, want: map[string]string{
+			"2.8": "eval file $F: syntax error, unexpected '=', expecting ';' (at $F:3:5)",
+		}},
+		{name: "throw", file: "throw.nix", kind: KindEval, want: map[string]string{
+			// 2.8 points at the attribute, 2.24 at the throw.
+			"2.8":  "eval node throw (file $F): the node module refuses this node (at $F:1:3)",
+			"2.24": "eval node throw (file $F): the node module refuses this node (at $F:1:22)",
+		}},
+		{name: "failed assertions", file: "assertions.nix", kind: KindAssertions,
+			assertions: []string{"role sidekiq: unit mastodon-sidekiq does not exist", "unit nginx is in two lists"},
+			want: map[string]string{
+				"2.8":  "eval node assertions (file $F): failed assertions: role sidekiq: unit mastodon-sidekiq does not exist; unit nginx is in two lists (at $F:1:3)",
+				"2.24": "eval node assertions (file $F): failed assertions: role sidekiq: unit mastodon-sidekiq does not exist; unit nginx is in two lists (at $F:1:22)",
+			}},
+		{name: "assert a == b", file: "assert-equal.nix", kind: KindEval, want: map[string]string{
+			"2.8":  "eval node web (file $F): assertion '(1 == 2)' failed (at $F:3:22)",
+			"2.24": "eval node web (file $F): assertion '(1 == 2)' failed: an integer with value '1' is not equal to an integer with value '2' (at $F:3:22)",
+		}},
+		{name: "assert", file: "assert.nix", kind: KindEval, want: map[string]string{
+			"2.8": "eval node assert (file $F): assertion '((builtins).pathExists $D/nope)' failed (at $F:2:22)",
+		}},
+		{name: "type error", file: "type.nix", kind: KindEval, want: map[string]string{
+			"2.8": "eval node type (file $F): cannot add a string to an integer (at $F:1:26)",
+		}},
+		{name: "type error naming the option", run: func(t *testing.T, dir string) error {
+			_, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "option-type.nix")))
+			return err
+		}, want: map[string]string{
+			"2.8": `node web: fediversity.podRoles.roles.sidekiq.replicas: want an integer, got the string "2"`,
+		}},
+		{name: "missing attribute", file: "missing-attr.nix", kind: KindEval, want: map[string]string{
+			"2.8": "eval node missing-attr (file $F): attribute 'nope' missing (at $F:2:22)",
+		}},
+		{name: "undefined variable", file: "undefined.nix", kind: KindEval, want: map[string]string{
+			"2.8": "eval file $F: undefined variable 'nope' (at $F:2:22)",
+		}},
+		{name: "infinite recursion", file: "recursion.nix", kind: KindEval, want: map[string]string{
+			"2.8": "eval node recursion (file $F): infinite recursion encountered (at $F:1:16)",
+		}},
+		{name: "abort", file: "abort.nix", kind: KindEval, want: map[string]string{
+			"2.8":  "eval node abort (file $F): evaluation aborted with the following error message: 'stop here' (at $F:1:3)",
+			"2.24": "eval node abort (file $F): evaluation aborted with the following error message: 'stop here' (at $F:1:22)",
+		}},
+		{name: "missing file", file: "missing-import.nix", kind: KindEval, want: map[string]string{
+			"2.8":  "eval node missing-import (file $F): getting status of '$D/nope.nix': No such file or directory (at $F:1:3)",
+			"2.24": "eval node missing-import (file $F): path '$D/nope.nix' does not exist (at $F:1:22)",
+		}},
+		{name: "not a node", file: "not-a-node.nix", kind: KindEval, want: map[string]string{
+			"2.8": "eval file $F: podroles: $F is a list, not a node's config attribute set or a NixOS system",
+		}},
+		{name: "a module, not a node", file: "module-function.nix", kind: KindEval, want: map[string]string{
+			"2.8": "eval file $F: podroles: $F is a function (a NixOS module?): give the node's config attribute set, or a NixOS system such as nixpkgs.lib.nixosSystem { modules = [ ... ]; }",
+		}},
+		// Nodes of several module files through nixpkgs' real lib (the NixOS
+		// stand-in of testdata/modules): the line names the option and the
+		// user's file that the trace points at first outside lib, never
+		// lib/modules.nix. $T is the node's folder.
+		{name: "conflicting definitions", kind: KindEval, run: moduleSystemNode(map[string]string{"web-again.nix": "{ lib, ... }: {\n  networking.hostName = \"web-2\";\n}\n"}), want: map[string]string{
+			"2.8": "eval file $T/node.nix: The option `networking.hostName' has conflicting definition values: - In `$T/web-again.nix': \"web-2\" - In `$T/host.nix': \"web\" Use `lib.mkForce value` or `lib.mkDefault value` to change the priority on any of these definitions. (at $T/web-again.nix)",
+		}},
+		{name: "type error of the module system", kind: KindEval, run: moduleSystemNode(map[string]string{"roles.nix": "{ lib, ... }: {\n  fediversity.podRoles.roles.sidekiq = {\n    units = [ \"web\" ];\n    replicas = lib.mkDefault \"2\";\n  };\n}\n"}), want: map[string]string{
+			"2.8": "eval node web (file $T/node.nix): A definition for option `fediversity.podRoles.roles.sidekiq.replicas' is not of type `null or (positive integer, meaning >0)'. Definition values: - In `$T/roles.nix': \"2\" (at $T/roles.nix)",
+		}},
+		{name: "infinite recursion in the module system", kind: KindEval, run: moduleSystemNode(map[string]string{"loop.nix": "{ config, lib, ... }: {\n  systemd.services = lib.mapAttrs (name: unit: unit) config.systemd.services;\n}\n"}), want: map[string]string{
+			// 2.8's trace names the file whose definitions recursed, 2.24's
+			// the line.
+			"2.8":  "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix)",
+			"2.24": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix:2:54)",
+		}},
+		{name: "missing flake node", run: flake("$D/flake#nope"), want: map[string]string{
+			"2.8": "eval flake $D/flake#nope: podroles: flake $D/flake has no nixosConfigurations.nope; it has: web",
+		}},
+		{name: "missing flake dir", run: flake("$D/no-such-flake#web"), want: map[string]string{
+			"2.8": "flake $D/no-such-flake: no such folder $D/no-such-flake",
+		}},
+		{name: "missing git+file flake dir", run: flake("git+file://$D/no-such-repo#web"), want: map[string]string{
+			"2.8": "eval flake git+file://$D/no-such-repo#web: git+file://$D/no-such-repo: directory $D/no-such-repo does not exist",
+		}},
+		{name: "timeout", kind: KindTimeout, run: func(t *testing.T, dir string) error {
+			nix, log := countingNix(t)
+			start := time.Now()
+			_, err := extract(t, &Evaluator{Nix: nix, Timeout: 500 * time.Millisecond}, slowNode(t))
+			if elapsed := time.Since(start); elapsed > 20*time.Second {
+				t.Errorf("took %s to stop", elapsed)
+			}
+			requireNixGone(t, log, "the timeout")
+			return err
+		}, want: map[string]string{
+			"2.8": "eval node slow (file $T/slow.nix): nix did not finish within 500ms; raise --timeout",
+		}},
+		{name: "cancel", kind: KindEval, run: func(t *testing.T, dir string) error {
+			nix, log := countingNix(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(300*time.Millisecond, cancel)
+			_, err := (&Evaluator{Nix: nix}).Extract(ctx, slowNode(t))
+			requireNixGone(t, log, "cancel")
+			return err
+		}, want: map[string]string{
+			"2.8": "eval node slow (file $T/slow.nix): interrupted",
+		}},
+		{name: "nix missing", run: func(t *testing.T, dir string) error {
+			t.Setenv("PATH", t.TempDir())
+			_, err := extract(t, &Evaluator{}, mustSources(t, FileSource, filepath.Join(dir, "ok.nix")))
+			var nf *NixNotFoundError
+			if !errors.As(err, &nf) {
+				t.Errorf("err = %#v, want a NixNotFoundError", err)
+			}
+			return err
+		}, want: map[string]string{
+			"2.8": "nix not found: install Nix (Debian: apt-get install nix-bin; elsewhere see https://nixos.org/download) or give --nix PATH, or check facts written earlier with --facts FILE",
+		}},
+		{name: "nix too old", run: func(t *testing.T, dir string) error {
+			nix, log := oldNix(t, "2.3.16")
+			_, err := extract(t, &Evaluator{Nix: nix}, mustSources(t, FileSource, filepath.Join(dir, "ok.nix")))
+			var old *NixTooOldError
+			if !errors.As(err, &old) {
+				t.Errorf("err = %#v, want a NixTooOldError", err)
+			}
+			// The evaluation started beside nix --version is stopped.
+			requireNixGone(t, log, "the refusal")
+			return err
+		}, want: map[string]string{
+			"2.8": "$T/nix is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later",
+		}},
+	}
+}
+
+// moduleSystemNode evaluates a node of host.nix and more through nixpkgs'
+// lib; without the lib the case is skipped (failed under CI).
+func moduleSystemNode(more map[string]string) func(t *testing.T, dir string) error {
+	return func(t *testing.T, dir string) error {
+		fixture.NixpkgsLib(t)
+		node := fixture.ModuleNode(t, "{ lib, ... }: {\n  networking.hostName = \"web\";\n  systemd.services.web = { };\n}\n", more)
+		_, err := extract(t, evaluator(t), mustSources(t, FileSource, node))
+		if err != nil && strings.Contains(err.Error(), "modules.nix") {
+			t.Errorf("the error points into nixpkgs' lib: %s", err)
+		}
+		return err
+	}
+}
+
+// oldNix is the nix of the tests, but saying it is release version.
+func oldNix(t *testing.T, version string) (nix, log string) {
+	real, log := countingNix(t)
+	nix = filepath.Join(t.TempDir(), "nix")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nix (Nix) " + version + "'; exit 0; fi\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(nix, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return nix, log
+}
+
+// TestErrorTable evaluates one node of each kind of error and compares the
+// whole one-line error with what the nix of the tests is expected to give.
+func TestErrorTable(t *testing.T) {
+	requireNix(t)
+	files := map[string]string{
+		"flake/flake.nix": `{ outputs = { self }: { nixosConfigurations.web = { config = { }; }; }; }`,
+	}
+	for name, text := range errorFiles {
+		files[name] = text
+	}
+	dir := writeTree(t, files)
+	for _, c := range errorCases() {
+		t.Run(c.name, func(t *testing.T) {
+			want := nixtest.Pick(t, c.want)
+			var err error
+			file := filepath.Join(dir, c.file)
+			if c.run != nil {
+				err = c.run(t, dir)
+			} else {
+				_, err = extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "ok.nix"), file))
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			want = strings.NewReplacer("$F", file, "$D", dir).Replace(want)
+			// The files of some cases are in folders of their own: $T.
+			got := replaceTempDirs(err.Error())
+			want = replaceTempDirs(want)
+			if got != want {
+				t.Errorf("on nix %s:\n got  %s\n want %s", nixtest.NixVersion(t), got, want)
+			}
+			var ee *EvalError
+			if c.kind != "" {
+				if !errors.As(err, &ee) {
+					t.Fatalf("err = %#v, want an EvalError", err)
+				}
+				if ee.Kind != c.kind {
+					t.Errorf("kind = %s, want %s", ee.Kind, c.kind)
+				}
+				if !reflect.DeepEqual(ee.Assertions, c.assertions) {
+					t.Errorf("assertions = %q, want %q", ee.Assertions, c.assertions)
+				}
+			}
+		})
+	}
+}
+
+// replaceTempDirs writes every temporary folder of a test as $T, for the
+// cases whose files are in folders of their own.
+func replaceTempDirs(s string) string {
+	for {
+		i := strings.Index(s, os.TempDir()+"/")
+		if i < 0 {
+			return s
+		}
+		end := i + len(os.TempDir()) + 1
+		for end < len(s) && s[end] != ' ' && s[end] != ':' {
+			end++
+		}
+		file := filepath.Base(s[i:end])
+		s = s[:i] + "$T/" + file + s[end:]
+	}
+}

@@ -279,7 +279,7 @@ func TestK8sPodModuleOfTheCheckoutThroughALink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := extract(t, &Evaluator{K8sPodModule: filepath.Join(link, "k8s-pod.nix")}, []Source{s})
+	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(link, "k8s-pod.nix")}, []Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestK8sPodModuleGivenByALink(t *testing.T) {
 	if err := os.Symlink(filepath.Join(modules, "k8s-pod.nix"), link); err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := extract(t, &Evaluator{K8sPodModule: link}, mustSources(t, FileSource, filepath.Join(dir, "web.nix")))
+	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: link}, mustSources(t, FileSource, filepath.Join(dir, "web.nix")))
 	if err != nil {
 		t.Fatal(err)
 	}

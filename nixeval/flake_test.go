@@ -213,11 +213,18 @@ func TestFlakeInGitWorkTreeReadsTrackedFiles(t *testing.T) {
 func TestK8sPodModuleOfTheCheckout(t *testing.T) {
 	requireNix(t)
 	repo := fixture.HostsFlake(t)
-	s, err := FlakeSource(filepath.Join(repo.Dir, "deploy") + "#mastodon-on-k8s")
+	checkoutModuleAppliedOnce(t, repo.Dir)
+}
+
+// checkoutModuleAppliedOnce checks node mastodon-on-k8s of the flake in
+// deploy/ of checkout with checkout's k8s-pod.nix.
+func checkoutModuleAppliedOnce(t *testing.T, checkout string) {
+	t.Helper()
+	s, err := FlakeSource(filepath.Join(checkout, "deploy") + "#mastodon-on-k8s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(repo.Dir, "k8s-pod.nix")}, []Source{s})
+	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(checkout, "k8s-pod.nix")}, []Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,21 +282,7 @@ func TestK8sPodModuleOfTheCheckoutThroughALink(t *testing.T) {
 	if err := os.Symlink(repo.Dir, link); err != nil {
 		t.Fatal(err)
 	}
-	s, err := FlakeSource(filepath.Join(link, "deploy") + "#mastodon-on-k8s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(link, "k8s-pod.nix")}, []Source{s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := nodes[0]
-	if want := []string{"nscd", "systemd-tmpfiles-resetup"}; !reflect.DeepEqual(n.K8sPod.PlatformUnits, want) {
-		t.Errorf("platform units %q: the module was applied twice", n.K8sPod.PlatformUnits)
-	}
-	if !reflect.DeepEqual(n.K8sPod.AddedUnits, []string{"mastodon-cleanup"}) {
-		t.Errorf("added units = %q, want mastodon-cleanup", n.K8sPod.AddedUnits)
-	}
+	checkoutModuleAppliedOnce(t, link)
 }
 
 // TestK8sPodModuleGivenByALink: a host imports k8s-pod.nix, and

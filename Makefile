@@ -4,6 +4,7 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN       := bin/podroles
+CHECK_BIN := bin/podroles-check
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -51,10 +52,13 @@ nix24:
 	@scripts/build-nix.sh $(NIX24_DIR) $(NIX24_TARBALL)
 	@scripts/nix-own-root.sh $(NIX24_DIR)
 
-# podroles, and beside it the pause program of the test cluster's real
-# node (a static sandbox process, put alone in an image FROM scratch).
+# Both binaries, static: podroles has every command; podroles-check the node
+# commands alone (check, facts, rules, plan), what the flake's checks run.
+# Beside them, the pause program of the test cluster's real node (a static
+# sandbox process, put alone in an image FROM scratch).
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(CHECK_BIN) ./cmd/podroles-check
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/podroles-pause ./vmtests/kubenode/pause
 
 # Checks the bundled examples (they pass), then a broken one (it must fail

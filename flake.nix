@@ -12,6 +12,8 @@
       forAllSystems = f: nixpkgs.lib.genAttrs systems (system: f nixpkgs.legacyPackages.${system});
       version = self.shortRev or self.dirtyShortRev or "dev";
       podrolesFor = pkgs: pkgs.callPackage ./nix/package.nix { inherit version; src = self; };
+      # The node commands alone, for the builds that check nodes.
+      podrolesCheckFor = pkgs: pkgs.callPackage ./nix/package.nix { inherit version; src = self; pname = "podroles-check"; };
     in
     {
       lib = {
@@ -20,15 +22,16 @@
         facts = import ./nixeval/facts.nix;
 
         # mkCheck { pkgs, nodes, k8sPodModule ? null, strict ? false }: a
-        # derivation that fails when podroles check finds an error in nodes.
+        # derivation that fails when podroles-check finds an error in nodes.
         mkCheck = { pkgs, ... }@args:
-          import ./nix/mk-check.nix { inherit (pkgs) runCommand; podroles = podrolesFor pkgs; } (removeAttrs args [ "pkgs" ]);
+          import ./nix/mk-check.nix { inherit (pkgs) runCommand; podrolesCheck = podrolesCheckFor pkgs; } (removeAttrs args [ "pkgs" ]);
       };
 
-      nixosModules.default = import ./nix/module.nix { inherit podrolesFor; };
+      nixosModules.default = import ./nix/module.nix { inherit podrolesCheckFor; };
 
       packages = forAllSystems (pkgs: rec {
         podroles = podrolesFor pkgs;
+        podroles-check = podrolesCheckFor pkgs;
         default = podroles;
       });
 

@@ -93,6 +93,12 @@ func Locate(ctx context.Context, results []*Result, locate Locator, base string)
 	if err != nil {
 		return err
 	}
+	// nix reads a flake at its real path: from a working directory reached
+	// through a symbolic link, its files are inside base's real path.
+	bases := []string{base}
+	if real, err := filepath.EvalSymlinks(base); err == nil && base != "" && real != base {
+		bases = append(bases, real)
+	}
 	for _, res := range results {
 		node := facts.NodeRef{Name: res.Node, Source: res.Source}
 		defsOf := func(r facts.OptionRef) []facts.Definition {
@@ -103,7 +109,7 @@ func Locate(ctx context.Context, results []*Result, locate Locator, base string)
 			return nil
 		}
 		for i := range res.Findings {
-			res.Findings[i].locate(defsOf, base)
+			res.Findings[i].locate(defsOf, bases)
 		}
 	}
 	return nil
@@ -111,9 +117,20 @@ func Locate(ctx context.Context, results []*Result, locate Locator, base string)
 
 // locate sets the finding's location and notes from the definitions of its
 // place.
-func (f *Finding) locate(defsOf func(facts.OptionRef) []facts.Definition, base string) {
+func (f *Finding) locate(defsOf func(facts.OptionRef) []facts.Definition, base []string) {
 	f.Location, f.Notes = nil, nil
-	for _, r := range f.place.first {
+	// The first reference that a module of the host defines; else the
+	// first that nix locates, NixOS's own modules included (a unit of a
+	// modular service that the host never touched is fixed where the host
+	// made the service, not in the module of NixOS that made the unit).
+	// The node's own file, the last resort, is no module of the host.
+	first := slices.IndexFunc(f.place.first, func(r facts.OptionRef) bool {
+		return len(r.Path) > 0 && slices.ContainsFunc(ranked(defsOf(r), false), func(d facts.Definition) bool { return !d.OfNixOS })
+	})
+	if first < 0 {
+		first = 0
+	}
+	for _, r := range f.place.first[first:] {
 		defs := defsOf(r)
 		won := ranked(defs, false)
 		if len(won) == 0 {
@@ -136,7 +153,7 @@ func (f *Finding) locate(defsOf func(facts.OptionRef) []facts.Definition, base s
 	}
 }
 
-func (f *Finding) note(base string, d facts.Definition, format string, args ...any) {
+func (f *Finding) note(base []string, d facts.Definition, format string, args ...any) {
 	if len(f.Notes) == maxNotes {
 		return
 	}
@@ -144,8 +161,9 @@ func (f *Finding) note(base string, d facts.Definition, format string, args ...a
 	f.Notes = append(f.Notes, Note{Message: fmt.Sprintf(format, args...), Location: &loc})
 }
 
-// ranked returns the definitions that won (or with lost, those that lost),
-// those nix knows the line of first.
+// ranked returns the definitions that won (or with lost, those that lost):
+// the host's before NixOS's own, and of each those nix knows the line of
+// first.
 func ranked(defs []facts.Definition, lost bool) []facts.Definition {
 	var out []facts.Definition
 	for _, d := range defs {
@@ -154,6 +172,9 @@ func ranked(defs []facts.Definition, lost bool) []facts.Definition {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b facts.Definition) int {
+		if a.OfNixOS != b.OfNixOS {
+			return boolOrder(a.OfNixOS) - boolOrder(b.OfNixOS)
+		}
 		return boolOrder(a.Line == 0) - boolOrder(b.Line == 0)
 	})
 	return out
@@ -167,13 +188,20 @@ func boolOrder(b bool) int {
 }
 
 // relative shows a file inside base relative to it: the path an editor
-// opened in base, or a CI annotation of the checkout, needs.
-func relative(l facts.Location, base string) facts.Location {
-	if base == "" || !filepath.IsAbs(l.File) {
+// opened in base, or a CI annotation of the checkout, needs. base is the
+// folder, and its real path when it is reached through a link.
+func relative(l facts.Location, base []string) facts.Location {
+	if !filepath.IsAbs(l.File) {
 		return l
 	}
-	if rel, err := filepath.Rel(base, l.File); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		l.File = rel
+	for _, b := range base {
+		if b == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(b, l.File); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			l.File = rel
+			return l
+		}
 	}
 	return l
 }

@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,5 +75,51 @@ func TestPR607SaysWhichConditionFailed(t *testing.T) {
 		if len(msgs) != 1 || !strings.Contains(msgs[0], want) {
 			t.Errorf("node %q: PR607 says %q, want it to say %q", name, msgs, want)
 		}
+	}
+}
+
+// TestPR604TemplateHintFollowsTheSecret: the template PR604 proposes for a
+// field in the URL alphabet reads the secret's own field, and says that it
+// replaces field and encoding (a template beside them is PR303's).
+func TestPR604TemplateHintFollowsTheSecret(t *testing.T) {
+	one := 1
+	field, encoding := "crt", "base64url"
+	n := &facts.Node{Name: "web", Source: "file:x.nix", Units: map[string]facts.Unit{},
+		ModularServices: []string{"api"},
+		PodRoles: facts.PodRoles{Roles: map[string]facts.Role{"api": {Replicas: &one, Service: ptr("api"),
+			Secrets: map[string]facts.Secret{"cert": {Path: "secret/data/api/tls", Field: &field, Encoding: &encoding}}}}},
+		K8sPod: facts.K8sPod{Enable: true}}
+	var msgs []string
+	for _, f := range CheckNode(n, Rules()).Findings {
+		if f.Rule == "PR604" {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	want := `{{ with secret "secret/data/api/tls" }}{{ index .Data.data "crt" | base64URLDecode }}{{ end }}`
+	if len(msgs) != 1 || !strings.Contains(msgs[0], want) || !strings.Contains(msgs[0], "in place of its field and encoding") {
+		t.Errorf("PR604 says %q, want the template %s in place of its field and encoding", msgs, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestRelativeThroughALinkedWorkingDirectory: nix reads a flake at its real
+// path; from a working directory reached through a link, its files are
+// still shown relative to the working directory.
+func TestRelativeThroughALinkedWorkingDirectory(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "src")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	res := []*Result{{Node: "web", Source: "flake:x#web", Findings: []Finding{{Rule: "PR101", place: at(opt("fediversity", "podRoles", "mainUnits"))}}}}
+	locator := func(context.Context, map[facts.NodeRef][]facts.OptionRef) (map[facts.NodeRef][][]facts.Definition, error) {
+		return map[facts.NodeRef][][]facts.Definition{{Name: "web", Source: "flake:x#web"}: {{{Location: facts.Location{File: filepath.Join(real, "hosts", "web.nix"), Line: 3, Column: 5}, Priority: facts.PriorityPlain}}}}, nil
+	}
+	if err := Locate(t.Context(), res, locator, link); err != nil {
+		t.Fatal(err)
+	}
+	if got := res[0].Findings[0].Location; got == nil || got.File != filepath.Join("hosts", "web.nix") {
+		t.Errorf("location %v, want hosts/web.nix", got)
 	}
 }

@@ -550,7 +550,8 @@ func portNotOpen(n *node, report reportFunc) {
 			return
 		}
 		for _, p := range r.Ports {
-			if (p.Protocol == facts.ProtocolTCP || p.Protocol == facts.ProtocolUDP) && !n.Firewall.Opens(p.Protocol, p.Port) {
+			// A port outside 1–65535 is PR602's: no firewall can open it.
+			if (p.Protocol == facts.ProtocolTCP || p.Protocol == facts.ProtocolUDP) && validPort(p.Port) && !n.Firewall.Opens(p.Protocol, p.Port) {
 				report(role(name), at(portOpt(name, p)), "role %s runs the image of the node and has port %d/%s, which the node's firewall does not open, so the pod's firewall would drop its connections; add %d to networking.firewall.allowed%sPorts", name, p.Port, p.Protocol, p.Port, p.Protocol)
 			}
 		}
@@ -559,7 +560,7 @@ func portNotOpen(n *node, report reportFunc) {
 
 func metricsPortNotOpen(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
-		if r.RunsNodeImage() && r.Metrics != nil && !n.Firewall.Opens(facts.ProtocolTCP, r.Metrics.Port) {
+		if r.RunsNodeImage() && r.Metrics != nil && validPort(r.Metrics.Port) && !n.Firewall.Opens(facts.ProtocolTCP, r.Metrics.Port) {
 			report(role(name), at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s runs the image of the node and has metrics port %d, which the node's firewall does not open, so the main pod could not scrape it; add %d to networking.firewall.allowedTCPPorts", name, r.Metrics.Port, r.Metrics.Port)
 		}
 	})
@@ -699,14 +700,17 @@ func replicasBelowOne(n *node, report reportFunc) {
 
 func portName(p facts.Port) string { return fmt.Sprintf("%d/%s", p.Port, p.Protocol) }
 
+// validPort reports whether port is one of 1–65535 (PR602).
+func validPort(port int) bool { return port >= 1 && port <= 65535 }
+
 func portOutOfRange(n *node, report reportFunc) {
 	n.eachRole(func(name string, r facts.Role) {
 		for _, p := range r.Ports {
-			if p.Port < 1 || p.Port > 65535 {
+			if !validPort(p.Port) {
 				report(Subject{SubjectPort, portName(p)}, at(portOpt(name, p)), "role %s has port %s, outside 1–65535", name, portName(p))
 			}
 		}
-		if m := r.Metrics; m != nil && (m.Port < 1 || m.Port > 65535) {
+		if m := r.Metrics; m != nil && !validPort(m.Port) {
 			metrics := facts.Port{Port: m.Port, Protocol: facts.ProtocolTCP}
 			report(Subject{SubjectPort, portName(metrics)}, at(roleOpt(name, "metrics", "port"), roleOpt(name, "metrics")), "role %s has metrics port %s, outside 1–65535", name, portName(metrics))
 		}
@@ -733,7 +737,14 @@ func unknownEncoding(n *node, report reportFunc) {
 		case e == "base64":
 			hint = "write it \"base64\", in lower case"
 		case e == "base64url" || e == "urlbase64":
-			hint = fmt.Sprintf("OpenBao's agent decodes the URL alphabet with base64URLDecode, which no encoding names: give the secret a template, {{ with secret \"%s\" }}{{ index .Data.data \"FIELD\" | base64URLDecode }}{{ end }}", s.Path)
+			field, path := "FIELD", s.Path
+			if s.Field != nil && *s.Field != "" {
+				field = *s.Field
+			}
+			if path == "" {
+				path = "PATH"
+			}
+			hint = fmt.Sprintf("OpenBao's agent decodes the URL alphabet with base64URLDecode, which no encoding names: give the secret a template in place of its field and encoding (a template replaces them), {{ with secret %q }}{{ index .Data.data %q | base64URLDecode }}{{ end }}", path, field)
 		}
 		report(secret(file), at(secretOpt(roleName, file, "encoding")), "secret %s of role %s has encoding %q, which the sidecar cannot decode; the only encoding is \"base64\" (or null for none): %s", file, roleName, *s.Encoding, hint)
 	})
@@ -905,8 +916,9 @@ func serviceUnitInNodeImage(n *node, report reportFunc) {
 			continue
 		}
 		// The fix is to disable it: where it is enabled, else where the
-		// unit is defined.
-		place := at(opt("systemd", "services", s, "enable"), opt("systemd", "services", s))
+		// unit is defined, else (a unit only NixOS defines) where the host
+		// made the modular service.
+		place := at(opt("systemd", "services", s, "enable"), opt("systemd", "services", s), opt("system", "services", s))
 		for _, label := range n.listsNaming(s) {
 			place = place.and(n.listLabelled(label).holding(s))
 		}

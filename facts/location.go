@@ -63,6 +63,11 @@ type Definition struct {
 	// Lost is true for a definition that lost to one of a higher priority
 	// (a lower number), so that its value is not the node's.
 	Lost bool `json:"lost,omitempty"`
+	// OfNixOS is true for a definition in one of NixOS's own modules
+	// (under modulesPath), not in the host's: the unit NixOS makes of a
+	// modular service is fixed in the host, so a finding prefers the
+	// host's definitions.
+	OfNixOS bool `json:"ofNixOS,omitempty"`
 }
 
 // The priorities that nixpkgs' lib names.

@@ -35,7 +35,8 @@ var repoRoot = func() string {
 	return abs
 }()
 
-// binDir holds bin/podroles, built once for all the tests by TestMain.
+// binDir holds bin/podroles and bin/podroles-check, built once for all
+// the tests by TestMain: the stand-in's packages, both of them.
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -43,12 +44,14 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "podroles"), "./cmd/podroles")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		panic(fmt.Sprintf("go build: %v\n%s", err, out))
+	for _, name := range []string{"podroles", "podroles-check"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", name), "./cmd/"+name)
+		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			panic(fmt.Sprintf("go build %s: %v\n%s", name, err, out))
+		}
 	}
 	binDir = dir
 	code := m.Run()
@@ -56,8 +59,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildPodroles returns the folder of bin/podroles, as the package would
-// have it.
+// buildPodroles returns the folder of bin/podroles and bin/podroles-check,
+// as the packages would have them.
 func buildPodroles(t *testing.T) string { return binDir }
 
 // nixEval evaluates expr, in which REPO is the repository's path, with the
@@ -156,7 +159,8 @@ func TestExamplesCheck(t *testing.T) {
 	  broken = self.checks.x86_64-linux.broken-example-refused.buildCommand;
 	}`, &got)
 
-	if !strings.Contains(got.Examples, bin+"/bin/podroles check --facts /nix/store/") ||
+	// The checks run the checker binary, podroles-check.
+	if !strings.Contains(got.Examples, bin+"/bin/podroles-check check --facts /nix/store/") ||
 		!strings.Contains(got.Examples, "--format junit --output \"$out/junit.xml\"") {
 		t.Fatalf("the examples check runs:\n%s", got.Examples)
 	}
@@ -314,6 +318,10 @@ func TestFlakeOutputs(t *testing.T) {
 			Pname, Version, VendorHash string
 			SubPackages, Ldflags       []string
 		}
+		Checker struct {
+			Pname, VendorHash string
+			SubPackages       []string
+		}
 		App       string
 		Shell     []string
 		Tests     struct{ DoCheck bool }
@@ -323,6 +331,7 @@ func TestFlakeOutputs(t *testing.T) {
 	}
 	nixEval(t, bin, `{
 	  package = { inherit (self.packages.x86_64-linux.default) pname version vendorHash subPackages ldflags; };
+	  checker = { inherit (self.packages.x86_64-linux.podroles-check) pname vendorHash subPackages; };
 	  app = self.apps.x86_64-linux.default.program;
 	  shell = map (p: p.name) self.devShells.x86_64-linux.default.packages;
 	  tests = { inherit (self.checks.x86_64-linux.tests) doCheck; };
@@ -333,6 +342,9 @@ func TestFlakeOutputs(t *testing.T) {
 	if got.Package.Pname != "podroles" || got.Package.Version != "abc1234" || !reflect.DeepEqual(got.Package.SubPackages, []string{"cmd/podroles"}) ||
 		!strings.Contains(strings.Join(got.Package.Ldflags, " "), "-X main.version=abc1234") {
 		t.Errorf("package = %+v", got.Package)
+	}
+	if got.Checker.Pname != "podroles-check" || !reflect.DeepEqual(got.Checker.SubPackages, []string{"cmd/podroles-check"}) || got.Checker.VendorHash != got.Package.VendorHash {
+		t.Errorf("the checker's package = %+v", got.Checker)
 	}
 	if got.App != bin+"/bin/podroles" {
 		t.Errorf("app = %q", got.App)

@@ -4,15 +4,17 @@
 # in the output. A finding that fails the check fails the build; with
 # expectRefused, the build fails unless the check refuses the nodes.
 # Builtins only, so that tests run the very script with the real binary.
-{ podroles, facts, strict ? false, expectRefused ? false }:
+# podrolesCheck is the checker binary (podroles-check): the node commands
+# alone, which build faster and smaller than podroles.
+{ podrolesCheck, facts, strict ? false, expectRefused ? false }:
 ''
   mkdir -p "$out"
   cp ${facts} "$out/facts.json"
   status=0
-  ${podroles}/bin/podroles check --facts ${facts} --format junit --output "$out/junit.xml"${if strict then " --strict" else ""} || status=$?
+  ${podrolesCheck}/bin/podroles-check check --facts ${facts} --format junit --output "$out/junit.xml"${if strict then " --strict" else ""} || status=$?
 '' + (if expectRefused then ''
   if [ "$status" != 1 ]; then
-    echo "podroles check should have refused these nodes with exit 1, and exited $status" >&2
+    echo "podroles-check check should have refused these nodes with exit 1, and exited $status" >&2
     exit 1
   fi
 '' else ''

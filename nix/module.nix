@@ -1,7 +1,7 @@
 # nixosModules.default: building a node that imports this module runs
-# `podroles check` on the node, through system.checks, so that
+# `podroles-check check` on the node, through system.checks, so that
 # `nixos-rebuild build` fails with the findings that name its units.
-{ podrolesFor }:
+{ podrolesCheckFor }:
 { config, lib, pkgs, ... }:
 let
   cfg = config.podroles.check;
@@ -22,7 +22,7 @@ in
 
   config = lib.mkIf cfg.enable {
     system.checks = [
-      (import ./mk-check.nix { inherit (pkgs) runCommand; podroles = podrolesFor pkgs; } {
+      (import ./mk-check.nix { inherit (pkgs) runCommand; podrolesCheck = podrolesCheckFor pkgs; } {
         name = "podroles-check-${config.networking.hostName}";
         nodes.${config.networking.hostName} = { inherit config; };
         inherit (cfg) strict;

@@ -1,14 +1,15 @@
-# The podroles binary: static, version stamped.
-{ buildGoModule, version, src }:
+# A podroles binary, static and version stamped: podroles, with every
+# command, or podroles-check, with the node commands alone (check, facts,
+# rules, plan), which is what builds run.
+{ buildGoModule, version, src, pname ? "podroles" }:
 buildGoModule {
-  pname = "podroles";
-  inherit version src;
+  inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-A8ESJZJm+cnvhjViWyNUweg1nQQbPNgokc1pEvzrvAw=";
-  subPackages = [ "cmd/podroles" ];
+  vendorHash = "sha256-t07bFrj1YvREjQlpx8mfCXyY60cZLYXWFFgoQaY2HtE=";
+  subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];
   # The tests need nix in the sandbox: checks.tests runs them.
   doCheck = false;
-  meta.mainProgram = "podroles";
+  meta.mainProgram = pname;
 }

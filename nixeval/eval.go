@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -177,6 +178,8 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, 
 type request struct {
 	Sources      []requestSource `json:"sources"`
 	K8sPodModule *string         `json:"k8sPodModule"`
+	// K8sPodModuleAliases are the other paths of K8sPodModule's file.
+	K8sPodModuleAliases []string `json:"k8sPodModuleAliases,omitempty"`
 	// ListsProbe is false only when a benchmark measures the probe's cost.
 	ListsProbe bool `json:"listsProbe"`
 }
@@ -216,6 +219,7 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Nod
 	if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
 		return nil, err
 	}
+	req.K8sPodModuleAliases = pathAliases(req.K8sPodModule)
 	out, err := e.evalJSON(ctx, "extract.nix", req, sources)
 	if err != nil {
 		return nil, err
@@ -254,10 +258,35 @@ func (e *Evaluator) k8sPodModule() (*string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("k8s-pod module %s: %w", e.K8sPodModule, err)
 	}
-	if _, err := os.Stat(abs); err != nil {
+	info, err := os.Stat(abs)
+	if err != nil {
 		return nil, fmt.Errorf("k8s-pod module %s: no such file", e.K8sPodModule)
 	}
+	if info.IsDir() && !exists(filepath.Join(abs, "default.nix")) {
+		return nil, fmt.Errorf("k8s-pod module %s: a folder without default.nix: give the module's file", e.K8sPodModule)
+	}
 	return &abs, nil
+}
+
+// pathAliases are the other paths of the file at abs: with the symbolic
+// links of its folders resolved (a checkout reached through a link, which
+// nix reads at its real path), and of the file itself (a link to a
+// platform's k8s-pod.nix that a host imports by its real path).
+func pathAliases(abs *string) []string {
+	if abs == nil {
+		return nil
+	}
+	var aliases []string
+	add := func(p string, err error) {
+		if err == nil && p != *abs && !slices.Contains(aliases, p) {
+			aliases = append(aliases, p)
+		}
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(*abs)); err == nil {
+		add(filepath.Join(dir, filepath.Base(*abs)), nil)
+	}
+	add(filepath.EvalSymlinks(*abs))
+	return aliases
 }
 
 // evalJSON runs program, one of the Nix files of this package, on req in

@@ -259,6 +259,13 @@ func TestExtractFlake(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	t.Run("?dir= of a folder without flake.nix", func(t *testing.T) {
+		dir := writeTree(t, map[string]string{"deploy/flake.nix": `{ outputs = _: { }; }`})
+		t.Chdir(dir)
+		if _, err := FlakeSource(".?dir=deploy#x"); err == nil || !strings.Contains(err.Error(), "for the flake in deploy, write ./deploy") {
+			t.Fatalf("err = %v", err)
+		}
+	})
 }
 
 func TestK8sPodModuleNeedsASystem(t *testing.T) {
@@ -271,6 +278,12 @@ func TestK8sPodModuleNeedsASystem(t *testing.T) {
 	}
 	ev.K8sPodModule = filepath.Join(dir, "missing.nix")
 	if _, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix"))); err == nil || !strings.Contains(err.Error(), "missing.nix: no such file") {
+		t.Fatalf("err = %v", err)
+	}
+	// A folder is a module through its default.nix, as nix imports it; a
+	// folder without one is refused by name before nix runs.
+	ev.K8sPodModule = dir
+	if _, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix"))); err == nil || !strings.Contains(err.Error(), "k8s-pod module "+dir+": a folder without default.nix") {
 		t.Fatalf("err = %v", err)
 	}
 }

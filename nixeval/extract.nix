@@ -6,6 +6,7 @@
 #   sources = [ { kind = "flake"; ref = "git+file:///abs/repo?dir=sub"; checkout = "/abs/repo"; attr = "node" or null; }
 #               { kind = "file"; path = "/abs/node.nix"; name = "node"; } ];
 #   k8sPodModule = "/abs/k8s-pod.nix" or null;
+#   k8sPodModuleAliases = [ the same file by its real paths ];
 # };
 #
 # Each node's entry has origin = the index of its source, which podroles
@@ -18,7 +19,7 @@
 # "lists": the options that read config.systemd.services.
 request:
 let
-  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; listsProbe = request.listsProbe or true; };
+  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; listsProbe = request.listsProbe or true; };
 
   mark = at: value: builtins.trace "podroles-eval ${builtins.toJSON at}" value;
 

@@ -213,11 +213,18 @@ func TestFlakeInGitWorkTreeReadsTrackedFiles(t *testing.T) {
 func TestK8sPodModuleOfTheCheckout(t *testing.T) {
 	requireNix(t)
 	repo := fixture.HostsFlake(t)
-	s, err := FlakeSource(filepath.Join(repo.Dir, "deploy") + "#mastodon-on-k8s")
+	checkoutModuleAppliedOnce(t, repo.Dir)
+}
+
+// checkoutModuleAppliedOnce checks node mastodon-on-k8s of the flake in
+// deploy/ of checkout with checkout's k8s-pod.nix.
+func checkoutModuleAppliedOnce(t *testing.T, checkout string) {
+	t.Helper()
+	s, err := FlakeSource(filepath.Join(checkout, "deploy") + "#mastodon-on-k8s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(repo.Dir, "k8s-pod.nix")}, []Source{s})
+	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(checkout, "k8s-pod.nix")}, []Source{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,5 +267,51 @@ func TestDefaultHostNameNamesNoNode(t *testing.T) {
 	}
 	if want := map[string]bool{"web1": true, "web2": true, "nixos": false, "plain-no-option": true}; !reflect.DeepEqual(got, want) {
 		t.Errorf("names (and whether named after the file) = %v, want %v", got, want)
+	}
+}
+
+// TestK8sPodModuleOfTheCheckoutThroughALink: the checkout reached through a
+// symbolic link (a home folder on another disk, ~/src linked to /data/src),
+// flake and module given by the link's paths. Nix reads the flake at the
+// real path; the module is still the checkout's, applied as the store
+// copy that the node imports, once.
+func TestK8sPodModuleOfTheCheckoutThroughALink(t *testing.T) {
+	requireNix(t)
+	repo := fixture.HostsFlake(t)
+	link := filepath.Join(t.TempDir(), "src")
+	if err := os.Symlink(repo.Dir, link); err != nil {
+		t.Fatal(err)
+	}
+	checkoutModuleAppliedOnce(t, link)
+}
+
+// TestK8sPodModuleGivenByALink: a host imports k8s-pod.nix, and
+// --k8s-pod-module names it through a link to the same file: it is one
+// module, applied once, its conditions are the module's, and a wrong name
+// in a list is no unit of the node.
+func TestK8sPodModuleGivenByALink(t *testing.T) {
+	requireNix(t)
+	fixture.NixpkgsLib(t)
+	modules := filepath.Join(fixture.RepoRoot(t), "testdata", "modules")
+	dir := writeTree(t, map[string]string{
+		"web.nix": `(import ` + modules + `/nixos { }).nixosSystem { modules = [ ` + modules + `/k8s-pod.nix {
+  networking.hostName = "web";
+  systemd.services.web = { };
+  fediversity.podRoles.roles.web = { replicas = 1; units = [ "web" "web-typo" ]; };
+} ]; }`,
+	})
+	link := filepath.Join(dir, "platform-k8s-pod.nix")
+	if err := os.Symlink(filepath.Join(modules, "k8s-pod.nix"), link); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := extract(t, &Evaluator{Nix: requireNix(t), K8sPodModule: link}, mustSources(t, FileSource, filepath.Join(dir, "web.nix")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nodes[0].K8sPod.AddedUnits; !reflect.DeepEqual(got, []string{"web-typo"}) {
+		t.Errorf("added units = %q, want web-typo", got)
+	}
+	if want := []string{"nscd", "systemd-tmpfiles-resetup"}; !reflect.DeepEqual(nodes[0].K8sPod.PlatformUnits, want) {
+		t.Errorf("platform units %q: the module was applied twice, by the link and by the file", nodes[0].K8sPod.PlatformUnits)
 	}
 }

@@ -47,7 +47,9 @@ func (e *Evaluator) remember(sources []Source, out gjson.Result, nodes []*facts.
 type locateRequest struct {
 	Sources      []requestSource `json:"sources"`
 	K8sPodModule *string         `json:"k8sPodModule"`
-	Nodes        []locateNode    `json:"nodes"`
+	// K8sPodModuleAliases: as extract.nix takes them.
+	K8sPodModuleAliases []string     `json:"k8sPodModuleAliases,omitempty"`
+	Nodes               []locateNode `json:"nodes"`
 	// ReadModules lets locate.nix read a module-system node's modules
 	// again, for the positions of options' own names and the definitions
 	// that lost.
@@ -114,6 +116,7 @@ func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]fact
 	if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
 		return nil, err
 	}
+	req.K8sPodModuleAliases = pathAliases(req.K8sPodModule)
 	var out gjson.Result
 	if slices.ContainsFunc(req.Nodes, func(n locateNode) bool { return len(n.Queries) > 0 }) {
 		out, err = e.evalJSON(ctx, "locate.nix", req, sources)
@@ -164,6 +167,7 @@ func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]fact
 					},
 					Priority: int(d.Get("priority").Int()),
 					Lost:     d.Get("lost").Bool(),
+					OfNixOS:  d.Get("ofNixOS").Bool(),
 				})
 			}
 			perQuery = append(perQuery, defs)

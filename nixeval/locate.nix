@@ -15,9 +15,10 @@
 #
 # The answer is a list with, for each node,
 #   { root = the store path of a flake's source, or null; queries = [ [ DEF ... ] ... ]; }
-# DEF = { file; line; column; priority; lost; }: line and column are null
-# where nix knows only the file; priority is that of mkOverride (100 for a
-# plain definition); lost is true for a definition whose priority lost.
+# DEF = { file; line; column; priority; lost; ofNixOS; }: line and column
+# are null where nix knows only the file; priority is that of mkOverride (100
+# for a plain definition); lost is true for a definition whose priority lost;
+# ofNixOS is true for a definition in NixOS's own modules (modulesPath).
 #
 # How nix knows where: a module-system node's options.<path> has
 # definitionsWithLocations, the file of each definition that won; below the
@@ -37,7 +38,7 @@ let
     genericClosure head isAttrs isFunction isList isPath isString length
     mapAttrs removeAttrs seq substring stringLength tail tryEval unsafeGetAttrPos;
 
-  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; };
+  node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; };
 
   imap1 = f: list: genList (i: f (i + 1) (elemAt list i)) (length list);
   take = n: list: genList (elemAt list) n;
@@ -174,7 +175,13 @@ let
         else follow ctx
           (concatMap (u: unwrap { inherit (u) file; priority = null; lost = false; pos = null; conds = [ ]; } u.config) modules)
           prefix (length prefix) (length prefix);
-      ctx = { inherit better; };
+      ctx = { inherit better ofNixOS; };
+
+      # A file of NixOS's own modules (under modulesPath): a unit that only
+      # NixOS defines (the unit of a modular service) is fixed in the host,
+      # not there.
+      nixosDir = toString (special.modulesPath or "");
+      ofNixOS = file: nixosDir != "" && isString file && hasPrefix (nixosDir + "/") file;
 
       # The k8s-pod module's definitions come after the node's own: of a
       # unit that both define, the node's module is where to fix it.
@@ -221,6 +228,7 @@ let
       column = if pos == null then null else pos.column;
       priority = priorityOf c;
       inherit (c) lost;
+      ofNixOS = ctx.ofNixOS or (_: false) (if pos != null then pos.file else c.file);
     }];
 
   # The definitions of a plain attribute-set node: no options, no
@@ -251,7 +259,14 @@ let
           mine = if same != [ ] then same else filter (r: r.file == d.file && !r.lost) rawTop;
         in
         if mine == [ ] then null else (head mine).pos;
-      top = map (d: { inherit (d) file value; priority = option.highestPrio; lost = false; pos = positioned d; conds = [ ]; }) option.definitionsWithLocations;
+      # The module system counts an option's default as a definition (at
+      # mkOptionDefault's priority, 1500, in the file that declares it): an
+      # option the node left at its default has no definition to fix, and
+      # the finding points at the next reference (the role, ...).
+      declaredIn = map toString (option.declarations or [ ]);
+      isDefault = d: option.highestPrio >= 1500 && declaredIn != [ ] && toString d.file == head declaredIn;
+      top = map (d: { inherit (d) file value; priority = option.highestPrio; lost = false; pos = positioned d; conds = [ ]; })
+        (filter (d: !(isDefault d)) option.definitionsWithLocations);
       followed = follow ctx top rest 1 0;
       won = pick q (filter (c: !c.lost) followed);
       # Below the option, the definitions that lost are in the values of

@@ -8,9 +8,14 @@
 # any module (from Nix): every NixOS system is extended with it before its
 # facts are read, as the k8s method evaluates it on k8s-pod.nix.
 #
+# k8sPodModuleAliases: the other names of the file k8sPodModule names (the
+# path with the symbolic links of its folders resolved, and of the file
+# itself): a host that imports the module by one of them defines the same
+# conditions, and a checkout reached through a link is the same checkout.
+#
 # listsProbe: whether systems of the module system are probed for FR-007
 # (false only in the benchmark that measures what the probe costs).
-{ k8sPodModule ? null, listsProbe ? true }:
+{ k8sPodModule ? null, k8sPodModuleAliases ? [ ], listsProbe ? true }:
 let
   inherit (builtins) attrNames concatMap elem filter isAttrs isString listToAttrs substring stringLength tryEval deepSeq pathExists;
 
@@ -31,7 +36,7 @@ let
 
   given =
     if k8sPodModule == null then null
-    else if isString k8sPodModule then k8sPod (/. + k8sPodModule) [ k8sPodModule ]
+    else if isString k8sPodModule then k8sPod (/. + k8sPodModule) ([ k8sPodModule ] ++ k8sPodModuleAliases)
     else k8sPod k8sPodModule (if builtins.isPath k8sPodModule then [ (toString k8sPodModule) ] else [ ]);
 
   # mkOverride as nixpkgs' lib writes it.
@@ -52,10 +57,13 @@ rec {
   # string of the store, which import takes and the module system keys by
   # the same name as the path.)
   k8sPodIn = { checkout, storeRoot }:
-    if given == null || checkout == "" || !(isString k8sPodModule) || !(hasPrefix (checkout + "/") k8sPodModule) then given
-    else
-      let copy = storeRoot + substring (stringLength checkout) (stringLength k8sPodModule) k8sPodModule;
-      in if pathExists copy then k8sPod copy [ copy k8sPodModule ] else given;
+    let
+      names = if isString k8sPodModule then filter (hasPrefix (checkout + "/")) ([ k8sPodModule ] ++ k8sPodModuleAliases) else [ ];
+      inCheckout = builtins.head names;
+      copy = storeRoot + substring (stringLength checkout) (stringLength inCheckout) inCheckout;
+    in
+    if given == null || checkout == "" || names == [ ] then given
+    else if pathExists copy then k8sPod copy ([ copy k8sPodModule ] ++ k8sPodModuleAliases) else given;
 
   # configOf describe system: the config of a NixOS system, or a config
   # itself; anything else (a module function, a list) is refused by name.
@@ -118,24 +126,46 @@ rec {
     else if type == "override" || type == "order" then present v.content
     else true;
 
+  # k8sPodFilesOf files base onPod: the files whose definitions are the k8s-pod
+  # module's: its own, and, on a node that imports the module itself, those
+  # of every module that only the k8s-pod module imports (a k8s-pod.nix of
+  # several files puts its conditions in a file it imports). The module
+  # system's graph of imports says which; a lib without it, or a node that
+  # is not on k8s-pod.nix by itself, needs no more than the files given
+  # (the node without the module then tells the rest, see addedUnits).
+  k8sPodFilesOf = files: base: onPod:
+    let
+      ofModule = m: elem m.key files || elem m.file files;
+      below = ms: concatMap (m: [ m.file ] ++ below m.imports) ms;
+      ofK8sPod = ms: concatMap (m: if ofModule m then below [ m ] else ofK8sPod m.imports) ms;
+      elsewhere = ms: concatMap (m: if ofModule m then [ ] else [ m.file ] ++ elsewhere m.imports) ms;
+      others = elsewhere onPod.graph;
+      onK8sPodByItself = (configOf "" base).fediversity.k8sPod.enable or false;
+    in
+    if !(onPod ? graph) || !onK8sPodByItself then files
+    else files ++ filter (f: !(elem f others)) (ofK8sPod onPod.graph);
+
   # addedUnits files base onPod: the units of the node on k8s-pod.nix that
   # the node does not have without it (FR-008 judges the lists against the
-  # node before k8s-pod.nix adds anything). On the module system, a unit
-  # whose definitions all come from the k8s-pod module's files (the
-  # conditions it puts on every listed name); elsewhere, a unit that the
-  # system without the module lacks.
+  # node before k8s-pod.nix adds anything): a unit that the system without
+  # the module lacks (a host's own module may put the conditions on the
+  # listed names under fediversity.k8sPod.enable); and on the module system
+  # also a unit whose definitions all come from the k8s-pod module's files
+  # (the conditions it puts on every listed name, in a node that imports
+  # the module itself and so has them without the extension too).
   addedUnits = files: base: onPod:
     let
       units = attrNames (onPod.config.systemd.services or { });
       definitions = onPod.options.systemd.services.definitionsWithLocations;
-      own = filter (d: !(elem d.file files) && isAttrs d.value) definitions;
+      k8sPodFiles = k8sPodFilesOf files base onPod;
+      own = filter (d: !(elem d.file k8sPodFiles) && isAttrs d.value) definitions;
       ownNames = listToAttrs (concatMap
         (d: map (name: { inherit name; value = null; }) (filter (name: present d.value.${name}) (attrNames d.value)))
         own);
       before = (configOf "" base).systemd.services or { };
     in
     if isModuleSystem onPod && onPod.options ? systemd.services.definitionsWithLocations
-    then filter (u: !(ownNames ? ${u})) units
+    then filter (u: !(before ? ${u}) || !(ownNames ? ${u})) units
     else filter (u: !(before ? ${u})) units;
 
   # nodeFacts describe extra config: the node's entry in the facts
@@ -152,8 +182,23 @@ rec {
   # system itself without a module.
   onK8sPod = { describe, k8sPod ? given }: base:
     if k8sPod == null then base
-    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
+    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ (importedAs base k8sPod).module ]; }
     else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
+
+  # importedAs base k8sPod: the module given on the command line by the name
+  # under which the node already imports its file, when that is one of its
+  # aliases (a host imports k8s-pod.nix by its real path, the command line
+  # names a link to it): the module system keys a file's module by its
+  # path, and must see one module, not two. Only a module with aliases
+  # costs the walk through the node's imports.
+  importedAs = base: k8sPod:
+    let
+      keys = ms: concatMap (m: [ m.key ] ++ keys m.imports) ms;
+      imported = keys base.graph;
+      found = filter (name: elem name imported) k8sPodModuleAliases;
+    in
+    if k8sPodModuleAliases == [ ] || k8sPod != given || !(base ? graph) || elem k8sPodModule imported || found == [ ] then k8sPod
+    else given // { module = { _file = anonymousK8sPodFile; imports = [ (/. + builtins.head found) ]; }; };
 
   # listsFailingProbe p: the options of the lists that failed the probe.
   listsFailingProbe = p:

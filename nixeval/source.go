@@ -152,8 +152,14 @@ func resolveLocalFlake(ref string) (resolved, checkout string, err error) {
 	case !info.IsDir():
 		return "", "", fmt.Errorf("%s is not a folder that holds a flake.nix", local)
 	}
+	start := dir
 	for !exists(filepath.Join(dir, "flake.nix")) {
 		if exists(filepath.Join(dir, ".git")) || dir == "/" {
+			if sub := query.Get("dir"); sub != "" && exists(filepath.Join(start, sub, "flake.nix")) {
+				// nix, too, looks for the flake.nix of the folder before
+				// it reads ?dir=.
+				return "", "", fmt.Errorf("no flake.nix in %s or above it, where nix looks before it reads ?dir=; for the flake in %s, write %s", local, sub, "./"+filepath.ToSlash(filepath.Join(local, sub)))
+			}
 			return "", "", fmt.Errorf("no flake.nix in %s or above it", local)
 		}
 		dir = filepath.Dir(dir)

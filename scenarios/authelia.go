@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -95,7 +96,7 @@ func needsPortal(inv *inventory.Inventory) string {
 func portalClient(p *inventory.Portal) (*http.Client, *url.URL, error) {
 	u, err := url.Parse(p.URL)
 	if err != nil || u.Host == "" {
-		return nil, nil, Permanent(fmt.Errorf("portal url %q is no URL", p.URL))
+		return nil, nil, poll.Permanent(fmt.Errorf("portal url %q is no URL", p.URL))
 	}
 	cfg := &tls.Config{ServerName: u.Hostname()}
 	if p.CAFile != "" {
@@ -126,7 +127,7 @@ func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, 
 	defer client.CloseIdleConnections()
 	password, err := inventory.ReadSecret(s.Inv.LDAP.AdminPasswordFile)
 	if err != nil {
-		return time.Time{}, Permanent(err)
+		return time.Time{}, poll.Permanent(err)
 	}
 	expect := "a login of " + s.Inv.LDAP.AdminUser + " with a session cookie"
 	if !rightPassword {
@@ -136,7 +137,7 @@ func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, 
 	body, _ := json.Marshal(map[string]any{"username": s.Inv.LDAP.AdminUser, "password": password, "keepMeLoggedIn": false})
 	endpoint := u.JoinPath("/api/firstfactor").String()
 	var sent time.Time
-	err = Eventually(ctx, Probe{Endpoint: endpoint, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+	err = poll.Eventually(ctx, poll.Probe{Endpoint: endpoint, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		sent = time.Now()
@@ -156,10 +157,10 @@ func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, 
 				s.Note("refused as it must be: HTTP 401, %s", out.Message)
 				return nil
 			}
-			return Saw("HTTP %d %s", resp.StatusCode, out.Status)
+			return poll.Saw("HTTP %d %s", resp.StatusCode, out.Status)
 		}
 		if resp.StatusCode != http.StatusOK || out.Status != "OK" {
-			return Saw("HTTP %d %s %s%s", resp.StatusCode, out.Status, out.Message, hintBadGateway(resp.StatusCode))
+			return poll.Saw("HTTP %d %s %s%s", resp.StatusCode, out.Status, out.Message, hintBadGateway(resp.StatusCode))
 		}
 		for _, c := range resp.Cookies() {
 			if c.Name == "authelia_session" && c.Value != "" {
@@ -167,7 +168,7 @@ func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, 
 				return nil
 			}
 		}
-		return Saw("HTTP 200 without a session cookie")
+		return poll.Saw("HTTP 200 without a session cookie")
 	})
 	return sent, err
 }
@@ -188,7 +189,7 @@ func loginStored(ctx context.Context, s *State) error {
 	}
 	loginAt, _ := s.Values["loginAt"].(time.Time)
 	expect := "a successful login of " + s.Inv.LDAP.AdminUser + " in authentication_logs, and authelia connected with an expiring credential"
-	return Eventually(ctx, Probe{Endpoint: u.Redacted(), Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+	return poll.Eventually(ctx, poll.Probe{Endpoint: u.Redacted(), Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
 		db, err := pgx.Connect(ctx, raw)
 		if err != nil {
 			return err
@@ -200,7 +201,7 @@ func loginStored(ctx context.Context, s *State) error {
 			return err
 		}
 		if n == 0 {
-			return Saw("no successful login of %s since %s", s.Inv.LDAP.AdminUser, loginAt.Format(time.TimeOnly))
+			return poll.Saw("no successful login of %s since %s", s.Inv.LDAP.AdminUser, loginAt.Format(time.TimeOnly))
 		}
 		rows, err := db.Query(ctx, `SELECT a.usename, r.rolvaliduntil IS NOT NULL FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
 			WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()`)
@@ -223,11 +224,11 @@ func loginStored(ctx context.Context, s *State) error {
 		}
 		for _, user := range users {
 			if !user.expires {
-				return Saw("authelia connected as %s, a credential that does not expire: not one of the database engine", user.name)
+				return poll.Saw("authelia connected as %s, a credential that does not expire: not one of the database engine", user.name)
 			}
 		}
 		if len(users) == 0 {
-			return Saw("no connection of authelia to its database")
+			return poll.Saw("no connection of authelia to its database")
 		}
 		s.Note("%d logins of %s stored; authelia connects as %s, a credential that expires", n, s.Inv.LDAP.AdminUser, users[0].name)
 		return nil

@@ -27,12 +27,17 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/nixtest"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/controlplane"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // The cluster tests run against the directory example deployed as real
@@ -43,14 +48,14 @@ import (
 // machine as it found it.
 var shared struct {
 	once sync.Once
-	cp   *vmtests.ControlPlane
+	cp   *controlplane.ControlPlane
 	dir  string
 	err  error
 }
 
 var real struct {
 	once sync.Once
-	env  *vmtests.Env
+	env  *localenv.Env
 	node *facts.Node
 	dir  string
 	err  error
@@ -58,7 +63,7 @@ var real struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := vmtests.StopTestEngine(); err != nil {
+	if err := vmtest.StopEngine(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
@@ -85,7 +90,7 @@ func TestMain(m *testing.M) {
 
 // controlPlane returns the package's control plane with its KWOK node,
 // started at the first call; without make servers the test is skipped.
-func controlPlane(t *testing.T) *vmtests.ControlPlane {
+func controlPlane(t *testing.T) *controlplane.ControlPlane {
 	t.Helper()
 	shared.once.Do(func() {
 		if shared.dir, shared.err = os.MkdirTemp("", "podroles-cp-"); shared.err != nil {
@@ -93,10 +98,10 @@ func controlPlane(t *testing.T) *vmtests.ControlPlane {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared.cp, shared.err = vmtests.StartControlPlane(ctx, vmtests.ControlPlaneOptions{Dir: shared.dir, Loopback: vmtests.RandomLoopback(), Nodes: true})
+		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{Dir: shared.dir, Loopback: localenv.RandomLoopback(), Nodes: true})
 	})
 	if shared.err != nil {
-		if os.Getenv(vmtests.ServersEnv) == "" {
+		if os.Getenv(servers.DirEnv) == "" {
 			t.Skipf("%v (make test builds them)", shared.err)
 		}
 		t.Fatal(shared.err)
@@ -122,9 +127,9 @@ func exampleNode(t *testing.T, ctx context.Context, example string) *facts.Node 
 // the directory example as real pods, started at the first call. Where
 // make test did not build the servers and images, or not as root, the
 // test is skipped.
-func realCluster(t *testing.T) *vmtests.Env {
+func realCluster(t *testing.T) *localenv.Env {
 	t.Helper()
-	if os.Getenv(vmtests.ServersEnv) == "" || os.Getenv(vmtests.EnvImageServers) == "" {
+	if os.Getenv(servers.DirEnv) == "" || os.Getenv(localenv.EnvImageServers) == "" {
 		t.Skip("make test builds the kubelet, the control plane and the images of the real node")
 	}
 	if os.Geteuid() != 0 {
@@ -139,7 +144,7 @@ func realCluster(t *testing.T) *vmtests.Env {
 		}
 		os.Chmod(real.dir, 0o711) // PostgreSQL's user passes through
 		// The node is the machine's: another package's tests may hold it.
-		real.env, real.err = vmtests.Up(ctx, vmtests.Options{Dir: real.dir, Loopback: vmtests.RandomLoopback(), Node: "directory", Cluster: real.node, NodeWait: 15 * time.Minute})
+		real.env, real.err = localenv.Up(ctx, localenv.Options{Dir: real.dir, Loopback: localenv.RandomLoopback(), Node: "directory", Cluster: real.node, NodeWait: 15 * time.Minute})
 	})
 	if real.err != nil {
 		t.Fatal(real.err)
@@ -150,7 +155,7 @@ func realCluster(t *testing.T) *vmtests.Env {
 // discoverReal finds the directory example's world in the real cluster
 // as scenarios run --kubeconfig does, through port-forwards that stop
 // when the test ends.
-func discoverReal(t *testing.T, ctx context.Context, env *vmtests.Env, kubeconfig string) *inventory.Inventory {
+func discoverReal(t *testing.T, ctx context.Context, env *localenv.Env, kubeconfig string) *inventory.Inventory {
 	t.Helper()
 	base, err := inventory.LoadBase(env.ClusterInventory)
 	if err != nil {
@@ -229,18 +234,18 @@ func podsOf(t *testing.T, ctx context.Context, client kubernetes.Interface, name
 // ready, and its old pods gone.
 func waitAvailable(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, name string) {
 	t.Helper()
-	probe := scenarios.Probe{Endpoint: "Deployment " + namespace + "/" + name, Expect: "all replicas updated and ready", Within: 3 * time.Minute}
-	err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: "Deployment " + namespace + "/" + name, Expect: "all replicas updated and ready", Within: 3 * time.Minute}
+	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		want := *d.Spec.Replicas
 		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want || d.Status.Replicas != want {
-			return scenarios.Saw("%d updated, %d ready, %d in all, of %d; %s", d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.Replicas, want, vmtests.PodTrouble(ctx, client, d))
+			return poll.Saw("%d updated, %d ready, %d in all, of %d; %s", d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.Replicas, want, localenv.PodTrouble(ctx, client, d))
 		}
 		if pods := podsOf(t, ctx, client, namespace, name); len(pods) != int(want) {
-			return scenarios.Saw("%d Running pods", len(pods))
+			return poll.Saw("%d Running pods", len(pods))
 		}
 		return nil
 	})
@@ -264,23 +269,19 @@ func update(t *testing.T, ctx context.Context, client kubernetes.Interface, name
 	waitAvailable(t, ctx, client, namespace, name)
 }
 
-func clusterClient(t *testing.T, env *vmtests.Env) (kubernetes.Interface, *rest.Config) {
+func clusterClient(t *testing.T, env *localenv.Env) (kubernetes.Interface, *kube.Client) {
 	t.Helper()
-	cfg, err := scenarios.ClusterConfig(env.ClusterKubeconfig())
+	c, err := kube.Connect(env.ClusterKubeconfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client, cfg
+	return c.Clientset, c
 }
 
 // hostPID is the host PID of a container of a pod: the process the
 // container runs (its entrypoint), or with child, that process's only
 // child (the service under the pod supervisor).
-func hostPID(t *testing.T, ctx context.Context, env *vmtests.Env, pod corev1.Pod, container string, child bool) int {
+func hostPID(t *testing.T, ctx context.Context, env *localenv.Env, pod corev1.Pod, container string, child bool) int {
 	t.Helper()
 	var id string
 	for _, s := range append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...) {
@@ -382,12 +383,12 @@ func TestRealPodsExecAndRestartCounts(t *testing.T) {
 		{[]string{"sh", "-c", "echo no >&2; exit 42"}, "exited with status 42: no"},
 		{[]string{"cat", "/run/secrets/nothing"}, "exited with status 1: cat: /run/secrets/nothing: No such file or directory"},
 	} {
-		_, err := scenarios.PodExec(ctx, cfg, client, env.Namespace, pod.Name, "lldap", c.argv)
+		_, err := cfg.Exec(ctx, env.Namespace, pod.Name, "lldap", c.argv)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("exec %q: %v; want %q", c.argv, err, c.want)
 		}
 	}
-	if out, err := scenarios.PodExec(ctx, cfg, client, env.Namespace, pod.Name, "lldap", []string{"cat", "/etc/hostname"}); err != nil || strings.TrimSpace(string(out)) != pod.Name {
+	if out, err := cfg.Exec(ctx, env.Namespace, pod.Name, "lldap", []string{"cat", "/etc/hostname"}); err != nil || strings.TrimSpace(string(out)) != pod.Name {
 		t.Errorf("exec cat /etc/hostname: %q, %v", out, err)
 	}
 
@@ -401,14 +402,14 @@ func TestRealPodsExecAndRestartCounts(t *testing.T) {
 	if err := syscall.Kill(hostPID(t, ctx, env, pod, "lldap", true), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	probe := scenarios.Probe{Endpoint: "pod " + pod.Name, Expect: "its service restarted in the same pod", Within: time.Minute}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: "pod " + pod.Name, Expect: "its service restarted in the same pod", Within: time.Minute}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		after, err := scenarios.PodStatus(ctx, inv, endpoint)
 		if err != nil {
 			return err
 		}
 		if after.UID != before.UID || after.RestartCount != before.RestartCount+1 {
-			return scenarios.Saw("uid %s, restart count %d (before: %s, %d)", after.UID, after.RestartCount, before.UID, before.RestartCount)
+			return poll.Saw("uid %s, restart count %d (before: %s, %d)", after.UID, after.RestartCount, before.UID, before.RestartCount)
 		}
 		return nil
 	})
@@ -440,12 +441,12 @@ func TestDeploymentsFailWhenBroken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "ldap", Port: vmtests.PortLDAP, TargetPort: intstr.FromInt32(vmtests.PortLDAP), Protocol: corev1.ProtocolTCP})
+	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "ldap", Port: localenv.PortLDAP, TargetPort: intstr.FromInt32(localenv.PortLDAP), Protocol: corev1.ProtocolTCP})
 	if _, err := client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	main := podsOf(t, ctx, client, ns, "directory")[0]
-	if _, err := scenarios.PodExec(ctx, cfg, client, ns, main.Name, plan.ContainerNode, []string{"systemctl", "start", "lldap.service"}); err != nil {
+	if _, err := cfg.Exec(ctx, ns, main.Name, plan.ContainerNode, []string{"systemctl", "start", "lldap.service"}); err != nil {
 		t.Fatal(err)
 	}
 	inv := discoverReal(t, ctx, env, env.ClusterKubeconfig())
@@ -459,7 +460,7 @@ func TestDeploymentsFailWhenBroken(t *testing.T) {
 	// lldap.
 	update(t, ctx, client, ns, "directory-lldap", func(d *appsv1.Deployment) { two := int32(2); d.Spec.Replicas = &two })
 	svc, _ = client.CoreV1().Services(ns).Get(ctx, "directory-lldap", metav1.GetOptions{})
-	svc.Spec.Ports = slices.DeleteFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == vmtests.PortLDAP })
+	svc.Spec.Ports = slices.DeleteFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == localenv.PortLDAP })
 	if _, err := client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +510,7 @@ func TestSecretsFailWhenAFileIsWrong(t *testing.T) {
 	if err := syscall.Kill(agent, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scenarios.PodExec(ctx, cfg, client, env.Namespace, pod.Name, plan.ContainerSidecar, []string{"sh", "-c", "printf wrong > /run/secrets/session"}); err != nil {
+	if _, err := cfg.Exec(ctx, env.Namespace, pod.Name, plan.ContainerSidecar, []string{"sh", "-c", "printf wrong > /run/secrets/session"}); err != nil {
 		syscall.Kill(agent, syscall.SIGCONT)
 		t.Fatal(err)
 	}
@@ -588,7 +589,7 @@ func TestUnitsSuiteOnNodeImagePods(t *testing.T) {
 	}
 	// The pods run systemd: its condition keeps mastodon-web out of a
 	// sidekiq pod even when asked for.
-	if out, err := scenarios.PodExec(ctx, cfg, client, "mastodon", sidekiq[0].Name, plan.ContainerNode, []string{"systemctl", "show", "--property=ConditionResult,ActiveState", "mastodon-web.service"}); err != nil || !strings.Contains(string(out), "ConditionResult=no") {
+	if out, err := cfg.Exec(ctx, "mastodon", sidekiq[0].Name, plan.ContainerNode, []string{"systemctl", "show", "--property=ConditionResult,ActiveState", "mastodon-web.service"}); err != nil || !strings.Contains(string(out), "ConditionResult=no") {
 		t.Errorf("mastodon-web in a sidekiq pod: %q, %v", out, err)
 	}
 
@@ -599,7 +600,7 @@ func TestUnitsSuiteOnNodeImagePods(t *testing.T) {
 		{sidekiq[0].Name, []string{"sh", "-c", "mkdir -p /run/systemd/system/mastodon-web.service.d && printf '[Unit]\\nConditionPathExists=\\n' > /run/systemd/system/mastodon-web.service.d/break.conf && systemctl daemon-reload && systemctl start mastodon-web.service"}},
 		{sidekiq[1].Name, []string{"systemctl", "stop", "prometheus-node-exporter.service"}},
 	} {
-		if _, err := scenarios.PodExec(ctx, cfg, client, "mastodon", c.pod, plan.ContainerNode, c.argv); err != nil {
+		if _, err := cfg.Exec(ctx, "mastodon", c.pod, plan.ContainerNode, c.argv); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -636,8 +637,8 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	}
 	client, _ := cp.Client()
 	for _, d := range p.Deployments {
-		probe := scenarios.Probe{Endpoint: "Deployment rbac/" + d.Name, Expect: "Running pods", Within: time.Minute}
-		err := scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+		probe := poll.Probe{Endpoint: "Deployment rbac/" + d.Name, Expect: "Running pods", Within: time.Minute}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			pods, err := client.CoreV1().Pods("rbac").List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
 			if err != nil {
 				return err
@@ -649,7 +650,7 @@ func TestClusterWithoutPermissions(t *testing.T) {
 				}
 			}
 			if running != int(*d.Spec.Replicas) {
-				return scenarios.Saw("%d Running", running)
+				return poll.Saw("%d Running", running)
 			}
 			return nil
 		})
@@ -698,11 +699,11 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	if err := client.RbacV1().RoleBindings("rbac").Delete(ctx, "reader", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	probe := scenarios.Probe{Endpoint: cp.Server, Expect: "the reader's reads to be refused", Within: 30 * time.Second}
-	err = scenarios.Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: cp.Server, Expect: "the reader's reads to be refused", Within: 30 * time.Second}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		_, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: node, Dir: t.TempDir(), Direct: true})
 		if err == nil || !strings.Contains(err.Error(), "Deployment rbac/mastodon: forbidden: the kubeconfig's user needs get on deployments in namespace rbac") {
-			return scenarios.Saw("%v", err)
+			return poll.Saw("%v", err)
 		}
 		return nil
 	})
@@ -729,7 +730,7 @@ func (p *streamProxy) count(protocol string) int {
 // start serves the proxy on loopback and returns a kubeconfig for it.
 func (p *streamProxy) start(t *testing.T, kubeconfig string) string {
 	t.Helper()
-	cfg, err := scenarios.ClusterConfig(kubeconfig)
+	cfg, err := kube.Config(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

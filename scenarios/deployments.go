@@ -9,10 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -60,10 +60,9 @@ func needsCluster(inv *inventory.Inventory) string {
 
 // clusterView is the inventory's cluster and the node's plan.
 type clusterView struct {
-	client kubernetes.Interface
-	config *rest.Config
-	node   *facts.Node
-	plan   *plan.Plan
+	*kube.Client
+	node *facts.Node
+	plan *plan.Plan
 }
 
 // clusterPlan is the inventory's cluster, connected once per run of a
@@ -76,15 +75,15 @@ func clusterPlan(s *State) (*clusterView, error) {
 	factsFile := s.Inv.Cluster.FactsFile
 	doc, err := facts.ReadFile(factsFile)
 	if err != nil {
-		return nil, Permanent(fmt.Errorf("facts %s: %w", factsFile, err))
+		return nil, poll.Permanent(fmt.Errorf("facts %s: %w", factsFile, err))
 	}
 	i := slices.IndexFunc(doc.Nodes, func(n *facts.Node) bool { return n.Name == s.Inv.Node })
 	if i < 0 {
-		return nil, Permanent(fmt.Errorf("facts %s have no node %s", factsFile, s.Inv.Node))
+		return nil, poll.Permanent(fmt.Errorf("facts %s have no node %s", factsFile, s.Inv.Node))
 	}
 	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: s.Inv.Cluster.Namespace})
 	if err != nil {
-		return nil, Permanent(err)
+		return nil, poll.Permanent(err)
 	}
 	c.node, c.plan = doc.Nodes[i], p
 	return c, nil
@@ -95,7 +94,7 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	client, p := c.client, c.plan
+	client, p := c.Clientset, c.plan
 	// Images are the method's (node-surface): compared as relations with
 	// the main pod's image, never with the plan's placeholders.
 	var nodeImage string
@@ -104,8 +103,8 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	}
 	var errs []error
 	for _, want := range p.Deployments {
-		probe := Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of containers %s", *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers)), Within: s.Patience}
-		err := Eventually(ctx, probe, func(ctx context.Context) error {
+		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of containers %s", *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers)), Within: s.Patience}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
 				return discoverError("Deployment", want.Namespace, want.Name, "get", err)
@@ -113,19 +112,11 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 			return compareDeployment(want, got, nodeImage)
 		})
 		if err == nil {
-			s.Note("Deployment %s: %d ready replicas of %s", want.Name, *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers))
+			s.Note("Deployment %s: %d ready replicas of %s", want.Name, *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers))
 		}
 		errs = append(errs, err)
 	}
 	return joinErrors(errs)
-}
-
-func containersOf(cs []corev1.Container) string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, c.Name+"="+c.Image)
-	}
-	return strings.Join(out, ",")
 }
 
 func containerNames(cs []corev1.Container) string {
@@ -152,30 +143,30 @@ func imageOf(cs []corev1.Container, name string) string {
 // ready.
 func compareDeployment(want, got *appsv1.Deployment, nodeImage string) error {
 	if got.Spec.Replicas == nil || *got.Spec.Replicas != *want.Spec.Replicas {
-		return Saw("spec.replicas %v, planned %d", ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
+		return poll.Saw("spec.replicas %v, planned %d", ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
 	}
 	cs := got.Spec.Template.Spec.Containers
 	if w, g := containerNames(want.Spec.Template.Spec.Containers), containerNames(cs); w != g {
-		return Saw("containers %s, planned %s", g, w)
+		return poll.Saw("containers %s, planned %s", g, w)
 	}
 	for _, c := range cs {
 		switch c.Name {
 		case plan.ContainerNode:
 			if nodeImage != "" && c.Image != nodeImage {
-				return Saw("container node runs image %s, not the main pod's %s", c.Image, nodeImage)
+				return poll.Saw("container node runs image %s, not the main pod's %s", c.Image, nodeImage)
 			}
 		case plan.ContainerCompanion:
 			if c.Image != cs[0].Image {
-				return Saw("container companion runs image %s, not the service's %s", c.Image, cs[0].Image)
+				return poll.Saw("container companion runs image %s, not the service's %s", c.Image, cs[0].Image)
 			}
 		default:
 			if c.Image == nodeImage {
-				return Saw("container %s runs the node's image %s, not its service's", c.Name, c.Image)
+				return poll.Saw("container %s runs the node's image %s, not its service's", c.Name, c.Image)
 			}
 		}
 	}
 	if got.Status.ReadyReplicas != *want.Spec.Replicas {
-		return Saw("%d of %d replicas ready", got.Status.ReadyReplicas, *want.Spec.Replicas)
+		return poll.Saw("%d of %d replicas ready", got.Status.ReadyReplicas, *want.Spec.Replicas)
 	}
 	return nil
 }
@@ -192,7 +183,7 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	client, p := c.client, c.plan
+	client, p := c.Clientset, c.plan
 	var errs []error
 	for _, want := range p.Services {
 		got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})

@@ -16,10 +16,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -50,24 +50,14 @@ type DiscoverOptions struct {
 // that reach it.
 type Discovered struct {
 	Inventory *inventory.Inventory
-	forwards  []runningForward
-}
-
-// runningForward is a port-forward: cancel ends it, and done says it
-// has.
-type runningForward struct {
-	cancel context.CancelFunc
-	done   chan error
+	forwards  []*kube.Forward
 }
 
 // Close stops the port-forwards and waits until their listeners are
 // closed.
 func (d *Discovered) Close() {
 	for _, f := range d.forwards {
-		f.cancel()
-	}
-	for _, f := range d.forwards {
-		<-f.done
+		f.Close()
 	}
 	d.forwards = nil
 }
@@ -83,11 +73,11 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	if err != nil {
 		return nil, err
 	}
-	c, err := connect(o.Kubeconfig)
+	c, err := kube.Connect(o.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	cfg, client := c.config, c.client
+	cfg, client := c.Config, c.Clientset
 	if _, err := client.Discovery().ServerVersion(); err != nil {
 		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneLine(err))
 	}
@@ -109,7 +99,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 			d.Close()
 		}
 	}()
-	fw := forwarder{cfg: cfg, client: client, namespace: o.Namespace, log: o.Log}
+	fw := forwarder{client: c, namespace: o.Namespace, log: o.Log}
 	for _, want := range p.Deployments {
 		dep, err := client.AppsV1().Deployments(o.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
@@ -197,56 +187,13 @@ func runningPods(ctx context.Context, client kubernetes.Interface, dep *appsv1.D
 	return pods, nil
 }
 
-// ClusterConfig reads a kubeconfig; with none, the service account of the
-// pod it runs in (--in-cluster).
-func ClusterConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("in-cluster config: %w (outside a pod, give --kubeconfig)", err)
-		}
-		withRate(cfg)
-		return cfg, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-	}
-	withRate(cfg)
-	return cfg, nil
-}
-
-// withRate lets a client poll as the suites do (several pods, a few
-// times a second each), at kubectl's rate: client-go's default of 5
-// requests a second would make a wait fail on the client's own limiter.
-func withRate(cfg *rest.Config) {
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 300
-	}
-}
-
-// ClusterClient returns a client of the cluster a kubeconfig names, and
-// the API server's address.
-func ClusterClient(kubeconfig string) (kubernetes.Interface, string, error) {
-	c, err := connect(kubeconfig)
-	if err != nil {
-		return nil, "", err
-	}
-	return c.client, c.config.Host, nil
-}
-
-// connect makes a client of the cluster a kubeconfig names (the pod's own
-// with none), keeping its config for the streaming calls.
+// connect makes a client of the inventory's cluster, for the suites.
 func connect(kubeconfig string) (*clusterView, error) {
-	cfg, err := ClusterConfig(kubeconfig)
+	c, err := kube.Connect(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-	}
-	return &clusterView{client: client, config: cfg}, nil
+	return &clusterView{Client: c}, nil
 }
 
 // discoverError says in one line which object could not be read and why:
@@ -258,7 +205,7 @@ func discoverError(kind, namespace, name, verb string, err error) error {
 		return fmt.Errorf("%s %s/%s does not exist: is the node deployed to namespace %s?", kind, namespace, name, namespace)
 	case apierrors.IsForbidden(err):
 		// Waiting does not grant a permission.
-		return Permanent(fmt.Errorf("%s %s/%s: forbidden: the kubeconfig's user needs %s on %s in namespace %s", kind, namespace, name, verb, plural, namespace))
+		return poll.Permanent(fmt.Errorf("%s %s/%s: forbidden: the kubeconfig's user needs %s on %s in namespace %s", kind, namespace, name, verb, plural, namespace))
 	}
 	return fmt.Errorf("%s %s/%s: %v", kind, namespace, name, oneLine(err))
 }

@@ -5,94 +5,32 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"strconv"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
-	"k8s.io/klog/v2"
+
+	"github.com/fediversity/podroles/internal/kube"
 )
 
-// forwarder port-forwards pods' ports to loopback through the API server,
-// as kubectl port-forward does: over WebSocket, falling back to SPDY.
+// forwarder forwards the ports of a namespace's pods to loopback, each
+// forward stopped when the Discovered that holds it is closed.
 type forwarder struct {
-	cfg       *rest.Config
-	client    kubernetes.Interface
+	client    *kube.Client
 	namespace string
 	log       io.Writer
 }
 
-// forward forwards ports of a pod to free loopback ports, and returns the
-// local address of each, keyed by keys (the port as the inventory names
-// it: the pod's port, or the Service's port that leads to it). The
-// forward lives until d is closed; what goes wrong meanwhile (a
-// connection the pod refuses, the forward lost) is one line each on f.log.
+// forward forwards ports of a pod, and returns the local address of each,
+// keyed by keys (the port as the inventory names it: the pod's port, or
+// the Service's port that leads to it).
 func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys, ports []int32) (map[int]string, error) {
-	logw := f.log
-	if logw == nil {
-		logw = io.Discard
-	}
-	where := f.namespace + "/" + pod
-	logger := funcr.New(func(_, args string) { fmt.Fprintf(logw, "port-forward to pod %s: %s\n", where, args) }, funcr.Options{})
-	req := f.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(f.namespace).Name(pod).SubResource("portforward")
-	transport, upgrader, err := spdy.RoundTripperFor(f.cfg)
+	fw, err := f.client.Forward(ctx, f.namespace, pod, ports, f.log)
 	if err != nil {
 		return nil, err
 	}
-	spdyDialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, req.URL())
-	wsDialer, err := portforward.NewSPDYOverWebsocketDialerForStreamingWithLogger(logger, req.URL(), f.cfg)
-	if err != nil {
-		return nil, err
-	}
-	dialer := portforward.NewFallbackDialerForStreaming(wsDialer, spdyDialer, shouldFallBackToSPDY)
-	var specs []string
-	for _, p := range ports {
-		specs = append(specs, fmt.Sprintf("0:%d", p))
-	}
-	// The forward outlives ctx, which only bounds its start.
-	life, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
-	ready := make(chan struct{})
-	pf, err := portforward.NewOnAddressesForStreamingWithContext(life, dialer, []string{"127.0.0.1"}, specs, ready, io.Discard, logw)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("port-forward pod %s: %w", where, err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		err := pf.ForwardPorts()
-		select {
-		case <-ready:
-			if err != nil && life.Err() == nil {
-				fmt.Fprintf(logw, "port-forward to pod %s ended: %s\n", where, oneLine(err))
-			}
-		default:
-		}
-		done <- err
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		cancel()
-		return nil, f.forwardError(pod, err)
-	case <-ctx.Done():
-		cancel()
-		<-done
-		return nil, ctx.Err()
-	}
-	d.forwards = append(d.forwards, runningForward{cancel: cancel, done: done})
-	got, err := pf.GetPorts()
-	if err != nil {
-		return nil, err
-	}
+	d.forwards = append(d.forwards, fw)
 	out := map[int]string{}
-	for i, g := range got {
-		out[int(keys[i])] = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(g.Local)))
+	for i, addr := range fw.Addrs {
+		out[int(keys[i])] = addr
 	}
 	return out, nil
 }
@@ -152,11 +90,4 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-func (f forwarder) forwardError(pod string, err error) error {
-	if apierrors.IsForbidden(err) || containsForbidden(err) {
-		return Permanent(fmt.Errorf("port-forward pod %s/%s: forbidden: the kubeconfig's user needs create on pods/portforward in namespace %s", f.namespace, pod, f.namespace))
-	}
-	return fmt.Errorf("port-forward pod %s/%s: %v", f.namespace, pod, oneLine(err))
 }

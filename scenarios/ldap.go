@@ -14,6 +14,7 @@ import (
 	"github.com/go-ldap/ldap/v3"
 
 	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -108,16 +109,16 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 	if err != nil {
 		return err
 	}
-	probe := Probe{
+	probe := poll.Probe{
 		Endpoint: fmt.Sprintf("ldaps://%s (%s, TLS name %s)", addr, at.Name, l.Host),
 		Expect:   fmt.Sprintf("a verified bind as %s that finds the user %s", l.BindDN, l.User),
 		Within:   s.Patience,
 	}
-	return Eventually(ctx, probe, func(ctx context.Context) error {
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		// Read at each try: a rotation may rewrite the file meanwhile.
 		password, err := inventory.ReadSecret(l.BindPasswordFile)
 		if err != nil {
-			return Permanent(err)
+			return poll.Permanent(err)
 		}
 		conn, err := dialLDAPS(ctx, addr, &tls.Config{RootCAs: pool, ServerName: l.Host})
 		if err != nil {
@@ -136,7 +137,7 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 			return err
 		}
 		if len(found.Entries) != 1 {
-			return Saw("%d entries with uid=%s under %s", len(found.Entries), l.User, l.BaseDN)
+			return poll.Saw("%d entries with uid=%s under %s", len(found.Entries), l.User, l.BaseDN)
 		}
 		if l.Group == "" {
 			s.Note("%s: bound as %s and found %s", at.Name, l.BindDN, found.Entries[0].DN)
@@ -148,11 +149,11 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 			return err
 		}
 		if len(groups.Entries) != 1 {
-			return Saw("%d groups cn=%s under %s", len(groups.Entries), l.Group, l.BaseDN)
+			return poll.Saw("%d groups cn=%s under %s", len(groups.Entries), l.Group, l.BaseDN)
 		}
 		members := append(groups.Entries[0].GetAttributeValues("member"), groups.Entries[0].GetAttributeValues("uniqueMember")...)
 		if len(members) == 0 {
-			return Saw("group %s with no members", l.Group)
+			return poll.Saw("group %s with no members", l.Group)
 		}
 		s.Note("%s: bound as %s, found %s and group %s with %d members", at.Name, l.BindDN, found.Entries[0].DN, l.Group, len(members))
 		return nil
@@ -160,13 +161,13 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 }
 
 // dialLDAPS opens an LDAPS connection; a certificate that fails
-// verification is a Permanent error, since waiting does not mend it.
+// verification is a poll.Permanent error, since waiting does not mend it.
 func dialLDAPS(ctx context.Context, addr string, cfg *tls.Config) (*ldap.Conn, error) {
 	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		if isVerifyError(err) {
-			return nil, Permanent(err)
+			return nil, poll.Permanent(err)
 		}
 		return nil, err
 	}
@@ -192,19 +193,19 @@ func refusedHandshake(ctx context.Context, s *State, cfg *tls.Config, want strin
 	if err != nil {
 		return err
 	}
-	probe := Probe{Endpoint: "ldaps://" + addr + " (" + svc.Name + ")", Expect: "the handshake to fail verification: " + want, Within: s.Patience}
-	return Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: "ldaps://" + addr + " (" + svc.Name + ")", Expect: "the handshake to fail verification: " + want, Within: s.Patience}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		switch {
 		case err == nil:
 			conn.Close()
-			return Permanent(fmt.Errorf("the handshake succeeded: the client does not verify what it should, or the role's certificate is not what the contract says"))
+			return poll.Permanent(fmt.Errorf("the handshake succeeded: the client does not verify what it should, or the role's certificate is not what the contract says"))
 		case isVerifyError(err) && strings.Contains(err.Error(), want):
 			s.Note("refused as it must be: %v", err)
 			return nil
 		case isVerifyError(err):
-			return Permanent(fmt.Errorf("refused, but not for the expected reason: %w", err))
+			return poll.Permanent(fmt.Errorf("refused, but not for the expected reason: %w", err))
 		}
 		return err // the Service is not answering yet
 	})
@@ -235,7 +236,7 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	if err := Eventually(ctx, Probe{Endpoint: ldaps, Expect: "the Service to answer on its LDAPS port", Within: s.Patience}, func(ctx context.Context) error {
+	if err := poll.Eventually(ctx, poll.Probe{Endpoint: ldaps, Expect: "the Service to answer on its LDAPS port", Within: s.Patience}, func(ctx context.Context) error {
 		c, err := (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, "tcp", ldaps)
 		if err != nil {
 			return err
@@ -256,14 +257,14 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 }
 
 // dialAddr is where to connect for a port of an endpoint; a port that no
-// port-forward reaches is a Permanent error.
+// port-forward reaches is a poll.Permanent error.
 func dialAddr(e inventory.Endpoint, port int) (string, error) {
 	addr, ok := e.Dial(port)
 	switch {
 	case !ok && e.Unreachable != "":
-		return "", Permanent(fmt.Errorf("%s: port %d is not reachable: %s", e.Name, port, e.Unreachable))
+		return "", poll.Permanent(fmt.Errorf("%s: port %d is not reachable: %s", e.Name, port, e.Unreachable))
 	case !ok:
-		return "", Permanent(fmt.Errorf("%s: port %d is not one of its ports, so no port-forward reaches it", e.Name, port))
+		return "", poll.Permanent(fmt.Errorf("%s: port %d is not one of its ports, so no port-forward reaches it", e.Name, port))
 	}
 	return addr, nil
 }
@@ -271,11 +272,11 @@ func dialAddr(e inventory.Endpoint, port int) (string, error) {
 func caPool(path string) (*x509.CertPool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, Permanent(fmt.Errorf("the contract's CA file: %w", err))
+		return nil, poll.Permanent(fmt.Errorf("the contract's CA file: %w", err))
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, Permanent(fmt.Errorf("the contract's CA file %s holds no PEM certificate", path))
+		return nil, poll.Permanent(fmt.Errorf("the contract's CA file %s holds no PEM certificate", path))
 	}
 	return pool, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fediversity/podroles/internal/lldap"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -92,14 +93,14 @@ func lldapLogin(ctx context.Context, s *State, at inventory.Endpoint) (string, e
 	l := s.Inv.LDAP
 	password, err := inventory.ReadSecret(l.AdminPasswordFile)
 	if err != nil {
-		return "", Permanent(err)
+		return "", poll.Permanent(err)
 	}
 	c, err := lldapClient(at, l.HTTPPort)
 	if err != nil {
 		return "", err
 	}
 	var token string
-	err = Eventually(ctx, Probe{Endpoint: c.Addr + "/auth/simple/login (" + at.Name + ")", Expect: "a login of " + l.AdminUser + " with a token", Within: s.Patience}, func(ctx context.Context) error {
+	err = poll.Eventually(ctx, poll.Probe{Endpoint: c.Addr + "/auth/simple/login (" + at.Name + ")", Expect: "a login of " + l.AdminUser + " with a token", Within: s.Patience}, func(ctx context.Context) error {
 		var err error
 		token, err = c.Login(ctx, l.AdminUser, password)
 		return sawRefusal(err)
@@ -117,7 +118,7 @@ func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, token str
 	if err != nil {
 		return err
 	}
-	return Eventually(ctx, Probe{Endpoint: c.Addr + "/api/graphql (" + at.Name + ")", Expect: "the token of the other replica to be accepted", Within: s.Patience}, func(ctx context.Context) error {
+	return poll.Eventually(ctx, poll.Probe{Endpoint: c.Addr + "/api/graphql (" + at.Name + ")", Expect: "the token of the other replica to be accepted", Within: s.Patience}, func(ctx context.Context) error {
 		var out struct {
 			User struct {
 				ID string `json:"id"`
@@ -128,7 +129,7 @@ func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, token str
 			return sawRefusal(err)
 		}
 		if out.User.ID != l.AdminUser {
-			return Saw("user %q", out.User.ID)
+			return poll.Saw("user %q", out.User.ID)
 		}
 		s.Note("%s accepted the token of the other replica", at.Name)
 		return nil
@@ -149,9 +150,9 @@ func sawRefusal(err error) error {
 	var le *lldap.Error
 	if errors.As(err, &le) {
 		if le.Message != "" {
-			return Saw("HTTP %d: %s", le.Status, le.Message)
+			return poll.Saw("HTTP %d: %s", le.Status, le.Message)
 		}
-		return Saw("HTTP %d", le.Status)
+		return poll.Saw("HTTP %d", le.Status)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -31,7 +32,7 @@ func podStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventor
 	if err != nil {
 		return nil, err
 	}
-	return clusterPodStatus(ctx, c.client, s.Inv.Cluster.Namespace, pod)
+	return clusterPodStatus(ctx, c.Clientset, s.Inv.Cluster.Namespace, pod)
 }
 
 // PodStatus reads what a pod reports of its service: its UID, which stays
@@ -44,15 +45,15 @@ func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endp
 	}
 	c, err := connect(inv.Cluster.Kubeconfig)
 	if err != nil {
-		return nil, Permanent(err)
+		return nil, poll.Permanent(err)
 	}
-	return clusterPodStatus(ctx, c.client, inv.Cluster.Namespace, pod)
+	return clusterPodStatus(ctx, c.Clientset, inv.Cluster.Namespace, pod)
 }
 
 func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint) (*inventory.PodStatus, error) {
 	got, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
+		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
 	}
 	if err != nil {
 		return nil, discoverError("Pod", ns, pod.Name, "get", err)
@@ -89,7 +90,7 @@ func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file s
 	if err != nil {
 		return nil, err
 	}
-	return podExec(ctx, c.config, c.client, s.Inv.Cluster.Namespace, pod.Name, pod.Container, []string{"cat", path.Join("/run/secrets", file)})
+	return c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, pod.Container, []string{"cat", path.Join("/run/secrets", file)})
 }
 
 // stateCluster is a client of the inventory's cluster, made once per run
@@ -101,7 +102,7 @@ func stateCluster(s *State) (*clusterView, error) {
 	}
 	c, err := connect(s.Inv.Cluster.Kubeconfig)
 	if err != nil {
-		return nil, Permanent(err)
+		return nil, poll.Permanent(err)
 	}
 	s.Values[clusterKey] = c
 	return c, nil

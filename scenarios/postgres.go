@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -41,7 +42,7 @@ func init() {
 								return err
 							}
 							if n != 1 {
-								return Saw("%d rows for %s", n, user)
+								return poll.Saw("%d rows for %s", n, user)
 							}
 							s.Note("table %s holds %s", p.UsersTable, user)
 							return nil
@@ -75,11 +76,11 @@ func dsn(s *State) (*url.URL, string, error) { return readDSN(s.Inv.Postgres.DSN
 func readDSN(file string) (*url.URL, string, error) {
 	raw, err := inventory.ReadSecret(file)
 	if err != nil {
-		return nil, "", Permanent(err)
+		return nil, "", poll.Permanent(err)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, "", Permanent(fmt.Errorf("%s holds no postgres:// URL", file))
+		return nil, "", poll.Permanent(fmt.Errorf("%s holds no postgres:// URL", file))
 	}
 	return u, raw, nil
 }
@@ -110,8 +111,8 @@ func withDatabase(ctx context.Context, s *State, expect string, check func(conte
 	if err != nil {
 		return err
 	}
-	probe := Probe{Endpoint: u.Redacted(), Expect: expect, Within: s.Patience}
-	return Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: u.Redacted(), Expect: expect, Within: s.Patience}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		db, err := pgx.Connect(ctx, raw)
 		if err != nil {
 			return err
@@ -146,7 +147,7 @@ func oneOpenTofuState(ctx context.Context, s *State) error {
 			for _, st := range states {
 				names = append(names, st.name)
 			}
-			return Saw("%d states (%s)", len(states), strings.Join(names, ", "))
+			return poll.Saw("%d states (%s)", len(states), strings.Join(names, ", "))
 		}
 		var tf struct {
 			Version   int    `json:"version"`
@@ -156,7 +157,7 @@ func oneOpenTofuState(ctx context.Context, s *State) error {
 			} `json:"resources"`
 		}
 		if err := json.Unmarshal([]byte(states[0].data), &tf); err != nil || tf.Version == 0 || tf.Lineage == "" {
-			return Saw("state %q that is no OpenTofu state (%v)", states[0].name, err)
+			return poll.Saw("state %q that is no OpenTofu state (%v)", states[0].name, err)
 		}
 		s.Note("one state %q: version %d, lineage %s, %d resources", states[0].name, tf.Version, tf.Lineage, len(tf.Resources))
 		return nil

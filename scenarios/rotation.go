@@ -18,6 +18,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -177,11 +178,11 @@ func noteCredential(ctx context.Context, s *State, role string) error {
 	for _, pod := range r.Pods {
 		st, err := podStatus(ctx, s, pod)
 		if err != nil {
-			return Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
 		user, password, err := credentialOf(ctx, s, r, pod)
 		if err != nil {
-			return Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
 		before[pod.Name] = podBefore{st, user, password}
 		s.Note("pod %s (uid %s) runs its service for the %d. time, as %s", pod.Name, st.UID, st.RestartCount+1, user)
@@ -193,7 +194,7 @@ func noteCredential(ctx context.Context, s *State, role string) error {
 func baoClient(s *State) (*openbao.Client, error) {
 	token, err := inventory.ReadSecret(s.Inv.OpenBao.TokenFile)
 	if err != nil {
-		return nil, Permanent(err)
+		return nil, poll.Permanent(err)
 	}
 	return openbao.New(s.Inv.OpenBao.Address, token), nil
 }
@@ -245,21 +246,21 @@ func restartedWithNewCredential(ctx context.Context, s *State, role string) erro
 	var errs []error
 	for _, pod := range r.Pods {
 		b := before[pod.Name]
-		probe := Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + 15*time.Second}
-		err := Eventually(ctx, probe, func(ctx context.Context) error {
+		probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + 15*time.Second}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			st, err := podStatus(ctx, s, pod)
 			if err != nil {
 				return err
 			}
 			if st.UID != b.status.UID {
-				return Permanent(fmt.Errorf("pod %s is a new pod (uid %s, was %s): the service must restart in the same pod", pod.Name, st.UID, b.status.UID))
+				return poll.Permanent(fmt.Errorf("pod %s is a new pod (uid %s, was %s): the service must restart in the same pod", pod.Name, st.UID, b.status.UID))
 			}
 			user, _, err := credentialOf(ctx, s, r, pod)
 			if err != nil {
 				return err
 			}
 			if st.RestartCount <= b.status.RestartCount || user == b.user {
-				return Saw("restart count %d and user %s", st.RestartCount, user)
+				return poll.Saw("restart count %d and user %s", st.RestartCount, user)
 			}
 			s.Note("pod %s restarted its service in the same pod (restart %d, now as %s), %s after the revocation", pod.Name, st.RestartCount, user, time.Since(revokedAt).Round(100*time.Millisecond))
 			return nil
@@ -272,7 +273,7 @@ func restartedWithNewCredential(ctx context.Context, s *State, role string) erro
 // oldCredentialRefused proves the noted credentials no longer log in.
 func oldCredentialRefused(ctx context.Context, s *State) error {
 	if s.Inv.Postgres == nil {
-		return Permanent(fmt.Errorf("the inventory has no postgres to try the old credential at"))
+		return poll.Permanent(fmt.Errorf("the inventory has no postgres to try the old credential at"))
 	}
 	u, _, err := dsn(s)
 	if err != nil {
@@ -351,7 +352,7 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	for _, pod := range r.Pods {
 		st, err := podStatus(ctx, s, pod)
 		if err != nil {
-			return Permanent(err)
+			return poll.Permanent(err)
 		}
 		before[pod.Name] = st
 	}
@@ -362,27 +363,27 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	var errs []error
 	for _, pod := range r.Pods {
 		b := before[pod.Name]
-		err := Eventually(ctx, Probe{Endpoint: secretWhere(s, pod, file), Expect: "the new value in pod " + pod.Name, Within: s.Patience}, func(ctx context.Context) error {
+		err := poll.Eventually(ctx, poll.Probe{Endpoint: secretWhere(s, pod, file), Expect: "the new value in pod " + pod.Name, Within: s.Patience}, func(ctx context.Context) error {
 			got, err := readPodSecret(ctx, s, pod, file)
 			if err != nil {
 				return err
 			}
 			if string(got) != want {
-				return Saw("the old value")
+				return poll.Saw("the old value")
 			}
 			return nil
 		})
 		if err == nil && restart {
-			err = Eventually(ctx, Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to restart its service in the same pod", pod.Name), Within: s.Patience}, func(ctx context.Context) error {
+			err = poll.Eventually(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to restart its service in the same pod", pod.Name), Within: s.Patience}, func(ctx context.Context) error {
 				st, err := podStatus(ctx, s, pod)
 				if err != nil {
 					return err
 				}
 				if st.UID != b.UID {
-					return Permanent(fmt.Errorf("a new pod (uid %s, was %s)", st.UID, b.UID))
+					return poll.Permanent(fmt.Errorf("a new pod (uid %s, was %s)", st.UID, b.UID))
 				}
 				if st.RestartCount <= b.RestartCount {
-					return Saw("restart count %d still", st.RestartCount)
+					return poll.Saw("restart count %d still", st.RestartCount)
 				}
 				s.Note("pod %s restarted its service in the same pod (restart %d)", pod.Name, st.RestartCount)
 				return nil
@@ -391,13 +392,13 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 		if err == nil && !restart {
 			// The pod polls its secrets a few times a second: a window of
 			// two seconds shows it leaves the service alone.
-			err = Consistently(ctx, Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: 2 * time.Second}, func(ctx context.Context) error {
+			err = poll.Consistently(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: 2 * time.Second}, func(ctx context.Context) error {
 				st, err := podStatus(ctx, s, pod)
 				if err != nil {
 					return err
 				}
 				if st.UID != b.UID || st.RestartCount != b.RestartCount {
-					return Saw("restart count %d (was %d), uid %s (was %s)", st.RestartCount, b.RestartCount, st.UID, b.UID)
+					return poll.Saw("restart count %d (was %d), uid %s (was %s)", st.RestartCount, b.RestartCount, st.UID, b.UID)
 				}
 				return nil
 			})

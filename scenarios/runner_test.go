@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -73,9 +74,9 @@ func TestRunParallelLimitAndFilter(t *testing.T) {
 			}
 			// Hold the slot a while, so that others would pile up.
 			held := time.Now()
-			return Eventually(ctx, Probe{Endpoint: "clock", Expect: "30ms to pass"}, func(context.Context) error {
+			return poll.Eventually(ctx, poll.Probe{Endpoint: "clock", Expect: "30ms to pass"}, func(context.Context) error {
 				if time.Since(held) < 30*time.Millisecond {
-					return Saw("%s", time.Since(held))
+					return poll.Saw("%s", time.Since(held))
 				}
 				return nil
 			})
@@ -92,7 +93,7 @@ func TestRunParallelLimitAndFilter(t *testing.T) {
 
 func TestScenarioTimeoutAndCancel(t *testing.T) {
 	waits := &Scenario{Name: "waits", Steps: []Step{step("forever", func(ctx context.Context, s *State) error {
-		return Eventually(ctx, Probe{Endpoint: "nowhere:1", Expect: "an answer"}, func(context.Context) error { return Saw("silence") })
+		return poll.Eventually(ctx, poll.Probe{Endpoint: "nowhere:1", Expect: "an answer"}, func(context.Context) error { return poll.Saw("silence") })
 	})}}
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{waits}}
 	r := Run(context.Background(), testInv, []*Suite{suite}, Options{Timeout: 200 * time.Millisecond})[0]
@@ -112,26 +113,6 @@ func TestScenarioTimeoutAndCancel(t *testing.T) {
 	}
 	if results[1].Status != Skipped || !strings.Contains(results[1].Reason, "interrupted before it started") {
 		t.Errorf("the waiting scenario: %s %s", results[1].Status, results[1].Reason)
-	}
-}
-
-func TestEventuallyBacksOffAndStopsOnPermanent(t *testing.T) {
-	tries := 0
-	err := Eventually(context.Background(), Probe{Endpoint: "e", Expect: "x", Within: 400 * time.Millisecond}, func(context.Context) error {
-		tries++
-		return Saw("try %d", tries)
-	})
-	var ee *EventuallyError
-	if !errors.As(err, &ee) || tries < 3 || tries > 8 || !strings.Contains(err.Error(), "saw try") {
-		t.Errorf("%d tries, err %v", tries, err)
-	}
-	tries = 0
-	err = Eventually(context.Background(), Probe{Endpoint: "e", Expect: "x"}, func(context.Context) error {
-		tries++
-		return Permanent(errors.New("cannot mend"))
-	})
-	if tries != 1 || !strings.Contains(err.Error(), "cannot mend (1 try") {
-		t.Errorf("%d tries, err %v", tries, err)
 	}
 }
 
@@ -193,12 +174,12 @@ func TestExclusiveScenariosRunAlone(t *testing.T) {
 			order = append(order, name)
 			mu.Unlock()
 			held := time.Now()
-			return Eventually(ctx, Probe{Endpoint: "clock", Expect: "20ms"}, func(context.Context) error {
+			return poll.Eventually(ctx, poll.Probe{Endpoint: "clock", Expect: "20ms"}, func(context.Context) error {
 				if exclusive && n != 1 {
-					return Permanent(fmt.Errorf("%s ran beside %d others", name, n-1))
+					return poll.Permanent(fmt.Errorf("%s ran beside %d others", name, n-1))
 				}
 				if time.Since(held) < 20*time.Millisecond {
-					return Saw("%s", time.Since(held))
+					return poll.Saw("%s", time.Since(held))
 				}
 				return nil
 			})

@@ -2,7 +2,7 @@
 // pods, as the success criteria and acceptance scenarios of the pod-roles
 // spec describe them. A suite is a set of scenarios; a scenario names the
 // spec items it proves and is made of steps; steps that wait for the world
-// poll with Eventually until a deadline, never sleep.
+// poll the world (package poll) until a deadline, never sleep.
 //
 // The suites read where things are from an inventory (package inventory),
 // so they run unchanged against the local environment of package vmtests,
@@ -11,6 +11,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,7 +53,7 @@ type State struct {
 	Inv *inventory.Inventory
 	// Values carries results from one step to the next.
 	Values map[string]any
-	// Patience bounds each wait for the world (Probe.Within).
+	// Patience bounds each wait for the world (poll.Probe.Within).
 	Patience time.Duration
 	notes    []string
 }
@@ -125,4 +126,18 @@ type StepResult struct {
 }
 
 // ID is "suite/scenario", what --run matches.
-func (r *Result) ID() string { return r.Suite + "/" + r.Scenario }
+func (res *Result) ID() string { return res.Suite + "/" + res.Scenario }
+
+// joinErrors joins errors on one line, as a report line wants them.
+func joinErrors(errs []error) error {
+	var msgs []string
+	for _, err := range errs {
+		if err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -40,7 +41,7 @@ func init() {
 			Steps: []Step{{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
 				token, err := inventory.ReadSecret(s.Inv.OpenBao.TokenFile)
 				if err != nil {
-					return Permanent(err)
+					return poll.Permanent(err)
 				}
 				bao := openbao.New(s.Inv.OpenBao.Address, token)
 				var errs []error
@@ -121,7 +122,7 @@ func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpo
 		return err
 	}
 	ns := s.Inv.Cluster.Namespace
-	got, err := c.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil {
 		return discoverError("Pod", ns, pod.Name, "get", err)
 	}
@@ -131,7 +132,7 @@ func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpo
 		if container.Name == plan.ContainerSidecar {
 			continue // the sidecar logs in with it
 		}
-		out, err := podExec(ctx, c.config, c.client, ns, pod.Name, container.Name, []string{"cat", token})
+		out, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", token})
 		switch {
 		case err == nil && len(out) > 0:
 			errs = append(errs, fmt.Errorf("pod %s: container %s reads the pod's service-account token %s: the service could act as the pod", pod.Name, container.Name, token))
@@ -159,7 +160,7 @@ func needsSecrets(inv *inventory.Inventory) string {
 // checkSecretFile waits until the pod's file holds what secret says.
 func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, file string, secret facts.Secret) error {
 	if pod.SecretsDir == "" && !inCluster(s.Inv, pod) {
-		return Permanent(fmt.Errorf("the inventory gives no secretsDir for the pod"))
+		return poll.Permanent(fmt.Errorf("the inventory gives no secretsDir for the pod"))
 	}
 	where := secretWhere(s, pod, file)
 	var expect string
@@ -169,9 +170,9 @@ func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *i
 	case secret.Field != nil:
 		expect = describeField(secret)
 	default:
-		return Permanent(fmt.Errorf("a secret of %s with neither a field nor a template", secret.Path))
+		return poll.Permanent(fmt.Errorf("a secret of %s with neither a field nor a template", secret.Path))
 	}
-	return Eventually(ctx, Probe{Endpoint: where, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+	return poll.Eventually(ctx, poll.Probe{Endpoint: where, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
 		got, err := readPodSecret(ctx, s, pod, file)
 		if err != nil {
 			return err
@@ -184,7 +185,7 @@ func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *i
 			return err
 		}
 		if string(got) != want {
-			return Saw("%d bytes that are not %s (%d bytes)", len(got), expect, len(want))
+			return poll.Saw("%d bytes that are not %s (%d bytes)", len(got), expect, len(want))
 		}
 		s.Note("%s %s: %s", pod.Name, file, expect)
 		return nil
@@ -211,12 +212,12 @@ func fieldValue(ctx context.Context, bao *openbao.Client, s facts.Secret) (strin
 	}
 	v, ok := data[*s.Field].(string)
 	if !ok {
-		return "", Permanent(fmt.Errorf("%s has no string field %s", s.Path, *s.Field))
+		return "", poll.Permanent(fmt.Errorf("%s has no string field %s", s.Path, *s.Field))
 	}
 	if s.Encoding != nil && *s.Encoding == "base64" {
 		b, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
-			return "", Permanent(fmt.Errorf("field %s of %s is not base64: %w", *s.Field, s.Path, err))
+			return "", poll.Permanent(fmt.Errorf("field %s of %s is not base64: %w", *s.Field, s.Path, err))
 		}
 		v = string(b)
 	}
@@ -226,7 +227,7 @@ func fieldValue(ctx context.Context, bao *openbao.Client, s facts.Secret) (strin
 				return val, nil
 			}
 		}
-		return "", Permanent(fmt.Errorf("field %s of %s has no variable %s", *s.Field, s.Path, *s.Variable))
+		return "", poll.Permanent(fmt.Errorf("field %s of %s has no variable %s", *s.Field, s.Path, *s.Variable))
 	}
 	return v, nil
 }
@@ -270,7 +271,7 @@ func templatePattern(tmpl string) (*regexp.Regexp, error) {
 func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, got []byte, label string, secret facts.Secret) error {
 	values, ok := renderedValues(got, *secret.Template)
 	if !ok {
-		return Saw("%d bytes that do not render the template", len(got))
+		return poll.Saw("%d bytes that do not render the template", len(got))
 	}
 	// One credential may be split over several files (a username, a
 	// password): the pod's files of the same path hold one read.
@@ -284,7 +285,7 @@ func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inv
 		}
 		more, ok := renderedValues(data, *sibling.Template)
 		if !ok {
-			return Saw("%s that does not render its template", file)
+			return poll.Saw("%s that does not render its template", file)
 		}
 		for k, v := range more {
 			values[k] = v
@@ -302,21 +303,21 @@ func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inv
 	if cn, ok := secret.Parameters["common_name"].(string); ok {
 		block, _ := pem.Decode(got)
 		if block == nil {
-			return Saw("no PEM certificate")
+			return poll.Saw("no PEM certificate")
 		}
 		cert, err := x509.ParseCertificate(block.Bytes)
 		if err != nil {
-			return Saw("a certificate that does not parse: %v", err)
+			return poll.Saw("a certificate that does not parse: %v", err)
 		}
 		if cert.Subject.CommonName != cn {
-			return Saw("a certificate for %s, not %s: the parameters were not sent", cert.Subject.CommonName, cn)
+			return poll.Saw("a certificate for %s, not %s: the parameters were not sent", cert.Subject.CommonName, cn)
 		}
 		ca, err := pkiCA(ctx, bao, secret.Path)
 		if err != nil {
 			return err
 		}
 		if _, err := cert.Verify(x509.VerifyOptions{Roots: ca, DNSName: cn}); err != nil {
-			return Saw("a certificate for %s that the PKI's CA does not verify: %v", cn, err)
+			return poll.Saw("a certificate for %s that the PKI's CA does not verify: %v", cn, err)
 		}
 		s.Note("%s: a certificate of %s for %s, as the parameters ask, signed by the PKI's CA", label, secret.Path, cn)
 	}
@@ -332,7 +333,7 @@ func credentialLogsIn(ctx context.Context, s *State, user, password string) erro
 	u.User = url.UserPassword(user, password)
 	db, err := pgx.Connect(ctx, u.String())
 	if err != nil {
-		return Saw("a credential that does not log in to Postgres (%v)", err)
+		return poll.Saw("a credential that does not log in to Postgres (%v)", err)
 	}
 	return db.Close(ctx)
 }
@@ -350,7 +351,7 @@ func pkiCA(ctx context.Context, bao *openbao.Client, path string) (*x509.CertPoo
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM([]byte(ca.Data.Certificate)) {
-		return nil, Permanent(fmt.Errorf("%s/cert/ca holds no certificate", mount))
+		return nil, poll.Permanent(fmt.Errorf("%s/cert/ca holds no certificate", mount))
 	}
 	return pool, nil
 }
@@ -393,7 +394,7 @@ func kvValuesMatch(ctx context.Context, bao *openbao.Client, path string, values
 	for _, k := range fields {
 		field := strings.TrimPrefix(k, "kv_")
 		if want, _ := data[field].(string); values[k] != want {
-			return Saw("field %s of %s rendered with a value that is not the entry's", field, path)
+			return poll.Saw("field %s of %s rendered with a value that is not the entry's", field, path)
 		}
 	}
 	return nil

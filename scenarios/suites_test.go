@@ -14,18 +14,20 @@ import (
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // run runs suites against env's inventory and returns the results by
 // "suite/scenario".
-func run(t *testing.T, env *vmtests.Env, patience time.Duration, suites ...string) map[string]*scenarios.Result {
+func run(t *testing.T, env *localenv.Env, patience time.Duration, suites ...string) map[string]*scenarios.Result {
 	t.Helper()
 	return runMatching(t, env, patience, nil, suites...)
 }
 
 // runMatching runs the scenarios of suites that match re (all when nil).
-func runMatching(t *testing.T, env *vmtests.Env, patience time.Duration, re *regexp.Regexp, suites ...string) map[string]*scenarios.Result {
+func runMatching(t *testing.T, env *localenv.Env, patience time.Duration, re *regexp.Regexp, suites ...string) map[string]*scenarios.Result {
 	t.Helper()
 	inv, err := inventory.Load(env.Inventory)
 	if err != nil {
@@ -46,20 +48,20 @@ func runMatching(t *testing.T, env *vmtests.Env, patience time.Duration, re *reg
 
 // requireOpenBao fails a test that needs OpenBao where make servers built
 // it, and skips it where no one did (a bare go test on a laptop).
-func requireOpenBao(t *testing.T, env *vmtests.Env) {
+func requireOpenBao(t *testing.T, env *localenv.Env) {
 	t.Helper()
 	if env.OpenBaoURL() != "" {
 		return
 	}
-	if os.Getenv(vmtests.ServersEnv) != "" {
-		t.Fatalf("%s is set but holds no vault: run make servers", vmtests.ServersEnv)
+	if os.Getenv(servers.DirEnv) != "" {
+		t.Fatalf("%s is set but holds no vault: run make servers", servers.DirEnv)
 	}
 	t.Skipf("no vault built: run the tests with make test, which builds it")
 }
 
 func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	t.Parallel()
-	env := vmtests.Start(t, vmtests.Options{})
+	env := vmtest.NewEnv(t, localenv.Options{})
 	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets", "authelia", "rotation")
 	for id, r := range results {
 		switch {
@@ -94,14 +96,14 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 func TestSuitesFailWhenBroken(t *testing.T) {
 	cases := []struct {
 		name     string
-		opts     vmtests.Options
-		breakIt  func(t *testing.T, env *vmtests.Env)
+		opts     localenv.Options
+		breakIt  func(t *testing.T, env *localenv.Env)
 		scenario string
 		reason   string
 	}{
 		{
 			name: "wrong CA in the contract",
-			breakIt: func(t *testing.T, env *vmtests.Env) {
+			breakIt: func(t *testing.T, env *localenv.Env) {
 				other, _ := pki.NewCA("another CA")
 				inv, _ := inventory.Load(env.Inventory)
 				os.WriteFile(inv.LDAP.CAFile, other.PEM, 0o644)
@@ -110,17 +112,17 @@ func TestSuitesFailWhenBroken(t *testing.T) {
 		},
 		{
 			name:     "certificate for another name",
-			opts:     vmtests.Options{CertNames: []string{"other.example.org"}},
+			opts:     localenv.Options{CertNames: []string{"other.example.org"}},
 			scenario: "ldap/service-ldaps-bind", reason: "certificate is valid for other.example.org, not directory-lldap.directory.svc.cluster.local",
 		},
 		{
 			name:     "a replica stopped",
-			breakIt:  func(t *testing.T, env *vmtests.Env) { env.Stop("slapd-1") },
+			breakIt:  func(t *testing.T, env *localenv.Env) { env.Stop("slapd-1") },
 			scenario: "ldap/each-pod-binds", reason: "pod directory-lldap-1: at ldaps://",
 		},
 		{
 			name: "bind password changed",
-			breakIt: func(t *testing.T, env *vmtests.Env) {
+			breakIt: func(t *testing.T, env *localenv.Env) {
 				if err := env.ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
 					t.Fatal(err)
 				}
@@ -129,12 +131,12 @@ func TestSuitesFailWhenBroken(t *testing.T) {
 		},
 		{
 			name:     "plain port on the Service",
-			opts:     vmtests.Options{PlainPortOnService: true},
+			opts:     localenv.Options{PlainPortOnService: true},
 			scenario: "ldap/plain-port-not-on-service", reason: "has the plain LDAP port 3890",
 		},
 		{
 			name: "a second OpenTofu state",
-			breakIt: func(t *testing.T, env *vmtests.Env) {
+			breakIt: func(t *testing.T, env *localenv.Env) {
 				ctx := context.Background()
 				db, err := pgx.Connect(ctx, env.PostgresDSN())
 				if err != nil {
@@ -151,7 +153,7 @@ func TestSuitesFailWhenBroken(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env := vmtests.Start(t, c.opts)
+			env := vmtest.NewEnv(t, c.opts)
 			if c.breakIt != nil {
 				c.breakIt(t, env)
 			}
@@ -183,7 +185,7 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 	// username does not log in.
 	t.Run("password file of a split credential", func(t *testing.T) {
 		t.Parallel()
-		env := vmtests.Start(t, vmtests.Options{})
+		env := vmtest.NewEnv(t, localenv.Options{})
 		requireOpenBao(t, env)
 		if err := env.Stop("sidecar-directory-authelia-0"); err != nil {
 			t.Fatal(err)
@@ -198,7 +200,7 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env := vmtests.Start(t, vmtests.Options{})
+			env := vmtest.NewEnv(t, localenv.Options{})
 			requireOpenBao(t, env)
 			if err := env.Stop("sidecar-directory-lldap-1"); err != nil {
 				t.Fatal(err)
@@ -226,7 +228,7 @@ func TestSecretsFailWhenBroken(t *testing.T) {
 
 func TestPortalFailsWhenNginxTrustsAnotherCA(t *testing.T) {
 	t.Parallel()
-	env := vmtests.Start(t, vmtests.Options{PortalTrustsOtherCA: true})
+	env := vmtest.NewEnv(t, localenv.Options{PortalTrustsOtherCA: true})
 	requireOpenBao(t, env)
 	r := run(t, env, 2*time.Second, "authelia")["authelia/portal-login"]
 	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "saw HTTP 502") || !strings.Contains(r.Reason, "could not reach authelia") {
@@ -239,7 +241,7 @@ func TestPortalFailsWhenNginxTrustsAnotherCA(t *testing.T) {
 // restart nothing, and the rotation suite says so.
 func TestRotationFailsWithoutRestart(t *testing.T) {
 	t.Parallel()
-	env := vmtests.Start(t, vmtests.Options{NoRestart: true})
+	env := vmtest.NewEnv(t, localenv.Options{NoRestart: true})
 	requireOpenBao(t, env)
 	results := runMatching(t, env, 3*time.Second, regexp.MustCompile(`restart-secret-restarts|lldap-replicas`), "rotation")
 	for id, want := range map[string]string{
@@ -254,7 +256,7 @@ func TestRotationFailsWithoutRestart(t *testing.T) {
 
 func TestIdentityReadableFails(t *testing.T) {
 	t.Parallel()
-	env := vmtests.Start(t, vmtests.Options{})
+	env := vmtest.NewEnv(t, localenv.Options{})
 	requireOpenBao(t, env)
 	inv, _ := inventory.Load(env.Inventory)
 	token := inv.Roles["authelia"].Pods[0].RootDir + "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -271,10 +273,10 @@ func TestIdentityReadableFails(t *testing.T) {
 // passing but those of lldap's HTTP API and of a cluster; then a
 // replica's container goes away and the bind at that pod fails, named.
 func TestSuitesSameOnBothProviders(t *testing.T) {
-	vmtests.EngineT(t)
+	vmtest.Engine(t)
 	t.Parallel()
-	processes := vmtests.Start(t, vmtests.Options{})
-	containers := vmtests.Start(t, vmtests.Options{Provider: vmtests.ProviderContainers})
+	processes := vmtest.NewEnv(t, localenv.Options{})
+	containers := vmtest.NewEnv(t, localenv.Options{Provider: localenv.ProviderContainers})
 	requireOpenBao(t, processes)
 	onProcesses := run(t, processes, 30*time.Second)
 	onContainers := run(t, containers, 30*time.Second)

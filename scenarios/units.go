@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 )
 
@@ -119,7 +120,7 @@ func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
 		if a := d.Spec.Template.Annotations[plan.AnnotationUnits]; a != "" {
 			permitted = strings.Split(a, ",")
 		}
-		pods, err := c.client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+		pods, err := c.Clientset.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
 		if err != nil {
 			return nil, discoverError("Pod", d.Namespace, d.Name+"-*", "list", err)
 		}
@@ -130,7 +131,7 @@ func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
 			}
 		}
 		if len(names) == 0 {
-			return nil, Saw("no Running pod of Deployment %s/%s", d.Namespace, d.Name)
+			return nil, poll.Saw("no Running pod of Deployment %s/%s", d.Namespace, d.Name)
 		}
 		slices.Sort(names)
 		for _, n := range names {
@@ -164,13 +165,13 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 	cells := make([][]string, len(names))
 	var wrong []string
 	for _, p := range pods {
-		out, err := podExec(ctx, c.config, c.client, s.Inv.Cluster.Namespace, p.name, plan.ContainerNode, args)
+		out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, p.name, plan.ContainerNode, args)
 		if err != nil {
 			return "", err
 		}
 		states, err := parseSystemctlShow(out, names)
 		if err != nil {
-			return "", Permanent(fmt.Errorf("pod %s: %w", p.name, err))
+			return "", poll.Permanent(fmt.Errorf("pod %s: %w", p.name, err))
 		}
 		for i, u := range names {
 			st, permitted := states[i], slices.Contains(p.permitted, u)
@@ -194,7 +195,7 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 	tw.Flush()
 	matrix = strings.TrimRight(buf.String(), "\n")
 	if len(wrong) > 0 {
-		return matrix, Saw("%s", strings.Join(wrong, "; "))
+		return matrix, poll.Saw("%s", strings.Join(wrong, "; "))
 	}
 	return matrix, nil
 }
@@ -238,8 +239,8 @@ func unitsWhereListsPermit(ctx context.Context, s *State) error {
 // notes the matrix it saw last.
 func judgeMatrix(ctx context.Context, s *State, c *clusterView, units map[string]string, expect string) error {
 	var matrix string
-	probe := Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, s.Inv.Cluster.Namespace), Expect: expect, Within: s.Patience}
-	err := Eventually(ctx, probe, func(ctx context.Context) error {
+	probe := poll.Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, s.Inv.Cluster.Namespace), Expect: expect, Within: s.Patience}
+	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		m, err := judgeUnits(ctx, s, c, units)
 		if m != "" {
 			matrix = m

@@ -11,8 +11,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/controlplane"
 	"github.com/fediversity/podroles/vmtests/kubenode"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
 )
 
 // BenchmarkNodeColdStart measures the real node's cold start against a
@@ -22,7 +24,7 @@ import (
 // import), and the first Deployment Available; then the node stops (not
 // timed), leaving the machine as it was.
 func BenchmarkNodeColdStart(b *testing.B) {
-	if os.Getenv(vmtests.ServersEnv) == "" || os.Geteuid() != 0 {
+	if os.Getenv(servers.DirEnv) == "" || os.Geteuid() != 0 {
 		b.Skip("needs make servers and root")
 	}
 	if shared.node != nil {
@@ -30,7 +32,7 @@ func BenchmarkNodeColdStart(b *testing.B) {
 	}
 	dir := b.TempDir()
 	ctx := context.Background()
-	cp, err := vmtests.StartControlPlane(ctx, vmtests.ControlPlaneOptions{Dir: dir + "/cp", Loopback: vmtests.RandomLoopback(), Nodes: true, RealNode: true})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir + "/cp", Loopback: localenv.RandomLoopback(), Nodes: true, RealNode: true, ServiceCIDR: kubenode.ServiceSubnet})
 	if err != nil {
 		b.Fatal(err)
 	}

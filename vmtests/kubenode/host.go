@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fediversity/podroles/vmtests/procgroup"
 )
 
 // A kubelet and containerd are not contained in a folder: the kubelet
@@ -35,15 +37,15 @@ const HostStateDir = "/var/tmp/podroles-node"
 type hostState struct {
 	// Owner is the process that started the node: a test binary, which
 	// holds the lock while it runs, or podroles env up.
-	Owner Process `json:"owner"`
+	Owner procgroup.Proc `json:"owner"`
 	// Detached nodes (env up) outlive their owner; their processes say
 	// whether they still run, and StopHint how to stop them.
 	Detached bool   `json:"detached"`
 	StopHint string `json:"stopHint,omitempty"`
 	// Dir is the node's folder: containerd's root, state and socket, the
 	// kubelet's root.
-	Dir   string     `json:"dir"`
-	Procs []*Process `json:"procs"`
+	Dir   string            `json:"dir"`
+	Procs []*procgroup.Proc `json:"procs"`
 	// Links are the links the node made (its bridges).
 	Links []string `json:"links"`
 	// Sysctls are the values of the sysctls the node changes, from before.
@@ -194,7 +196,7 @@ func (s *hostState) running() []string {
 // newHostState records the machine as it is before a node in dir starts,
 // and refuses a machine where another kubelet's traces are.
 func newHostState(dir string, detached bool) (*hostState, error) {
-	self := Process{Name: filepath.Base(os.Args[0]), PID: os.Getpid(), StartTime: startTime(os.Getpid())}
+	self := procgroup.Proc{Name: filepath.Base(os.Args[0]), PID: os.Getpid(), StartTime: procgroup.StartTime(os.Getpid())}
 	s := &hostState{Owner: self, Detached: detached, Dir: dir, Sysctls: map[string]string{}, Links: []string{PodBridge, NodeBridge}}
 	for _, name := range touchedSysctls {
 		v, err := readSysctl(name)

@@ -14,8 +14,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/controlplane"
 	"github.com/fediversity/podroles/vmtests/kubenode"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
 )
 
 // This file runs before node_test.go, whose tests start the package's
@@ -33,7 +35,7 @@ func TestHelperNode(t *testing.T) {
 		t.Skip("a helper of TestKilledRunLeavesNothing")
 	}
 	ctx := context.Background()
-	cp, err := vmtests.StartControlPlane(ctx, vmtests.ControlPlaneOptions{Dir: dir + "/cp", Loopback: vmtests.RandomLoopback(), Nodes: true, RealNode: true})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir + "/cp", Loopback: localenv.RandomLoopback(), Nodes: true, RealNode: true, ServiceCIDR: kubenode.ServiceSubnet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	if os.Getenv(helperEnv) != "" {
 		t.Skip("in the helper")
 	}
-	if os.Getenv(vmtests.ServersEnv) == "" || os.Geteuid() != 0 {
+	if os.Getenv(servers.DirEnv) == "" || os.Geteuid() != 0 {
 		t.Skip("needs make servers and root")
 	}
 	if shared.node != nil {

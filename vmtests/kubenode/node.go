@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/vmtests/procgroup"
 )
 
 // The node's addresses, all in 198.18.0.0/15 (RFC 2544's benchmarking
@@ -109,7 +110,8 @@ type Node struct {
 
 	state               *hostState
 	lock                *hostLock
-	containerd, kubelet *Process
+	procs               *procgroup.Group
+	containerd, kubelet *procgroup.Proc
 }
 
 // Step is a step of a node's start and how long it took.
@@ -344,11 +346,11 @@ current-context: node
 	return os.WriteFile(n.path("kubeconfig"), []byte(kubeconfig), 0o600)
 }
 
-func (n *Node) startProcess(name string, argv []string) (*Process, error) {
-	if err := os.MkdirAll(n.path("logs"), 0o700); err != nil {
-		return nil, err
+func (n *Node) startProcess(name string, argv []string) (*procgroup.Proc, error) {
+	if n.procs == nil {
+		n.procs = procgroup.New(n.Dir, n.Detached)
 	}
-	p, err := startProcess(name, argv, n.path("logs", name+".log"), nil, n.Detached)
+	p, err := n.procs.Start(context.Background(), name, argv, procgroup.Options{Dir: n.Dir})
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +441,7 @@ func (n *Node) startContainerd(ctx context.Context, t tools) error {
 }
 
 // until polls ready until it passes, p dies, or within passes.
-func (n *Node) until(ctx context.Context, p *Process, within time.Duration, ready func() error) error {
+func (n *Node) until(ctx context.Context, p *procgroup.Proc, within time.Duration, ready func() error) error {
 	deadline := time.Now().Add(within)
 	for {
 		err := ready()
@@ -447,7 +449,7 @@ func (n *Node) until(ctx context.Context, p *Process, within time.Duration, read
 			return nil
 		}
 		if p != nil && !p.Running() {
-			return fmt.Errorf("%s exited: %s", p.Name, p.lastLines(6))
+			return fmt.Errorf("%s exited: %s", p.Name, p.LastLines(6))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not ready after %s: %w", within, err)

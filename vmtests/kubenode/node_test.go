@@ -27,15 +27,17 @@ import (
 	"k8s.io/client-go/transport/spdy"
 	utilexec "k8s.io/client-go/util/exec"
 
-	"github.com/fediversity/podroles/vmtests"
+	"github.com/fediversity/podroles/vmtests/controlplane"
 	"github.com/fediversity/podroles/vmtests/kubenode"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
 )
 
 // One node serves the package's tests (there is one per machine); it
 // starts at the first test that needs it, and TestMain stops it.
 var shared struct {
 	once sync.Once
-	cp   *vmtests.ControlPlane
+	cp   *controlplane.ControlPlane
 	node *kubenode.Node
 	dir  string
 	err  error
@@ -67,8 +69,8 @@ const baseImage = "localhost/podroles-debian:bookworm"
 
 func node(t *testing.T) (*kubenode.Node, kubernetes.Interface, *rest.Config) {
 	t.Helper()
-	if os.Getenv(vmtests.ServersEnv) == "" {
-		t.Skipf("%s is not set: make test builds the kubelet and the control plane (make servers)", vmtests.ServersEnv)
+	if os.Getenv(servers.DirEnv) == "" {
+		t.Skipf("%s is not set: make test builds the kubelet and the control plane (make servers)", servers.DirEnv)
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("the node runs as root only")
@@ -79,7 +81,7 @@ func node(t *testing.T) (*kubenode.Node, kubernetes.Interface, *rest.Config) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		shared.cp, shared.err = vmtests.StartControlPlane(ctx, vmtests.ControlPlaneOptions{Dir: shared.dir + "/cp", Loopback: vmtests.RandomLoopback(), Nodes: true, RealNode: true})
+		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{Dir: shared.dir + "/cp", Loopback: localenv.RandomLoopback(), Nodes: true, RealNode: true, ServiceCIDR: kubenode.ServiceSubnet})
 		if shared.err != nil {
 			return
 		}

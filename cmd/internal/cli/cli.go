@@ -1,0 +1,151 @@
+// Package cli is what podroles' commands share, in the manner of the
+// GitHub CLI's cmdutil: the streams a command writes to (passed in, never
+// globals), the exit codes scripts can trust, the root command and its
+// error line, report files written whole, and the flags that name nodes.
+// Each command is an options struct and a run function in its own
+// package (nodecmd, harnesscmd); the binaries' mains only assemble them.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes that scripts can trust.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // the check or a scenario found a failure
+	ExitCantRun = 2 // usage, input or nix could not be read
+)
+
+// Streams are the I/O of a command, passed in so that every command runs
+// in tests without a terminal.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// FailedError ends a command that ran to the end and found failures: exit
+// 1, with the report already written.
+type FailedError struct{ Summary string }
+
+func (e *FailedError) Error() string { return e.Summary }
+
+// Root is a binary's root command, as NewRoot makes it.
+type Root struct {
+	// Use, Short and Long describe the binary; Long names every command.
+	Use, Short, Long string
+	Version          string
+}
+
+// NewRoot makes the root command, with its streams, and flag errors that
+// point to --help.
+func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:           r.Use,
+		Short:         r.Short,
+		Long:          r.Long,
+		Version:       r.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(commands...)
+	return root
+}
+
+// Main runs root with args and returns the exit code: 0, 1 for a
+// FailedError, an error's own where it has one (ExitCode, the pod
+// supervisor's service's), 2 for any other error, which it writes on one
+// line to errOut, named by the command that failed.
+func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Writer) int {
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var failed *FailedError
+	if errors.As(err, &failed) {
+		return ExitFailed
+	}
+	// The pod supervisor, a container's entrypoint, exits as its service
+	// did.
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		fmt.Fprintln(errOut, OneLine(err.Error()))
+		return coded.ExitCode()
+	}
+	name := root.Name()
+	if cmd != nil {
+		name = cmd.CommandPath()
+	}
+	fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(err.Error()))
+	return ExitCantRun
+}
+
+// Exec is a binary's main: it runs the root that newRoot makes on the
+// process's arguments and streams, cancelled by an interrupt or SIGTERM,
+// and exits with Main's code.
+func Exec(newRoot func(*Streams) *cobra.Command) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := &Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	code := Main(ctx, newRoot(io), os.Args[1:], io.ErrOut)
+	stop()
+	os.Exit(code)
+}
+
+// OneLine folds text onto one line.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// WriteOutput writes through write to path, or to w when path is "". A
+// file is written beside its final place and renamed, so that a failed
+// write never leaves half a report where a whole one was.
+func WriteOutput(path string, w io.Writer, write func(io.Writer) error) error {
+	if path == "" {
+		return write(w)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	return nil
+}
+
+// IsTerminal says w is a terminal, where a command draws progress.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,235 @@
+package harnesscmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/report"
+	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// NewScenariosCmd is podroles scenarios.
+func NewScenariosCmd(io *cli.Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scenarios",
+		Short: "List and run the scenario suites against a node's role pods",
+	}
+	cmd.AddCommand(NewScenariosListCmd(io), NewScenariosRunCmd(io))
+	return cmd
+}
+
+// NewScenariosListCmd is podroles scenarios list.
+func NewScenariosListCmd(io *cli.Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the suites, their scenarios and the spec items they cover",
+		Args:  cobra.NoArgs,
+		RunE:  func(*cobra.Command, []string) error { return RunScenariosList(io) },
+	}
+}
+
+// RunScenariosList lists the suites, each with its scenarios.
+func RunScenariosList(io *cli.Streams) error {
+	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	for _, su := range scenarios.Suites() {
+		fmt.Fprintf(tw, "%s\t%s\n", su.Name, su.Doc)
+		for _, sc := range su.Scenarios {
+			fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), sc.Doc)
+		}
+	}
+	return tw.Flush()
+}
+
+// ScenariosRunOptions are podroles scenarios run's.
+type ScenariosRunOptions struct {
+	IO         *cli.Streams
+	Inventory  string
+	Kubeconfig string
+	InCluster  bool
+	Namespace  string
+	Node       string
+	Sources    cli.SourceOptions
+	// Args are the node's sources named without a flag.
+	Args     []string
+	Suites   []string
+	Run      string
+	Format   string
+	Output   string
+	Parallel int
+	Timeout  time.Duration
+	Patience time.Duration
+}
+
+// NewScenariosRunCmd is podroles scenarios run.
+func NewScenariosRunCmd(io *cli.Streams) *cobra.Command {
+	o := &ScenariosRunOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "run (--inventory FILE | (--kubeconfig FILE | --in-cluster) --namespace NS --node NODE SOURCES [--inventory BASE])",
+		Short: "Run the suites against the world an inventory describes",
+		Long: `Runs the scenarios of the suites (all, or those of --suite) against the
+node's world that the inventory describes, in parallel.
+
+With --kubeconfig (or --in-cluster, inside a pod) the runner finds the
+node's world in the cluster by itself: the Deployments of the node's plan,
+their pods by each Deployment's selector, and the Services. From outside
+the cluster every pod and Service port is port-forwarded to loopback
+through the API server; with --in-cluster the pods' and Services' own
+addresses are dialled. What a cluster cannot tell (the ldap contract's CA
+and password files, Postgres, OpenBao, the portal) comes from an
+--inventory given as well, whose roles are then replaced by those found.
+
+Exit status: 0 when every scenario passed or was skipped, 1 when one
+failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
+		Example: `  podroles env up --dir /tmp/env && podroles scenarios run --inventory /tmp/env/inventory.yaml
+  podroles scenarios run --inventory node.yaml --suite ldap --run 'wrong-.*' --format junit -o scenarios.xml
+  podroles scenarios run --kubeconfig ~/.kube/config --namespace mastodon --node mastodon --flake .#mastodon --suite deployments,units`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Args = args
+			return RunScenarios(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Inventory, "inventory", "", "the inventory of the node's world (YAML)")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "find the node's world in this cluster instead of an inventory")
+	f.BoolVar(&o.InCluster, "in-cluster", false, "find the node's world in the cluster this pod runs in, and dial pods and Services directly")
+	f.StringVar(&o.Namespace, "namespace", "", "with --kubeconfig or --in-cluster: the namespace of the node's objects")
+	f.StringVar(&o.Node, "node", "", "with --kubeconfig or --in-cluster: the node, among the sources")
+	f.StringSliceVar(&o.Suites, "suite", nil, "run only these suites (comma-separated)")
+	f.StringVar(&o.Run, "run", "", "run only the scenarios whose suite/scenario matches this regular expression")
+	f.StringVar(&o.Format, "format", "text", "report format: text, json or junit")
+	f.StringVarP(&o.Output, "output", "o", "", "write the report to this file")
+	f.IntVar(&o.Parallel, "parallel", 4, "how many scenarios run at once")
+	f.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "the time each scenario may take")
+	f.DurationVar(&o.Patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
+	o.Sources.AddFlags(cmd)
+	return cmd
+}
+
+// RunScenarios runs the suites against the inventory, or the node's world
+// found in a cluster, and writes the report: a cli.FailedError when a
+// scenario failed.
+func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
+	if o.Inventory == "" && o.Kubeconfig == "" && !o.InCluster {
+		return fmt.Errorf("give --inventory FILE (written for a deployment, or by podroles env up), or --kubeconfig FILE (or --in-cluster) with --namespace and --node and the node's sources")
+	}
+	if o.InCluster && o.Kubeconfig != "" {
+		return fmt.Errorf("--in-cluster and --kubeconfig exclude each other: --in-cluster reaches the API server with the pod's service account")
+	}
+	if err := report.CheckFormat(o.Format); err != nil {
+		return err
+	}
+	var re *regexp.Regexp
+	if o.Run != "" {
+		var err error
+		if re, err = regexp.Compile(o.Run); err != nil {
+			return fmt.Errorf("--run %q: %w", o.Run, err)
+		}
+	}
+	suites, err := scenarios.Select(o.Suites)
+	if err != nil {
+		return fmt.Errorf("--suite: %w", err)
+	}
+	inv, cleanup, err := o.loadInventory(ctx)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	opts := scenarios.Options{Parallel: o.Parallel, Timeout: o.Timeout, Patience: o.Patience, Run: re}
+	if cli.IsTerminal(o.IO.ErrOut) {
+		opts.Progress = progressLine(o.IO.ErrOut)
+	}
+	results := scenarios.Run(ctx, inv, suites, opts)
+	if len(results) == 0 {
+		return fmt.Errorf("no scenario matches --suite %s --run %q", strings.Join(o.Suites, ","), o.Run)
+	}
+	rep := scenarios.NewReport(inv.Node, results)
+	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
+		return err
+	}
+	if o.Output != "" && o.Format != "text" {
+		rep.WriteText(o.IO.Out)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted")
+	}
+	if !rep.Summary.OK {
+		return &cli.FailedError{Summary: fmt.Sprintf("%d scenarios failed", rep.Summary.Failed)}
+	}
+	return nil
+}
+
+// progressLine redraws one line on a terminal as scenarios start and end,
+// and prints each failure as it comes.
+func progressLine(w io.Writer) func(scenarios.Event) {
+	running := map[string]bool{}
+	return func(ev scenarios.Event) {
+		id := ev.Suite + "/" + ev.Scenario
+		if ev.Result == nil {
+			running[id] = true
+		} else {
+			delete(running, id)
+		}
+		fmt.Fprint(w, "\r\033[K")
+		if ev.Result != nil && ev.Result.Status == scenarios.Failed {
+			fmt.Fprintln(w, ev.Result.Line())
+		}
+		if ev.Done < ev.Total {
+			names := make([]string, 0, len(running))
+			for n := range running {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			fmt.Fprintf(w, "[%d/%d] %s", ev.Done, ev.Total, strings.Join(names, ", "))
+		}
+	}
+}
+
+// loadInventory reads the inventory file, or discovers the node's world in
+// the cluster from the node's facts, with the inventory file as its base.
+// It returns what stops the port-forwards and removes the files the
+// discovery wrote, after the run.
+func (o *ScenariosRunOptions) loadInventory(ctx context.Context) (*inventory.Inventory, func(), error) {
+	nothing := func() {}
+	if o.Kubeconfig == "" && !o.InCluster {
+		inv, err := inventory.Load(o.Inventory)
+		return inv, nothing, err
+	}
+	if o.Namespace == "" || o.Node == "" {
+		return nil, nothing, fmt.Errorf("--kubeconfig and --in-cluster need --namespace and --node")
+	}
+	var base *inventory.Inventory
+	if o.Inventory != "" {
+		var err error
+		if base, err = inventory.LoadBase(o.Inventory); err != nil {
+			return nil, nothing, err
+		}
+	}
+	node, err := o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, o.Node)
+	if err != nil {
+		return nil, nothing, err
+	}
+	dir, err := os.MkdirTemp("", "podroles-discovered-")
+	if err != nil {
+		return nil, nothing, err
+	}
+	d, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{
+		Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, Node: node, Dir: dir,
+		Base: base, Direct: o.InCluster, Log: o.IO.ErrOut,
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nothing, err
+	}
+	return d.Inventory, func() { d.Close(); os.RemoveAll(dir) }, nil
+}

@@ -1,0 +1,313 @@
+package harnesscmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/clitest"
+	"github.com/fediversity/podroles/cmd/internal/nodecmd"
+	"github.com/fediversity/podroles/report"
+	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/vmtests/containers"
+	"github.com/fediversity/podroles/vmtests/localenv"
+	"github.com/fediversity/podroles/vmtests/servers"
+	"github.com/fediversity/podroles/vmtests/vmtest"
+)
+
+// run runs the commands under a root of their own, as a binary's main
+// does.
+func run(t *testing.T, args ...string) clitest.Result {
+	t.Helper()
+	return clitest.Run(t, allCommands, args...)
+}
+
+// allCommands are podroles' commands: the node commands and these.
+func allCommands(io *cli.Streams) []*cobra.Command {
+	return append(nodecmd.Commands(io), Commands(io)...)
+}
+
+func repo(path string) string { return filepath.Join("..", "..", "..", path) }
+
+func TestMain(m *testing.M) { vmtest.Main(m) }
+
+func TestScenariosRun(t *testing.T) {
+	env := vmtest.NewEnv(t, localenv.Options{})
+	out := filepath.Join(t.TempDir(), "scenarios.xml")
+	r := run(t, "scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap,postgres", "--format", "junit", "-o", out)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 7 passed, 0 failed, 0 skipped") {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	data, _ := os.ReadFile(out)
+	var suites report.Suites
+	if err := xml.Unmarshal(data, &suites); err != nil || suites.Tests != 7 || suites.Failures != 0 {
+		t.Errorf("junit: %v %+v", err, suites)
+	}
+	// Secrets never reach a report.
+	for _, f := range []string{"bind-password", "postgres-dsn"} {
+		secret, _ := os.ReadFile(filepath.Join(env.Dir, "secrets", f))
+		if s := strings.TrimSpace(string(secret)); strings.Contains(r.Out, s) || strings.Contains(string(data), s) {
+			t.Errorf("the report shows the secret of %s", f)
+		}
+	}
+
+	env.Stop("slapd-0")
+	r = run(t, "scenarios", "run", "--inventory", env.Inventory, "--run", "each-pod", "--patience", "2s")
+	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.Out, "pod directory-lldap-0") {
+		t.Errorf("a stopped replica: exit %d\n%s", r.Code, r.Out)
+	}
+}
+
+func TestScenariosCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(bad, []byte("node: n\nroles: {}\n"), 0o644)
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("node: n\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scenarios", "run"}, "podroles scenarios run: give --inventory FILE"},
+		{[]string{"scenarios", "run", "--kubeconfig", bad}, "podroles scenarios run: --kubeconfig and --in-cluster need --namespace and --node"},
+		{[]string{"scenarios", "run", "--in-cluster", "--kubeconfig", bad}, "podroles scenarios run: --in-cluster and --kubeconfig exclude each other"},
+		{[]string{"scenarios", "run", "--kubeconfig", bad, "--namespace", "x", "--node", "nope", repo("examples/directory.nix")}, "podroles scenarios run: --node nope: the sources give no node nope"},
+		{[]string{"env", "up", "--dir", dir, "--node", "nope", "--cluster", repo("examples/directory.nix")}, "podroles env up: --node nope: the sources give no node nope"},
+		// Outside a pod there is no service account to reach the cluster.
+		{[]string{"scenarios", "run", "--in-cluster", "--namespace", "directory", "--node", "directory", repo("examples/directory.nix")}, "podroles scenarios run: in-cluster config: "},
+		{[]string{"scenarios", "run", "--inventory", bad}, "podroles scenarios run: inventory " + bad + ": roles: no roles"},
+		{[]string{"scenarios", "run", "--inventory", "nope.yaml"}, "podroles scenarios run: inventory nope.yaml: no such file"},
+		{[]string{"scenarios", "run", "--inventory", good, "--suite", "ldapp"}, `podroles scenarios run: --suite: no suite "ldapp"`},
+		{[]string{"scenarios", "run", "--inventory", good, "--run", "("}, `podroles scenarios run: --run "(": error parsing regexp`},
+		{[]string{"scenarios", "run", "--inventory", good, "--run", "nothing-matches"}, "podroles scenarios run: no scenario matches"},
+		{[]string{"env", "up"}, `podroles env up: required flag(s) "dir" not set`},
+		{[]string{"env", "up", "--dir", dir, "--image", "lldap=x"}, "podroles env up: --image is for --provider containers"},
+		{[]string{"env", "up", "--dir", dir, "--provider", "containers", "--image", "ldap=x"}, `podroles env up: --image "ldap=x": give NAME=IMAGE, NAME one of servers, postgres, haproxy, nginx, openbao, authelia, lldap`},
+		{[]string{"env", "down", "--dir", dir}, "podroles env down: " + dir + " has no state.json: no environment was started there"},
+	}
+	for _, c := range cases {
+		r := run(t, c.args...)
+		if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, c.want) || strings.Count(r.ErrOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.args, r.Code, r.ErrOut, c.want)
+		}
+	}
+	// With nothing to run against, every scenario is skipped: a pass.
+	total := 0
+	for _, su := range scenarios.Suites() {
+		total += len(su.Scenarios)
+	}
+	if r := run(t, "scenarios", "run", "--inventory", good); r.Code != cli.ExitOK || !strings.Contains(r.Out, fmt.Sprintf("0 passed, 0 failed, %d skipped", total)) {
+		t.Errorf("exit %d\n%s", r.Code, r.Out)
+	}
+}
+
+func TestScenariosList(t *testing.T) {
+	r := run(t, "scenarios", "list")
+	for _, want := range []string{"ldap", "service-ldaps-bind", "[SC-004, US1-15]", "postgres", "one-opentofu-state", "lldap-http"} {
+		if !strings.Contains(r.Out, want) {
+			t.Errorf("list lacks %q:\n%s", want, r.Out)
+		}
+	}
+}
+
+// TestScenariosRunOnACluster discovers the directory example's world in a
+// control plane of real components and runs the deployments suite on it.
+func TestScenariosRunOnACluster(t *testing.T) {
+	cp := vmtest.NewControlPlane(t, true)
+	example := repo("examples/directory.nix")
+	r := run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments")
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
+		t.Fatalf("before the deploy: exit %d\n%s", r.Code, r.ErrOut)
+	}
+	client, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	if r := run(t, "plan", example, "--namespace", "default", "--format", "json", "-o", planFile); r.Code != cli.ExitOK {
+		t.Fatal(r.ErrOut)
+	}
+	data, _ := os.ReadFile(planFile)
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	json.Unmarshal(data, &list)
+	ctx := context.Background()
+	for _, item := range list.Items {
+		var kind struct{ Kind string }
+		json.Unmarshal(item, &kind)
+		switch kind.Kind {
+		case "Deployment":
+			var d appsv1.Deployment
+			json.Unmarshal(item, &d)
+			if _, err := client.AppsV1().Deployments("default").Create(ctx, &d, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		case "Service":
+			var s corev1.Service
+			json.Unmarshal(item, &s)
+			if _, err := client.CoreV1().Services("default").Create(ctx, &s, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// KWOK's pods run nothing, but are Running and ready: the plan's own
+	// objects pass what needs no exec (TestEnvUpWithCluster runs every
+	// suite on real pods).
+	r = run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example,
+		"--suite", "deployments", "--run", "deployments-as-planned|services-as-planned", "--patience", "30s")
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 2 passed, 0 failed, 0 skipped") {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	dead := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(dead, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o600)
+	r = run(t, "scenarios", "run", "--kubeconfig", dead, "--namespace", "default", "--node", "directory", example)
+	if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, "podroles scenarios run: the API server https://127.0.0.1:1 does not answer") || strings.Count(r.ErrOut, "\n") != 1 {
+		t.Errorf("an unreachable API server: exit %d\n%s", r.Code, r.ErrOut)
+	}
+}
+
+// TestProgressLine checks the live line a terminal shows: the scenarios
+// that run, redrawn in place, and each failure printed as it comes.
+func TestProgressLine(t *testing.T) {
+	var b strings.Builder
+	progress := progressLine(&b)
+	failed := &scenarios.Result{Suite: "ldap", Scenario: "b", Spec: []string{"SC-004"}, Status: scenarios.Failed, Reason: "s: boom"}
+	progress(scenarios.Event{Suite: "ldap", Scenario: "a", Total: 2})
+	progress(scenarios.Event{Suite: "ldap", Scenario: "b", Total: 2})
+	progress(scenarios.Event{Suite: "ldap", Scenario: "b", Result: failed, Done: 1, Total: 2})
+	progress(scenarios.Event{Suite: "ldap", Scenario: "a", Result: &scenarios.Result{Status: scenarios.Passed}, Done: 2, Total: 2})
+	want := "\r\033[K[0/2] ldap/a" + "\r\033[K[0/2] ldap/a, ldap/b" + "\r\033[K" + failed.Line() + "\n[1/2] ldap/a" + "\r\033[K"
+	if b.String() != want {
+		t.Errorf("progress:\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// TestEnvUpWithContainers is the laptop's walk-through with the
+// containers provider: env up, the suites, env down, and nothing left in
+// the engine; the containers outlive the env up that started them.
+func TestEnvUpWithContainers(t *testing.T) {
+	vmtest.Engine(t)
+	if os.Getenv(servers.DirEnv) == "" {
+		t.Skipf("%s is not set: the secrets suite needs the Vault that make servers builds", servers.DirEnv)
+	}
+	// --image reaches the engine: lldap's image from a registry that
+	// refuses (on loopback) fails env up in one line naming both, and what
+	// started before is gone.
+	failed := t.TempDir()
+	const image = "127.0.0.1:1/lldap/lldap:v0.6.1"
+	r := run(t, "env", "up", "--dir", failed, "--provider", "containers", "--loopback", localenv.RandomLoopback(), "--image", "lldap="+image)
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "container lldap-0: pull "+image) || strings.Count(r.ErrOut, "\n") != 1 {
+		t.Errorf("env up with an image that cannot be pulled: exit %d, stderr %q", r.Code, r.ErrOut)
+	}
+	if left, err := containers.Leftovers(context.Background(), failed); err != nil || len(left) > 0 {
+		t.Errorf("after a failed env up the engine holds %v (%v)", left, err)
+	}
+
+	dir := t.TempDir()
+	t.Cleanup(func() { localenv.Down(dir) })
+	r = run(t, "env", "up", "--dir", dir, "--provider", "containers", "--loopback", localenv.RandomLoopback())
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "environment up in") {
+		t.Fatalf("env up: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	r = run(t, "scenarios", "run", "--inventory", filepath.Join(dir, "inventory.yaml"), "--suite", "ldap,postgres,secrets")
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "0 failed, 0 skipped") {
+		t.Errorf("scenarios run: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	if r := run(t, "env", "down", "--dir", dir); r.Code != cli.ExitOK {
+		t.Fatalf("env down: exit %d\n%s", r.Code, r.ErrOut)
+	}
+	left, err := containers.Leftovers(context.Background(), dir)
+	if err != nil || len(left) > 0 {
+		t.Errorf("after env down the engine holds %v (%v)", left, err)
+	}
+}
+
+// TestEnvUpWithCluster: env up --cluster deploys the directory example as
+// real pods on the machine's real node; every suite passes on what
+// scenarios run discovers there (lldap's HTTP API, which slapd does not
+// serve, skipped); a second env up --cluster finds the node taken and
+// names who has it; env down stops the pods, the node and the control
+// plane, and the node's stop checks that the machine is as before.
+func TestEnvUpWithCluster(t *testing.T) {
+	if os.Getenv(servers.DirEnv) == "" || os.Getenv(localenv.EnvImageServers) == "" {
+		t.Skip("make test builds the kubelet, the control plane and the images of the real node")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the real node runs as root only")
+	}
+	// As mktemp -d makes it: the owner's alone.
+	dir, err := os.MkdirTemp("", "podroles-env-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// What is still mounted there is not removed: it would be lost.
+		if err := localenv.Down(dir); err != nil {
+			t.Errorf("env down: %v (%s is left for a look)", err, dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	example := repo("examples/directory.nix")
+	// The node is the machine's: another package's tests may hold it.
+	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example, "--node-wait", "15m")
+	discover := []string{"scenarios", "run", "--kubeconfig", filepath.Join(dir, "cluster", "kubeconfig"), "--namespace", "directory", "--node", "directory",
+		"--inventory", filepath.Join(dir, "cluster-inventory.yaml"), example}
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "cluster up: podroles "+strings.Join(discover, " ")) {
+		t.Fatalf("env up --cluster: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	other := t.TempDir()
+	if r := run(t, "env", "up", "--dir", other, "--loopback", localenv.RandomLoopback(), "--cluster", example); r.Code != cli.ExitCantRun ||
+		!strings.Contains(r.ErrOut, "the machine's node is in use") || !strings.Contains(r.ErrOut, "podroles env down --dir "+dir) {
+		t.Errorf("a second node: exit %d\n%s", r.Code, r.ErrOut)
+	}
+	r = run(t, discover...)
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "0 failed, 3 skipped") || strings.Count(r.Out, "SKIPPED lldap-http/") != 3 {
+		t.Errorf("scenarios run on the cluster: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	if r := run(t, "env", "down", "--dir", dir); r.Code != cli.ExitOK {
+		t.Fatalf("env down: exit %d\n%s", r.Code, r.ErrOut)
+	}
+	r = run(t, append(discover, "--suite", "deployments")...)
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "does not answer") {
+		t.Errorf("after env down the API server still answers: exit %d\n%s", r.Code, r.ErrOut)
+	}
+}
+
+// The run functions take their options and streams, and need no cobra.
+func TestRunWithoutCobra(t *testing.T) {
+	var out, errOut bytes.Buffer
+	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := RunEnvUp(ctx, &EnvUpOptions{IO: io, Env: localenv.Options{Dir: dir}, Images: []string{"lldap=x"}}); err == nil || err.Error() != "--image is for --provider containers" {
+		t.Errorf("env up --image without containers: %v", err)
+	}
+	if err := RunEnvUp(ctx, &EnvUpOptions{IO: io, Env: localenv.Options{Dir: dir}, Args: []string{"node.nix"}}); err == nil || !strings.Contains(err.Error(), "sources are for --cluster") {
+		t.Errorf("env up with sources and no --cluster: %v", err)
+	}
+	if err := RunEnvDown(&EnvDownOptions{IO: io, Dir: dir}); err == nil || !strings.Contains(err.Error(), "no environment was started there") {
+		t.Errorf("env down where nothing ran: %v", err)
+	}
+	inv := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(inv, []byte("node: n\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	err := RunScenarios(ctx, &ScenariosRunOptions{IO: io, Inventory: inv, Suites: []string{"ldap"}, Format: "json", Parallel: 2, Timeout: time.Minute, Patience: time.Second})
+	if err != nil || !strings.Contains(out.String(), `"skipped"`) {
+		t.Errorf("scenarios run on an inventory without ldap: %v\n%s", err, out.String())
+	}
+}

@@ -1,0 +1,124 @@
+// Package nodecmd holds the commands that read nodes: check, facts, rules
+// and plan. They need nix or a facts document, and nothing of a cluster or
+// a container engine, so that the checker binary (podroles-check) links
+// only what they need. Each is an options struct and a run function that
+// tests call without cobra.
+package nodecmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/report"
+)
+
+// CheckOptions are podroles check's.
+type CheckOptions struct {
+	IO      *cli.Streams
+	Sources cli.SourceOptions
+	// Args are the nodes named without a flag.
+	Args   []string
+	Format string
+	Output string
+	Strict bool
+	// Version is the tool's, which a SARIF log names.
+	Version string
+}
+
+// NewCheckCmd is podroles check.
+func NewCheckCmd(io *cli.Streams) *cobra.Command {
+	o := &CheckOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "check [NODE.nix | FACTS.json | FLAKE#NODE ...]",
+		Short: "Apply every evaluation rule of the pod-roles spec to nodes",
+		Long: `Evaluates the nodes with nix (all in one process), applies every evaluation
+rule of the pod-roles spec and reports each finding with the unit, role,
+secret, service or port it names.
+
+Each finding carries the file, line and column of the definition it is
+about, where nix can know it: a second evaluation of the nodes with
+findings only. --format github writes GitHub (and Forgejo) Actions
+annotations, --format sarif a SARIF 2.1.0 log. Files inside the working
+directory (in CI, $GITHUB_WORKSPACE) are shown relative to it; see
+docs/reports.md.
+
+Exit status: 0 when no error was found, 1 when one was (with --strict a
+warning counts), 2 when the check could not run.
+
+With --output, the report in --format goes to the file, and the text
+report still goes to standard output unless --format is text.`,
+		Example: `  podroles check --flake .#mastodon
+  podroles check --flake . --k8s-pod-module ./k8s-pod.nix --format junit --output check.xml
+  podroles check examples/*.nix
+  podroles check --flake .#mastodon --format github
+  podroles check --flake . --format sarif --output podroles.sarif`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Args, o.Version = args, cmd.Root().Version
+			return RunCheck(cmd.Context(), o)
+		},
+	}
+	o.Sources.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.Format, "format", "text", "report format: text, json, junit, github or sarif")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the report to this file")
+	cmd.Flags().BoolVar(&o.Strict, "strict", false, "warnings fail the check too")
+	return cmd
+}
+
+// RunCheck checks the nodes and writes the report: a cli.FailedError
+// when an error was found (with Strict, a warning).
+func RunCheck(ctx context.Context, o *CheckOptions) error {
+	if err := report.CheckFormat(o.Format, report.LocatedFormats...); err != nil {
+		return err
+	}
+	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	results := checks.Check(nodes)
+	base := locationBase()
+	if err := checks.Locate(ctx, results, o.Sources.Evaluator.Locate, base); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		// The findings stand without their places.
+		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", cli.OneLine(err.Error()))
+	}
+	rep := checks.NewReport(results, o.Strict)
+	rep.ToolVersion, rep.Base = o.Version, base
+	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
+		return err
+	}
+	if o.Output != "" && o.Format != "text" {
+		if err := rep.WriteText(o.IO.Out); err != nil {
+			return err
+		}
+	}
+	if !rep.Summary.Passed {
+		return &cli.FailedError{Summary: fmt.Sprintf("%d errors, %d warnings", rep.Summary.Errors, rep.Summary.Warnings)}
+	}
+	return nil
+}
+
+// locationBase is the folder that the files of findings are shown relative
+// to: the working directory, or in GitHub or Forgejo Actions the checkout
+// ($GITHUB_WORKSPACE) that contains it, whose paths annotations take.
+func locationBase() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if ws := os.Getenv("GITHUB_WORKSPACE"); ws != "" && filepath.IsAbs(ws) {
+		if rel, err := filepath.Rel(ws, wd); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.Clean(ws)
+		}
+	}
+	return wd
+}

@@ -1,0 +1,13 @@
+package nodecmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/cmd/internal/cli"
+)
+
+// Commands are the commands that read nodes, in the order --help lists
+// them.
+func Commands(io *cli.Streams) []*cobra.Command {
+	return []*cobra.Command{NewCheckCmd(io), NewFactsCmd(io), NewRulesCmd(io), NewPlanCmd(io)}
+}

@@ -1,0 +1,135 @@
+package nodecmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/internal/fixture"
+)
+
+// The command on hosts written as real ones are (testdata/modules, through
+// nixpkgs' own module system): exact findings, node names and exit codes.
+
+// modules is the absolute path of a file of testdata/modules, which Nix
+// text written elsewhere can import.
+func modules(path string) string {
+	abs, err := filepath.Abs(repo(filepath.Join("testdata", "modules", path)))
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}
+
+func TestCheckHostsOnK8sPod(t *testing.T) {
+	fixture.NixpkgsLib(t)
+	k8sPod := modules("k8s-pod.nix")
+	r := run(t, "check", "--k8s-pod-module", k8sPod, modules("nodes/mastodon.nix"), modules("nodes/directory.nix"))
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "2 nodes checked: 0 errors, 0 warnings: passed") {
+		t.Errorf("the good hosts on k8s-pod.nix: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	r = run(t, "check", "--k8s-pod-module", k8sPod, modules("nodes/directory-ldap-backups.nix"), modules("nodes/mastodon-sidekik-all.nix"))
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("a misspelled unit passes on k8s-pod.nix: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	// Each finding is a line in the style of compilers, at the definition
+	// that is wrong (these files are outside the working directory, so
+	// their paths are absolute).
+	for _, want := range []string{
+		modules("hosts/directory/backups.nix") + ":4:3: error PR101 unit ldap-backups [FR-008, US2-1]: mainUnits lists unit ldap-backups, which is no unit of the node",
+		modules("nodes/mastodon-sidekik-all.nix") + ":12:7: error PR101 unit mastodon-sidekik-all [FR-008, US2-1]: role sidekiq lists unit mastodon-sidekik-all",
+		"did you mean mastodon-sidekiq-all? Fix the name in fediversity.podRoles.roles.sidekiq.units",
+		modules("hosts/mastodon/pod-roles.nix") + ":12:9: note: fediversity.podRoles.roles.sidekiq.units is also defined here with a plain definition (priority 100), which lost to mkForce (priority 50)\n",
+		modules("hosts/mastodon/mastodon.nix") + ":25:5: error PR103 unit mastodon-sidekiq-all [FR-014, US1-17]: unit mastodon-sidekiq-all is enabled and in no list, and role sidekiq runs the image of the node, so the unit has no pod: the lists name mastodon-sidekik-all",
+		"2 nodes checked: 3 errors, 0 warnings: failed",
+	} {
+		if !strings.Contains(r.Out, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.Out)
+		}
+	}
+}
+
+func TestCheckHostsAtNixOSDefaultHostName(t *testing.T) {
+	fixture.NixpkgsLib(t)
+	nixos := modules("nixos")
+	dir := t.TempDir()
+	for _, name := range []string{"web1.nix", "web2.nix"} {
+		text := `(import ` + nixos + ` { }).nixosSystem { modules = [ { systemd.services.web = { }; fediversity.podRoles = { roles.web = { replicas = 2; units = [ "web" ]; }; }; } ]; }`
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, "check", "--file", filepath.Join(dir, "web1.nix"), "--file", filepath.Join(dir, "web2.nix"))
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "web1 (file:") || !strings.Contains(r.Out, "web2 (file:") {
+		t.Errorf("two hosts at hostName \"nixos\": exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+}
+
+// TestCheckFlakeInGitWorkTree: the platform repository's flake in a git work
+// tree, a fix only in an untracked file, then staged.
+func TestCheckFlakeInGitWorkTree(t *testing.T) {
+	work := fixture.HostsFlake(t)
+	work.Write("site/mastodon/cleanup.nix", `{ systemd.services.mastodon-cleanup.script = "tootctl cache clear"; }`)
+	flake := filepath.Join(work.Dir, "deploy") + "#mastodon"
+
+	r := run(t, "check", "--format", "json", "--flake", flake)
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("the fix is untracked, so nix does not see it, nor may podroles: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	var report struct {
+		Nodes []struct {
+			Node, Source string
+			Findings     []struct {
+				Rule    string
+				Subject struct{ Kind, Name string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Out), &report); err != nil {
+		t.Fatal(err)
+	}
+	n := report.Nodes[0]
+	if want := "flake:git+file://" + work.Dir + "?dir=deploy#mastodon"; n.Source != want {
+		t.Errorf("the report says which reference was evaluated: %q, want %q", n.Source, want)
+	}
+	if len(n.Findings) != 1 || n.Findings[0].Rule != "PR101" || n.Findings[0].Subject.Name != "mastodon-cleanup" {
+		t.Errorf("findings = %+v", n.Findings)
+	}
+
+	work.Add("site/mastodon/cleanup.nix")
+	if r := run(t, "check", "--flake", flake); r.Code != cli.ExitOK {
+		t.Errorf("staged, the fix is read: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+}
+
+// TestCheckListsThatRecurse: a host that imports k8s-pod.nix itself and
+// computes a list from config.systemd.services cannot be evaluated: nix
+// stops with an infinite recursion, and the check cannot run (exit 2, one
+// line), which names the list when --k8s-pod-module names the module the
+// host imports. Without k8s-pod.nix the probe names the list (exit 1).
+func TestCheckListsThatRecurse(t *testing.T) {
+	fixture.NixpkgsLib(t)
+	dir := t.TempDir()
+	node := func(extra string) string {
+		return `(import ` + modules("nixos") + ` { }).nixosSystem { modules = [ ` + modules("hosts/mastodon") + ` ` + modules("hosts/mastodon/main-units-from-systemd.nix") + extra + ` ]; }`
+	}
+	os.WriteFile(filepath.Join(dir, "on-k8s.nix"), []byte(node(" "+modules("k8s-pod.nix"))), 0o644)
+	os.WriteFile(filepath.Join(dir, "off-k8s.nix"), []byte(node("")), 0o644)
+
+	r := run(t, "check", filepath.Join(dir, "on-k8s.nix"))
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "infinite recursion") || strings.Count(strings.TrimSpace(r.ErrOut), "\n") > 0 {
+		t.Errorf("exit %d, stderr:\n%s", r.Code, r.ErrOut)
+	}
+	r = run(t, "check", "--k8s-pod-module", modules("k8s-pod.nix"), filepath.Join(dir, "on-k8s.nix"))
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "infinite recursion encountered") ||
+		!strings.Contains(r.ErrOut, ": fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix") {
+		t.Errorf("exit %d, stderr:\n%s", r.Code, r.ErrOut)
+	}
+	r = run(t, "check", filepath.Join(dir, "off-k8s.nix"))
+	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "PR106 option fediversity.podRoles.mainUnits") {
+		t.Errorf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+}

@@ -1,0 +1,349 @@
+package nodecmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/clitest"
+	"github.com/fediversity/podroles/internal/nixtest"
+	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/report"
+)
+
+// run runs the commands under a root of their own, as a binary's main
+// does.
+func run(t *testing.T, args ...string) clitest.Result {
+	t.Helper()
+	return clitest.Run(t, Commands, args...)
+}
+
+func repo(path string) string { return filepath.Join("..", "..", "..", path) }
+
+var examples = []string{repo("examples/mastodon.nix"), repo("examples/directory.nix"), repo("examples/mastodon-vm.nix")}
+
+func TestCheckExamplesPass(t *testing.T) {
+	r := run(t, append([]string{"check"}, examples...)...)
+	if r.Code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	for _, want := range []string{
+		"directory (file:../../../examples/directory.nix, on k8s-pod.nix): ok",
+		"mastodon-vm (file:../../../examples/mastodon-vm.nix, not on k8s-pod.nix): ok",
+		"3 nodes checked: 0 errors, 0 warnings: passed",
+	} {
+		if !strings.Contains(r.Out, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.Out)
+		}
+	}
+}
+
+func TestCheckBrokenJSON(t *testing.T) {
+	r := run(t, "check", "--format", "json", "--file", repo("examples/broken/mastodon-renamed.nix"), repo("examples/mastodon-vm.nix"))
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("exit %d, want 1\n%s", r.Code, r.ErrOut)
+	}
+	var report struct {
+		Version int
+		Strict  bool
+		Summary struct {
+			Nodes, Errors, Warnings int
+			Passed                  bool
+		}
+		Nodes []struct {
+			Node         string
+			Source       string
+			K8sPod       bool
+			RulesRun     []string
+			RulesSkipped []struct{ Rule, Reason string }
+			Findings     []struct {
+				Rule, Spec, Severity, Node string
+				Subject                    struct{ Kind, Name string }
+				Message                    string
+				Location                   *struct {
+					File         string
+					Line, Column int
+				}
+				Notes []struct {
+					Message  string
+					Location *struct {
+						File         string
+						Line, Column int
+					}
+				}
+			}
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(r.Out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&report); err != nil {
+		t.Fatalf("decode: %v\n%s", err, r.Out)
+	}
+	if report.Version != 1 || report.Summary.Nodes != 2 || report.Summary.Errors != 4 || report.Summary.Warnings != 1 || report.Summary.Passed {
+		t.Errorf("summary = %+v", report.Summary)
+	}
+	broken, vm := report.Nodes[0], report.Nodes[1]
+	if broken.Node != "mastodon" || vm.Node != "mastodon-vm" {
+		t.Fatalf("nodes out of order: %s, %s", broken.Node, vm.Node)
+	}
+	f := broken.Findings[0]
+	if f.Rule != "PR101" || f.Spec != "FR-008, US2-1" || f.Severity != "error" || f.Node != "mastodon" ||
+		f.Subject.Kind != "unit" || f.Subject.Name != "mastodon-sidekiq-all" || !strings.Contains(f.Message, "did you mean mastodon-sidekiq-default?") {
+		t.Errorf("first finding = %+v", f)
+	}
+	// The example is outside the working directory (the package's
+	// folder), so its path is absolute; line 13 lists the old name.
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	if l := f.Location; l == nil || l.File != example || l.Line != 13 || l.Column == 0 {
+		t.Errorf("first finding's location = %+v", f.Location)
+	}
+	// On k8s every rule runs, but the FR-007 probe, which a plain config
+	// cannot have.
+	if len(broken.RulesRun) != len(checks.Rules())-1 || len(broken.RulesSkipped) != 1 || broken.RulesSkipped[0].Rule != "PR106" {
+		t.Errorf("on k8s every rule runs: ran %d, skipped %+v", len(broken.RulesRun), broken.RulesSkipped)
+	}
+	if len(vm.RulesSkipped) == 0 || !strings.HasPrefix(vm.RulesSkipped[0].Reason, "FR-013") {
+		t.Errorf("off k8s the k8s rules are skipped with FR-013: %+v", vm.RulesSkipped)
+	}
+}
+
+func TestCheckJUnitToFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "check.xml")
+	r := run(t, "check", "--format", "junit", "--output", out, repo("examples/broken/mastodon-renamed.nix"))
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("exit %d\n%s", r.Code, r.ErrOut)
+	}
+	if !strings.Contains(r.Out, "1 node checked: 4 errors, 1 warning: failed") {
+		t.Errorf("with --output the text report goes to stdout:\n%s", r.Out)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites report.Suites
+	if err := xml.Unmarshal(data, &suites); err != nil {
+		t.Fatalf("parse junit: %v\n%s", err, data)
+	}
+	if len(suites.Suites) != 1 || suites.Suites[0].Name != "mastodon" || suites.Tests != len(checks.Rules()) || suites.Failures != 2 {
+		t.Fatalf("suites: tests %d failures %d", suites.Tests, suites.Failures)
+	}
+	failed := map[string]string{}
+	for _, c := range suites.Suites[0].Cases {
+		if c.Failure != nil {
+			failed[c.Name] = c.Failure.Text
+		}
+	}
+	if !strings.Contains(failed["PR101 unknown-unit"], "unit mastodon-streaming-2") || !strings.Contains(failed["PR103 unlisted-unit"], "unit mastodon-sidekiq-default") {
+		t.Errorf("failures = %v", failed)
+	}
+}
+
+func TestStrictCountsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	node := filepath.Join(dir, "shared-init.nix")
+	os.WriteFile(node, []byte(`{
+		systemd.services = { app-init = { }; web = { }; };
+		fediversity.k8sPod.enable = true;
+		fediversity.podRoles = { mainUnits = [ "web" ]; sharedUnits = [ "app-init" ]; };
+	}`), 0o644)
+	if r := run(t, "check", node); r.Code != cli.ExitOK || !strings.Contains(r.Out, "PR104") {
+		t.Errorf("a warning alone passes: exit %d\n%s", r.Code, r.Out)
+	}
+	if r := run(t, "check", "--strict", node); r.Code != cli.ExitFailed {
+		t.Errorf("--strict: exit %d, want 1\n%s", r.Code, r.Out)
+	}
+}
+
+// TestFactsRoundTrip checks that facts written by podroles facts and read
+// back with --facts, without nix, give the same findings.
+func TestFactsRoundTrip(t *testing.T) {
+	facts := filepath.Join(t.TempDir(), "facts.json")
+	nodes := append([]string{repo("examples/broken/mastodon-renamed.nix")}, examples[1:]...)
+	if r := run(t, append([]string{"facts", "-o", facts}, nodes...)...); r.Code != cli.ExitOK {
+		t.Fatalf("facts: exit %d\n%s", r.Code, r.ErrOut)
+	}
+	direct := run(t, append([]string{"check", "--format", "json"}, nodes...)...)
+	t.Setenv("PATH", t.TempDir()) // no nix, and --nix names none
+	fromFacts := run(t, "check", "--nix", "no-such-nix", "--format", "json", "--facts", facts)
+	if direct.Code != cli.ExitFailed || fromFacts.Code != cli.ExitFailed {
+		t.Fatalf("exit %d and %d\n%s", direct.Code, fromFacts.Code, fromFacts.ErrOut)
+	}
+	var a, b checks.Report
+	json.Unmarshal([]byte(direct.Out), &a)
+	json.Unmarshal([]byte(fromFacts.Out), &b)
+	// Facts carry no places in files: only nix, which a check of facts
+	// does not run, locates a finding.
+	located := 0
+	for _, res := range a.Nodes {
+		for i := range res.Findings {
+			if res.Findings[i].Location != nil {
+				located++
+			}
+			res.Findings[i].Location, res.Findings[i].Notes = nil, nil
+		}
+	}
+	if located == 0 {
+		t.Error("the check with nix located no finding")
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("--facts gives other findings:\n%s\n%s", direct.Out, fromFacts.Out)
+	}
+}
+
+func TestCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.nix")
+	os.WriteFile(bad, []byte("{ a = ; }"), 0o644)
+	badFacts := filepath.Join(dir, "facts.json")
+	os.WriteFile(badFacts, []byte(`{"version": 1, "nodes": [{"name": "x", "podRoles": {"roles": {"r": {"replicas": "two"}}}}]}`), 0o644)
+	emptyFacts := filepath.Join(dir, "empty.json")
+	os.WriteFile(emptyFacts, []byte(`{"version": 1, "nodes": []}`), 0o644)
+	// A nix older than any the tests cover: refused on its version alone.
+	oldNix := filepath.Join(dir, "old-nix")
+	os.WriteFile(oldNix, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo 'nix (Nix) 2.3.16' && exit 0\nexit 1\n"), 0o755)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--bogus"}, "podroles check: unknown flag: --bogus (see podroles check --help)"},
+		{[]string{"check"}, "podroles check: no nodes given: name them with --flake REF#NODE, --file NODE.nix or --facts FACTS.json"},
+		{[]string{"check", "--format", "xml", examples[0]}, `podroles check: --format "xml": want one of text, json, junit`},
+		{[]string{"check", "missing.nix"}, "podroles check: file missing.nix: no such file"},
+		{[]string{"check", "--facts", "missing.json"}, "podroles check: facts missing.json: no such file"},
+		{[]string{"check", "--facts", badFacts}, `podroles check: facts ` + badFacts + `: node x: fediversity.podRoles.roles.r.replicas: want an integer, got the string "two"`},
+		{[]string{"check", bad}, "podroles check: eval file " + bad + ": syntax error"},
+		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
+		{[]string{"check", "--nix", oldNix, examples[0]}, "podroles check: " + oldNix + " is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later\n"},
+		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon comes from both"},
+		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
+		{[]string{"check", "--facts", emptyFacts}, "podroles check: facts " + emptyFacts + " gave no nodes"},
+	}
+	for _, c := range cases {
+		r := run(t, c.args...)
+		if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, c.want) || strings.Count(r.ErrOut, "\n") != 1 || r.Out != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line starting %q", c.args, r.Code, r.Out, r.ErrOut, c.want)
+		}
+	}
+}
+
+func TestOutputKeepsOldFileOnFailure(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.json")
+	os.WriteFile(out, []byte("previous report"), 0o644)
+	if r := run(t, "check", "--output", out, "--format", "json", "missing.nix"); r.Code != cli.ExitCantRun {
+		t.Fatalf("exit %d", r.Code)
+	}
+	if data, _ := os.ReadFile(out); string(data) != "previous report" {
+		t.Errorf("a failed run changed the report file: %q", data)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 1 {
+		t.Errorf("a failed run left files: %v", entries)
+	}
+}
+
+func TestRulesLists(t *testing.T) {
+	r := run(t, "rules")
+	if r.Code != cli.ExitOK {
+		t.Fatal(r.ErrOut)
+	}
+	for _, rule := range checks.Rules() {
+		if !strings.Contains(r.Out, rule.ID+"  "+rule.Name) {
+			t.Errorf("rules lacks %s", rule.ID)
+		}
+	}
+}
+
+// TestReadmeListsEveryRule keeps the README's table of rules in step with
+// the rules; `podroles rules --markdown` prints it.
+func TestReadmeListsEveryRule(t *testing.T) {
+	readme, err := os.ReadFile(repo("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range checks.Rules() {
+		row := markdownRow(rule)
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("README.md lacks the row\n%s", row)
+		}
+	}
+}
+
+// TestCheckGitHubAndSARIF: the two formats of CI on a broken example, each
+// finding at its file and line, with the exit code of the check.
+func TestCheckGitHubAndSARIF(t *testing.T) {
+	example, _ := filepath.Abs(repo("examples/broken/mastodon-renamed.nix"))
+	r := run(t, "check", "--format", "github", example)
+	if r.Code != cli.ExitFailed {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Out), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "::error file="+example+",line=13,col=66,title=PR101::node mastodon, unit mastodon-sidekiq-all: ") ||
+		!strings.HasPrefix(lines[4], "::warning file=") || lines[5] != "1 node checked: 4 errors, 1 warning: failed" {
+		t.Errorf("--format github:\n%s", r.Out)
+	}
+
+	out := filepath.Join(t.TempDir(), "check.sarif")
+	r = run(t, "check", "--format", "sarif", "--output", out, example)
+	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, example+":13:66: error PR101") {
+		t.Fatalf("exit %d; the text report goes to the log:\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Version string
+		Runs    []struct {
+			Results []struct {
+				RuleID    string
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine, StartColumn int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Results) != 5 {
+		t.Fatalf("SARIF %v:\n%s", err, data)
+	}
+	first := log.Runs[0].Results[0]
+	if loc := first.Locations[0].PhysicalLocation; first.RuleID != "PR101" || loc.ArtifactLocation.URI != "file://"+example || loc.Region.StartLine != 13 || loc.Region.StartColumn != 66 {
+		t.Errorf("first result %+v", first)
+	}
+}
+
+// The run functions take their options and streams, and need no cobra:
+// plan's objects, and check's refusal, as a caller of the package sees
+// them.
+func TestRunWithoutCobra(t *testing.T) {
+	var out, errOut bytes.Buffer
+	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	nix := cli.SourceOptions{Nix: nixtest.Nix(t)}
+	err := RunPlan(context.Background(), &PlanOptions{IO: io, Sources: nix, Args: []string{repo("examples/directory.nix")}, Format: "json",
+		Plan: plan.Options{Namespace: "ns"}, ServiceImages: []string{"lldap=registry.example/lldap:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"kind": "Deployment"`) || !strings.Contains(out.String(), `"namespace": "ns"`) {
+		t.Errorf("plan:\n%s", out.String())
+	}
+	if err := RunPlan(context.Background(), &PlanOptions{IO: io, Format: "json", ServiceImages: []string{"lldap"}}); err == nil || err.Error() != `--service-image "lldap": write SERVICE=IMAGE` {
+		t.Errorf("a bad --service-image: %v", err)
+	}
+	out.Reset()
+	err = RunCheck(context.Background(), &CheckOptions{IO: io, Sources: nix, Args: []string{repo("examples/broken/mastodon-renamed.nix")}, Format: "text"})
+	var failed *cli.FailedError
+	if !errors.As(err, &failed) || failed.Summary != "4 errors, 1 warnings" || !strings.Contains(out.String(), "PR101") {
+		t.Errorf("check of the broken example: %v\n%s", err, out.String())
+	}
+}

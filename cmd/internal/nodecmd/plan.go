@@ -1,0 +1,108 @@
+package nodecmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/plan"
+)
+
+// PlanOptions are podroles plan's.
+type PlanOptions struct {
+	IO      *cli.Streams
+	Sources cli.SourceOptions
+	// Args are the nodes named without a flag.
+	Args   []string
+	Format string
+	Output string
+	Plan   plan.Options
+	// ServiceImages are --service-image's SERVICE=IMAGE, which fill
+	// Plan.ServiceImages.
+	ServiceImages []string
+}
+
+// NewPlanCmd is podroles plan.
+func NewPlanCmd(io *cli.Streams) *cobra.Command {
+	o := &PlanOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "plan [NODE.nix | FACTS.json | FLAKE#NODE ...]",
+		Short: "Print the Kubernetes objects the k8s method must make of nodes",
+		Long: `Prints, for each node on k8s-pod.nix, the Deployment <node> of the main pod,
+and for each requested role the Deployment <node>-<role> with its replicas,
+image and containers (the service with its variables, the companion, the
+OpenBao agent as a sidecar that starts first and alone holds the pod's
+identity) and the Service <node>-<role> with exactly its ports, each pod
+template annotated with the units its pods may run. A node with errors of
+podroles check is refused.
+
+Image references not given by --node-image, --service-image or
+--sidecar-image are placeholders, named in the YAML's comments (on standard
+error with --format json).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Args = args
+			return RunPlan(cmd.Context(), o)
+		},
+	}
+	o.Sources.AddFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.Format, "format", "yaml", "yaml or json")
+	f.StringVarP(&o.Output, "output", "o", "", "write the plan to this file")
+	f.StringVar(&o.Plan.Namespace, "namespace", "", "the namespace of the objects")
+	f.StringVar(&o.Plan.NodeImage, "node-image", "", "the image of the node (default <node>:latest)")
+	f.StringArrayVar(&o.ServiceImages, "service-image", nil, "SERVICE=IMAGE, the image of a modular service (repeatable)")
+	f.StringVar(&o.Plan.SidecarImage, "sidecar-image", "", "the image of the OpenBao agent")
+	return cmd
+}
+
+// RunPlan plans the nodes and writes the objects; a node with errors of
+// podroles check is refused.
+func RunPlan(ctx context.Context, o *PlanOptions) error {
+	if o.Format != "yaml" && o.Format != "json" {
+		return fmt.Errorf("--format %q: want yaml or json", o.Format)
+	}
+	opts := o.Plan
+	opts.ServiceImages = map[string]string{}
+	for _, si := range o.ServiceImages {
+		s, image, ok := strings.Cut(si, "=")
+		if !ok || s == "" || image == "" {
+			return fmt.Errorf("--service-image %q: write SERVICE=IMAGE", si)
+		}
+		opts.ServiceImages[s] = image
+	}
+	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	plans, err := Plans(nodes, opts)
+	if err != nil {
+		return err
+	}
+	if note := plan.PlaceholderNote(plans); note != "" && o.Format != "yaml" {
+		fmt.Fprintf(o.IO.ErrOut, "podroles plan: %s\n", note)
+	}
+	return cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return plan.Write(w, o.Format, plans) })
+}
+
+// Plans plans each node; a node with errors of podroles check is refused,
+// named.
+func Plans(nodes []*facts.Node, opts plan.Options) ([]*plan.Plan, error) {
+	var plans []*plan.Plan
+	for _, n := range nodes {
+		if e, _ := checks.CheckNode(n, checks.Rules()).Count(); e > 0 {
+			return nil, fmt.Errorf("node %s has %d errors: run podroles check on it", n.Name, e)
+		}
+		p, err := plan.Make(n, opts)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}

@@ -1,0 +1,42 @@
+// Command podroles-check is podroles' node commands alone (check, facts,
+// rules, plan): what the flake's lib.mkCheck and node module run in a
+// build. It links neither a Kubernetes client nor a container engine's,
+// so that it builds quickly and small; podroles has every command.
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/nodecmd"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// root describes podroles-check and every command it has.
+var root = cli.Root{
+	Use:   "podroles-check",
+	Short: "Check the pod roles of NixOS nodes against the pod-roles spec",
+	Long: `podroles-check reads NixOS nodes with the real nix, or a facts document,
+and checks the pod roles they declare:
+
+  check  apply every evaluation rule of the pod-roles spec to nodes, naming
+         each unit, role, secret or port a finding is about
+  facts  print what it reads from nodes, as a facts document that check
+         --facts reads back without nix
+  rules  list the rules of check
+  plan   print the Deployments and Services the k8s method makes of nodes
+
+Exit status: 0 when no error was found, 1 when one was, 2 when a command
+could not run. podroles has these and the scenario suites and their
+environments.`,
+	Version: version,
+}
+
+// newRoot is the root command with every command of the binary.
+func newRoot(io *cli.Streams) *cobra.Command {
+	return cli.NewRoot(root, io, nodecmd.Commands(io)...)
+}
+
+func main() { cli.Exec(newRoot) }

@@ -1,0 +1,87 @@
+package localenv
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/fediversity/podroles/facts"
+)
+
+// podCommand runs argv as the service of pod: through podroles' pod
+// supervisor, restarting it when a secret with restart changes, where the
+// role has secrets; as it is where it has none.
+func (s *site) podCommand(pod, secretsDir string, secrets map[string]facts.Secret, envFiles []string, argv []string) ([]string, error) {
+	if s.tools.vault == "" {
+		return argv, nil
+	}
+	bin, err := s.podroles()
+	if err != nil {
+		return nil, err
+	}
+	cmd := []string{bin, "pod", "--name", pod, "--status", s.podStatusFile(pod)}
+	if !s.NoRestart {
+		for _, file := range slices.Sorted(maps.Keys(secrets)) {
+			if secrets[file].Restart {
+				cmd = append(cmd, "--restart-on", filepath.Join(secretsDir, file))
+			}
+		}
+	}
+	for _, file := range envFiles {
+		cmd = append(cmd, "--env-file", filepath.Join(secretsDir, file))
+	}
+	return append(append(cmd, "--"), argv...), nil
+}
+
+// PodrolesEnv names a podroles binary for the pods, when the process that
+// starts the environment is not podroles itself (a test).
+const PodrolesEnv = "PODROLES_BIN"
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// podroles returns the podroles binary: the option, $PODROLES_BIN, this
+// process if it is podroles, or one built once for this process.
+func (s *site) podroles() (string, error) {
+	if s.Podroles != "" {
+		return s.Podroles, nil
+	}
+	if p := os.Getenv(PodrolesEnv); p != "" {
+		return filepath.Abs(p)
+	}
+	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "podroles" {
+		return exe, nil
+	}
+	built.once.Do(func() {
+		// One place for every test process, each building (from Go's
+		// cache) into its own file and renaming it into place.
+		dir := filepath.Join(os.TempDir(), "podroles-pod-bin")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "podroles")
+		tmp := fmt.Sprintf("%s.%d", built.path, os.Getpid())
+		cmd := exec.Command("go", "build", "-o", tmp, "github.com/fediversity/podroles/cmd/podroles")
+		// Static, as make builds it: the supervisor runs as it is in
+		// images of any libc (lldap's is Alpine's musl); a dynamic one
+		// would run through the host's loader (hostProgram).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.Remove(tmp)
+			built.err = fmt.Errorf("build podroles for the pods: %v: %s", err, out)
+			return
+		}
+		built.err = os.Rename(tmp, built.path)
+	})
+	return built.path, built.err
+}

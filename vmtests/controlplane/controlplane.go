@@ -275,6 +275,9 @@ options:
   nodeLeaseParallelism: 4
   podPlayStageParallelism: 4
   nodePlayStageParallelism: 4
+  # else port-forward upgrades are refused, and a discovery of the
+  # cluster with them (behind which nothing answers)
+  enableDebuggingHandlers: true
 ---
 `), stages...)
 	if err := writeFile(filepath.Join(cpDir, "kwok.yaml"), config, 0o644); err != nil {

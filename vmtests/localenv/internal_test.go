@@ -89,7 +89,7 @@ func TestImagesSet(t *testing.T) {
 	if err := im.SetAll([]string{"lldap=registry.example/lldap:v9", "servers=localhost/s:1"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := (Images{Servers: "localhost/s:1", LLDAP: "registry.example/lldap:v9"}); im != want {
+	if want := (Images{Servers: "localhost/s:1", LLDAP: "registry.example/lldap:v9", Node: DefaultImages.Node, Slapd: DefaultImages.Slapd}); im != want {
 		t.Errorf("lldap= before servers=: %+v, want %+v", im, want)
 	}
 	for _, bad := range []string{"ldap=x", "nginx", "servers="} {

@@ -62,30 +62,23 @@ var real struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := vmtest.StopEngine(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	if real.env != nil {
+	vmtest.Main(m, func() error {
+		if real.env == nil {
+			return nil
+		}
 		if err := real.env.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "the real cluster's environment down:", err)
-			code = 1
-			real.dir = "" // left for a look: what is mounted there would be lost
+			// Left for a look: what is mounted there would be lost.
+			return fmt.Errorf("the real cluster's environment down: %w (%s is left)", err, real.dir)
 		}
-	}
-	if shared.cp != nil {
-		if err := shared.cp.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "control plane down:", err)
-			code = 1
+		return os.RemoveAll(real.dir)
+	}, func() error {
+		if shared.cp == nil {
+			return nil
 		}
-	}
-	for _, dir := range []string{shared.dir, real.dir} {
-		if dir != "" {
-			os.RemoveAll(dir)
-		}
-	}
-	os.Exit(code)
+		err := shared.cp.Down()
+		os.RemoveAll(shared.dir)
+		return err
+	})
 }
 
 // controlPlane returns the package's control plane with its KWOK node,

@@ -31,6 +31,7 @@ import (
 	"github.com/fediversity/podroles/vmtests/kubenode"
 	"github.com/fediversity/podroles/vmtests/localenv"
 	"github.com/fediversity/podroles/vmtests/servers"
+	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // One node serves the package's tests (there is one per machine); it
@@ -44,24 +45,22 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared.node != nil {
-		if err := shared.node.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "node stop:", err)
-			code = 1
-			shared.dir = "" // left for a look: what is mounted there would be lost
+	vmtest.Main(m, func() error {
+		var errs []error
+		if shared.node != nil {
+			if err := shared.node.Stop(); err != nil {
+				// Left for a look: what is mounted there would be lost.
+				return fmt.Errorf("node stop: %w (%s is left)", err, shared.dir)
+			}
 		}
-	}
-	if shared.cp != nil {
-		if err := shared.cp.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "control plane down:", err)
-			code = 1
+		if shared.cp != nil {
+			errs = append(errs, shared.cp.Down())
 		}
-	}
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	os.Exit(code)
+		if shared.dir != "" {
+			errs = append(errs, os.RemoveAll(shared.dir))
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // baseImage is the local environment's Debian image (make images).

@@ -127,8 +127,12 @@ func lockHost(ctx context.Context, wait time.Duration) (*hostLock, error) {
 		}
 		if time.Now().After(deadline) {
 			f.Close()
+			s, _ := readHostState()
+			if running := s.runningDetached(); running != "" {
+				return nil, fmt.Errorf("%w: %s", errNodeBusy, running)
+			}
 			who := "another process"
-			if s, err := readHostState(); err == nil && s != nil {
+			if s != nil {
 				who = fmt.Sprintf("process %d (%s), with its node in %s", s.Owner.PID, s.Owner.Name, s.Dir)
 			}
 			return nil, fmt.Errorf("%w: %s holds %s (waited %s)", errNodeBusy, who, f.Name(), wait)
@@ -180,6 +184,19 @@ func (s *hostState) save() error {
 		return err
 	}
 	return os.Rename(tmp, hostStatePath())
+}
+
+// runningDetached says which detached node (env up's) runs, with its
+// processes and how to stop it; "" where none does.
+func (s *hostState) runningDetached() string {
+	if s == nil || !s.Detached {
+		return ""
+	}
+	running := s.running()
+	if len(running) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the node in %s runs (%s): %s", s.Dir, strings.Join(running, ", "), s.StopHint)
 }
 
 // running lists the recorded processes that still run.

@@ -39,7 +39,7 @@ func TestHelperNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := kubenode.Start(ctx, kubenode.Options{Dir: dir + "/node", Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig, Wait: time.Minute})
+	n, err := kubenode.Start(ctx, kubenode.Options{Dir: dir + "/node", Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig, Wait: 15 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,9 +68,10 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	if shared.node != nil {
 		t.Skip("the package's node already runs: this test runs first, alone")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	// The node is the machine's: another package's tests may hold it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	clean, err := kubenode.CleanTraces(ctx, 8*time.Minute)
+	clean, err := kubenode.CleanTraces(ctx, 15*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperNode$", "-test.timeout=5m")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperNode$", "-test.timeout=20m")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -146,7 +146,7 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockHost(ctx, o.Wait)
+	lock, err := takeMachine(ctx, dir, o.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -160,9 +160,6 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	if err := undoLeftovers(dir); err != nil {
-		return nil, err
-	}
 	n.Before = Traces()
 	if n.state, err = newHostState(dir, o.Detached); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
@@ -213,6 +210,33 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 	return n, nil
 }
 
+// takeMachine takes the machine's node lock with no node running, once
+// what a dead run left is undone: it waits up to wait for the lock, which
+// a test binary with its node holds, and for a running environment's
+// node (env up's, which has let the lock go) to be stopped.
+func takeMachine(ctx context.Context, dir string, wait time.Duration) (*hostLock, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		lock, err := lockHost(ctx, time.Until(deadline))
+		if err != nil {
+			return nil, err
+		}
+		err = undoLeftovers(dir)
+		if err == nil {
+			return lock, nil
+		}
+		lock.release()
+		if !errors.Is(err, errNodeBusy) || time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // undoLeftovers undoes the node that the record names, if a run left one,
 // unless it is an environment's that still runs (and is not in dir).
 func undoLeftovers(dir string) error {
@@ -220,8 +244,8 @@ func undoLeftovers(dir string) error {
 	if err != nil || prev == nil {
 		return err
 	}
-	if running := prev.running(); len(running) > 0 && prev.Detached && prev.Dir != dir {
-		return fmt.Errorf("%w: the node in %s runs (%s): %s", errNodeBusy, prev.Dir, strings.Join(running, ", "), prev.StopHint)
+	if running := prev.runningDetached(); running != "" && prev.Dir != dir {
+		return fmt.Errorf("%w: %s", errNodeBusy, running)
 	}
 	if err := prev.undo(); err != nil {
 		return fmt.Errorf("node: undoing what the node in %s (process %d) left: %w", prev.Dir, prev.Owner.PID, err)

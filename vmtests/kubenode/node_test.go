@@ -78,7 +78,8 @@ func node(t *testing.T) (*kubenode.Node, kubernetes.Interface, *rest.Config) {
 		if shared.dir, shared.err = os.MkdirTemp("", "podroles-node-"); shared.err != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		// The node is the machine's: another package's tests may hold it.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{Dir: shared.dir + "/cp", Loopback: localenv.RandomLoopback(), Nodes: true, RealNode: true, ServiceCIDR: kubenode.ServiceSubnet})
 		if shared.err != nil {
@@ -86,7 +87,7 @@ func node(t *testing.T) (*kubenode.Node, kubernetes.Interface, *rest.Config) {
 		}
 		shared.node, shared.err = kubenode.Start(ctx, kubenode.Options{
 			Dir: shared.dir + "/node", Server: shared.cp.Server, CA: shared.cp.CA(), AdminKubeconfig: shared.cp.Kubeconfig,
-			Wait: 8 * time.Minute, Log: func(f string, args ...any) { fmt.Fprintf(os.Stderr, f+"\n", args...) },
+			Wait: 15 * time.Minute, Log: func(f string, args ...any) { fmt.Fprintf(os.Stderr, f+"\n", args...) },
 		})
 		if shared.err != nil {
 			return

@@ -94,14 +94,11 @@ func TracesDiff(before, after []string) []string {
 // and returns the machine's traces then, with no node on it: what the
 // traces must be again once a node has stopped.
 func CleanTraces(ctx context.Context, wait time.Duration) ([]string, error) {
-	lock, err := lockHost(ctx, wait)
+	lock, err := takeMachine(ctx, "", wait)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.release()
-	if err := undoLeftovers(""); err != nil {
-		return nil, err
-	}
 	return Traces(), nil
 }
 

@@ -133,7 +133,10 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 		}
 	}
 	start := time.Now()
-	opts.Progress = o.IO.ErrOut
+	if o.Cluster {
+		// A minute and more: each step is said as it ends.
+		opts.Progress = o.IO.ErrOut
+	}
 	env, err := localenv.Up(ctx, opts)
 	if err != nil {
 		return err

@@ -548,7 +548,7 @@ func TestRotationAndIdentityFailWhenBroken(t *testing.T) {
 	requireFailed(t, broken, "secrets/identity-not-readable", fmt.Sprintf("pod %s: container authelia reads the pod's service-account token", pod))
 
 	update(t, ctx, client, env.Namespace, "directory-authelia", func(d *appsv1.Deployment) { d.Spec.Template.Spec = planned.Spec.Template.Spec })
-	requirePassed(t, runSuites(ctx, t, discoverReal(t, ctx, env, env.ClusterKubeconfig()), time.Minute, "authelia", "rotation", "secrets"))
+	requirePassed(t, runSuites(ctx, t, discoverReal(t, ctx, env, env.ClusterKubeconfig()), time.Minute, "authelia", "secrets"))
 }
 
 // TestUnitsSuiteOnNodeImagePods deploys the mastodon example (a main pod

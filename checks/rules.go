@@ -800,9 +800,9 @@ func dnsLabelProblems(name string) []string {
 }
 
 func invalidDeploymentName(n *node, report reportFunc) {
-	if n.NamedAfterFile {
-		// The node's name was made up from a file name: hold only the
-		// role names against Kubernetes.
+	// A role name that is wrong whatever the node's name: held on its own
+	// where the node's name cannot be used.
+	rolesOnTheirOwn := func() {
 		n.eachRole(func(name string, r facts.Role) {
 			// The role name follows "<node>-", so it may start with -.
 			problems := slices.DeleteFunc(dnsLabelProblems(name), func(p string) bool { return p == "it starts with -" })
@@ -810,6 +810,11 @@ func invalidDeploymentName(n *node, report reportFunc) {
 				report(role(name), at(roleOpt(name)), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label: %s; rename the role", name, name, joinAnd(problems))
 			}
 		})
+	}
+	if n.NamedAfterFile {
+		// The node's name was made up from a file name: hold only the
+		// role names against Kubernetes.
+		rolesOnTheirOwn()
 		return
 	}
 	// The name of a file's node is its hostName; a flake's is its
@@ -820,6 +825,9 @@ func invalidDeploymentName(n *node, report reportFunc) {
 	}
 	if problems := dnsLabelProblems(n.Name); len(problems) > 0 {
 		report(Subject{SubjectNode, n.Name}, at(hostName...), "node name %q is not a valid name of the Deployment %s: %s (a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit); rename the node", n.Name, n.Name, joinAnd(problems))
+		// A role name that is wrong on its own stays wrong after the
+		// node is renamed: say so now, not after the next run.
+		rolesOnTheirOwn()
 		return
 	}
 	n.eachRole(func(name string, r facts.Role) {

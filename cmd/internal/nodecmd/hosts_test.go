@@ -133,3 +133,34 @@ func TestCheckListsThatRecurse(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 }
+
+// TestCheckRefusesABareNameOfNothing: a bare argument that names no file or
+// folder here is refused before nix runs, where nix would look it up in its
+// flake registry, on the network; with a scheme, or as --flake, it reaches
+// nix.
+func TestCheckRefusesABareNameOfNothing(t *testing.T) {
+	t.Chdir(t.TempDir())
+	marker := filepath.Join(t.TempDir(), "nix-ran")
+	nix := filepath.Join(t.TempDir(), "nix")
+	if err := os.WriteFile(nix, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range []string{"tpyo.nx", "hosts", "nixpkgs/nixos-26.05", "mastodon#web"} {
+		r := run(t, "check", "--nix", nix, arg)
+		local, _, _ := strings.Cut(arg, "#")
+		want := "podroles check: " + local + ": no such file or folder; a remote flake is named with its scheme (github:OWNER/REPO#NODE, git+https://HOST/REPO#NODE, flake:NAME#NODE for nix's flake registry) or with --flake\n"
+		if r.Code != cli.ExitCantRun || r.ErrOut != want {
+			t.Errorf("%s: exit %d, stderr %q, want %q", arg, r.Code, r.ErrOut, want)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: nix ran", arg)
+		}
+	}
+	for _, args := range [][]string{{"flake:mastodon#web"}, {"github:example/platform#web"}, {"--flake", "mastodon#web"}} {
+		run(t, append([]string{"check", "--nix", nix}, args...)...)
+		if _, err := os.Stat(marker); err != nil {
+			t.Errorf("%q: did not reach nix", args)
+		}
+		os.Remove(marker)
+	}
+}

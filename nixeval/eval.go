@@ -328,6 +328,11 @@ func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sourc
 		}
 		return gjson.Result{}, err
 	}
+	// Nix 2.24 locks in memory what a flake.lock lacks, where 2.8 refuses
+	// before it evaluates anything.
+	if err := lockNotWritten(stderr, sources); err != nil && ctx.Err() == nil {
+		return gjson.Result{}, err
+	}
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.

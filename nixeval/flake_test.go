@@ -150,9 +150,15 @@ func TestFlakeReferencesAsNixReadsThem(t *testing.T) {
 	})
 	t.Run("an untracked flake.nix", func(t *testing.T) {
 		repo.Write("new/flake.nix", emptyFlake)
+		// The git add to run is written for where podroles runs.
 		_, err := FlakeSource(filepath.Join(repo.Dir, "new"))
-		if err == nil || !strings.Contains(err.Error(), "git add new/flake.nix") {
-			t.Errorf("err = %v", err)
+		if err == nil || !strings.Contains(err.Error(), "git -C "+repo.Dir+" add new/flake.nix") {
+			t.Errorf("outside the work tree: err = %v", err)
+		}
+		t.Chdir(filepath.Join(repo.Dir, "deploy"))
+		_, err = FlakeSource("../new")
+		if err == nil || !strings.HasSuffix(err.Error(), ": git add ../new/flake.nix") {
+			t.Errorf("inside the work tree: err = %v", err)
 		}
 	})
 	t.Run("no flake", func(t *testing.T) {

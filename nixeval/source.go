@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -196,15 +195,10 @@ func resolveLocalFlake(ref string) (resolved, checkout string, err error) {
 // nix copies only what git tracks, so its error would name a path in the
 // store that does not exist.
 func tracked(root, file string) error {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		return nil // nix, which runs git itself, will say so
-	}
-	out, err := exec.Command(git, "-C", root, "ls-files", "--", file).Output()
-	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+	if gitTracks(root, file) {
 		return nil
 	}
-	return fmt.Errorf("git does not track %s in the work tree %s, and nix reads a flake in a git work tree from the files git tracks; git add %s", file, root, file)
+	return fmt.Errorf("git does not track %s, and nix reads a flake in a git work tree from the files git tracks only: %s", filepath.Join(root, file), gitCommand(root, "git add", file))
 }
 
 func exists(path string) bool {

@@ -3,12 +3,15 @@ package nodecmd
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 )
 
 // The command on hosts written as real ones are (testdata/modules, through
@@ -132,6 +135,62 @@ func TestCheckListsThatRecurse(t *testing.T) {
 	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "PR106 option fediversity.podRoles.mainUnits") {
 		t.Errorf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
+}
+
+// TestCheckFlakeAsTheCheckoutHoldsIt: run from the checkout, as a platform
+// engineer runs it, each one-line error names the checkout's files relative
+// to the working directory (as findings do) and gives the command that
+// fixes it; following it, the check runs.
+func TestCheckFlakeAsTheCheckoutHoldsIt(t *testing.T) {
+	work := fixture.HostsFlake(t)
+	t.Chdir(work.Dir)
+	oneLine := func(r clitest.Result, want string) {
+		t.Helper()
+		if r.Code != cli.ExitCantRun || r.ErrOut != want+"\n" {
+			t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.Code, r.ErrOut, want)
+		}
+	}
+
+	// A tracked module imports one that git does not track: nix's copy of
+	// the flake lacks it.
+	work.Write("site/mastodon/roles.nix", `{ imports = [ ./cleanup.nix ]; fediversity.podRoles.mainUnits = [ "mastodon-cleanup" ]; }`+"\n")
+	work.Write("site/mastodon/cleanup.nix", `{ systemd.services.mastodon-cleanup.script = "tootctl cache clear"; }`+"\n")
+	work.Add("site/mastodon/roles.nix")
+	oneLine(run(t, "check", "--flake", "./deploy#mastodon"),
+		"podroles check: eval flake ./deploy#mastodon: site/mastodon/cleanup.nix is not tracked by git, and nix reads a flake in a git work tree from the files git tracks only: git add site/mastodon/cleanup.nix")
+	work.Add("site/mastodon/cleanup.nix")
+	if r := run(t, "check", "--flake", "./deploy#mastodon"); r.Code != cli.ExitOK {
+		t.Errorf("added, the fix is read: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+
+	// An import that the checkout lacks too.
+	work.Write("site/directory/extra.nix", `{ imports = [ ./gone.nix ]; }`+"\n")
+	work.Add("site/directory/extra.nix")
+	oneLine(run(t, "check", "--flake", "./deploy#directory"),
+		"podroles check: eval flake ./deploy#directory: site/directory/gone.nix does not exist")
+	work.Git("rm", "--quiet", "--cached", "site/directory/extra.nix")
+
+	// flake.lock that git does not track: what the error says to run,
+	// run as it says, lets the check run.
+	work.Git("rm", "--quiet", "--cached", "deploy/flake.lock")
+	r := run(t, "check", "--flake", "./deploy#mastodon")
+	want := "podroles check: eval flake ./deploy#mastodon: git does not track deploy/flake.lock, and nix reads a flake in a git work tree from the files git tracks only; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock ./deploy and git add deploy/flake.lock"
+	oneLine(r, want)
+	lock := exec.Command(nixtest.Nix(t), "--extra-experimental-features", "nix-command flakes", "flake", "lock", "./deploy")
+	if out, err := lock.CombinedOutput(); err != nil {
+		t.Fatalf("nix flake lock ./deploy: %v\n%s", err, out)
+	}
+	work.Add("deploy/flake.lock")
+	if r := run(t, "check", "--flake", "./deploy#mastodon"); r.Code != cli.ExitOK {
+		t.Errorf("locked and added: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+
+	// From a folder of the checkout, the paths and the commands are
+	// written for that folder.
+	work.Git("rm", "--quiet", "--cached", "deploy/flake.lock")
+	t.Chdir(filepath.Join(work.Dir, "deploy"))
+	oneLine(run(t, "check", "--flake", ".#mastodon"),
+		"podroles check: eval flake .#mastodon: git does not track flake.lock, and nix reads a flake in a git work tree from the files git tracks only; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock and git add flake.lock")
 }
 
 // TestCheckRefusesABareNameOfNothing: a bare argument that names no file or

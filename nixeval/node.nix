@@ -56,14 +56,20 @@ rec {
   # and the module system must see one module, not two. (The copy is a
   # string of the store, which import takes and the module system keys by
   # the same name as the path.)
+  #
+  # The module also carries roots, the flake's source in the store, whose
+  # files are the node's own (see importedAs).
   k8sPodIn = { checkout, storeRoot }:
     let
       names = if isString k8sPodModule then filter (hasPrefix (checkout + "/")) ([ k8sPodModule ] ++ k8sPodModuleAliases) else [ ];
       inCheckout = builtins.head names;
       copy = storeRoot + substring (stringLength checkout) (stringLength inCheckout) inCheckout;
+      module =
+        if checkout == "" || names == [ ] then given
+        else if pathExists copy then k8sPod copy ([ copy k8sPodModule ] ++ k8sPodModuleAliases) else given;
     in
-    if given == null || checkout == "" || names == [ ] then given
-    else if pathExists copy then k8sPod copy ([ copy k8sPodModule ] ++ k8sPodModuleAliases) else given;
+    if given == null then null
+    else module // { roots = if storeRoot == "" then [ ] else [ storeRoot ]; };
 
   # configOf describe system: the config of a NixOS system, or a config
   # itself; anything else (a module function, a list) is refused by name.
@@ -178,27 +184,42 @@ rec {
     deepSeq projected projected;
 
   # onK8sPod { describe, k8sPod ? the module given } system: the system
-  # extended with the k8s-pod module, as the k8s method evaluates it; the
-  # system itself without a module.
+  # extended with the k8s-pod module (as importedAs names it for the
+  # system), as the k8s method evaluates it; the system itself without a
+  # module.
   onK8sPod = { describe, k8sPod ? given }: base:
     if k8sPod == null then base
-    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ (importedAs base k8sPod).module ]; }
+    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
     else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
 
-  # importedAs base k8sPod: the module given on the command line by the name
-  # under which the node already imports its file, when that is one of its
-  # aliases (a host imports k8s-pod.nix by its real path, the command line
-  # names a link to it): the module system keys a file's module by its
-  # path, and must see one module, not two. Only a module with aliases
-  # costs the walk through the node's imports.
+  # importedAs base k8sPod: the k8s-pod module given on the command line
+  # (or by mkCheck) by the name under which the node already imports its
+  # file: the module system keys a file's module by its path, and must see
+  # one module, not two. The node's import is the same file when it is one
+  # of the module's aliases (a host imports k8s-pod.nix by its real path,
+  # the command line names a link to it), or a file of the host's own with
+  # the same text (the host imports ./link.nix, a link to k8s-pod.nix, and
+  # the command line names k8s-pod.nix; or an unchanged copy of it). The
+  # host's own files are those outside the store, or in the flake's source
+  # (k8sPod.roots): the thousands of NixOS's own modules are never read. The
+  # name is added to the module's files.
   importedAs = base: k8sPod:
     let
       keys = ms: concatMap (m: [ m.key ] ++ keys m.imports) ms;
-      imported = keys base.graph;
-      found = filter (name: elem name imported) k8sPodModuleAliases;
+      imported = filter isString (keys base.graph);
+      main = builtins.head k8sPod.files;
+      text = p: builtins.hashFile "sha256" (if pathExists (p + "/default.nix") then p + "/default.nix" else p);
+      mainText = text main;
+      roots = k8sPod.roots or [ ];
+      ofHost = k: hasPrefix "/" k && (!hasPrefix (builtins.storeDir + "/") k || builtins.any (r: hasPrefix (r + "/") k) roots) && pathExists k;
+      found = filter (k: k != main && (elem k k8sPodModuleAliases || ofHost k && text k == mainText)) imported;
+      name = builtins.head found;
     in
-    if k8sPodModuleAliases == [ ] || k8sPod != given || !(base ? graph) || elem k8sPodModule imported || found == [ ] then k8sPod
-    else given // { module = { _file = anonymousK8sPodFile; imports = [ (/. + builtins.head found) ]; }; };
+    if k8sPod == null || !(base ? graph) || !(isString main && hasPrefix "/" main) || elem main imported || found == [ ] then k8sPod
+    else k8sPod // {
+      module = { _file = anonymousK8sPodFile; imports = [ (if hasPrefix (builtins.storeDir + "/") name then name else /. + name) ]; };
+      files = k8sPod.files ++ filter (f: !(elem f k8sPod.files)) found;
+    };
 
   # listsFailingProbe p: the options of the lists that failed the probe.
   listsFailingProbe = p:
@@ -219,11 +240,13 @@ rec {
   systemFacts = { describe, name, source, k8sPod ? given, extra ? { }, onProbeFailed ? _: v: v }: system:
     let
       base = checked describe system;
-      probe = probeLists (if k8sPod == null then [ ] else k8sPod.files) base;
-      skipK8sPod = k8sPod != null && probeFailed probe;
-      onPod = if skipK8sPod then base else onK8sPod { inherit describe k8sPod; } base;
+      module = importedAs base k8sPod;
+      moduleFiles = if module == null then [ ] else module.files;
+      probe = probeLists moduleFiles base;
+      skipK8sPod = module != null && probeFailed probe;
+      onPod = if skipK8sPod then base else onK8sPod { inherit describe; k8sPod = module; } base;
       config = configOf describe onPod;
-      added = if k8sPod == null || skipK8sPod then null else addedUnits k8sPod.files base onPod;
+      added = if module == null || skipK8sPod then null else addedUnits moduleFiles base onPod;
       probeFacts = if probe == null then { } else { listsProbe = probe // (if skipK8sPod then { k8sPodModuleSkipped = true; } else { }); };
       addedFacts = if added == null then { } else { k8sPod = (facts config).k8sPod // { addedUnits = added; }; };
     in

@@ -49,6 +49,12 @@ var rules = []*Rule{
 		check: listsReadSystemdServices,
 		needs: needsModuleSystem,
 	},
+	{
+		ID: "PR107", Name: "names-hidden-by-own-k8s-pod-module", Spec: "FR-008, SC-002", Severity: SeverityWarning, Scope: ScopeK8s,
+		Doc:   "The node imports a k8s-pod module itself that --k8s-pod-module does not name, and a name in its lists is a unit only through that module, so FR-008 could not judge it.",
+		check: namesHiddenByOwnK8sPodModule,
+		needs: needsModules,
+	},
 
 	// Roles (US2-3, US2-4, US2-7, US2-9).
 	{
@@ -969,6 +975,33 @@ func listsReadSystemdServices(n *node, report reportFunc) {
 			report(option(l.option), at(opt(l.path...)), "%s reads config.systemd.services: %s; %s", l.option, why, fix)
 		}
 	}
+}
+
+func namesHiddenByOwnK8sPodModule(n *node, report reportFunc) {
+	for _, m := range n.K8sPod.HostModules {
+		for _, u := range m.Units {
+			var where place
+			for _, l := range n.lists {
+				if slices.Contains(l.units, u) {
+					if len(where.first) == 0 {
+						where = at(l.holding(u))
+					} else {
+						where = where.and(l.holding(u))
+					}
+				}
+			}
+			report(unit(u), where.and(opt("fediversity", "k8sPod", "enable")), "%s names unit %s, which is a unit only through %s, a module the node imports itself that puts it on k8s-pod.nix (fediversity.k8sPod.enable) and is not the k8s-pod module podroles was given: if it is k8s-pod.nix, its conditions make a unit of every listed name, so FR-008 could not judge %s against the node before it and a misspelled name passes; check with --k8s-pod-module %s", joinAnd(n.listsNaming(u)), u, m.File, u, m.File)
+		}
+	}
+}
+
+// needsModules says why PR107 cannot judge a node that is no system of the
+// module system.
+func needsModules(n *facts.Node) string {
+	if n.ListsProbe == nil {
+		return "FR-008: the node is no system of the module system (lib.evalModules, lib.nixosSystem), whose definitions tell the modules that put a node on k8s-pod.nix apart"
+	}
+	return ""
 }
 
 func needsModuleSystem(n *facts.Node) string {

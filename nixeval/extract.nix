@@ -38,7 +38,7 @@ let
         if systems ? ${name}
         then node.systemFacts {
           describe = "nixosConfigurations.${name}";
-          inherit name k8sPod;
+          inherit name k8sPod sourceRoot;
           source = "flake:${s.ref}#${name}";
           extra.origin = i;
           onProbeFailed = lists: mark { source = i; node = name; inherit lists; };

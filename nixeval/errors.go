@@ -52,6 +52,11 @@ type EvalError struct {
 	// Detail is what nix printed on stderr: the trace, which podroles
 	// check --show-trace prints.
 	Detail string
+
+	// recursingLists are the lists of pod roles (their options) that the
+	// trace of an infinite recursion evaluated together with
+	// systemd.services: those that read the units (FR-007).
+	recursingLists []string
 }
 
 func (e *EvalError) Error() string {
@@ -139,6 +144,9 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 	}
 	ee.Option = tr.option()
 	ee.Location = tr.userLocation(ownDir)
+	if strings.Contains(ee.Message, "infinite recursion") {
+		ee.recursingLists = tr.listsWithUnits()
+	}
 	if ee.Message == "" {
 		ee.Message = fmt.Sprintf("nix failed (%v) and said nothing", runErr)
 	}
@@ -312,6 +320,39 @@ func (tr trace) failedAssertion() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// listOption is an option that holds a list of units (or the set of roles,
+// whose names the lists follow).
+var listOption = regexp.MustCompile(`^fediversity\.podRoles\.(mainUnits|sharedUnits|roles(\..+\.units)?)$`)
+
+// listsWithUnits are the options of the lists that nix was evaluating
+// together with systemd.services, outermost first: in an infinite
+// recursion, the lists that read the units. (With --k8s-pod-module the
+// FR-007 probe says it; a node that imports k8s-pod.nix itself recurses in
+// the probe too, and only the trace tells.) The set of roles counts only
+// when no role's units are in the trace: a role's units are evaluated
+// through it.
+func (tr trace) listsWithUnits() []string {
+	var lists []string
+	units := false
+	for _, f := range slices.Backward(tr.frames) {
+		m := optionFrame.FindStringSubmatch(f.text)
+		switch {
+		case m == nil:
+		case m[1] == "systemd.services":
+			units = true
+		case listOption.MatchString(m[1]) && !slices.Contains(lists, m[1]):
+			lists = append(lists, m[1])
+		}
+	}
+	if !units {
+		return nil
+	}
+	if slices.ContainsFunc(lists, func(l string) bool { return strings.HasSuffix(l, ".units") }) {
+		lists = slices.DeleteFunc(lists, func(l string) bool { return l == "fediversity.podRoles.roles" })
+	}
+	return lists
 }
 
 // option is the innermost option of the module system nix was evaluating.

@@ -129,6 +129,13 @@ func errorCases() []errorCase {
 			"2.8":  "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix)",
 			"2.24": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix:2:54)",
 		}},
+		// A node that imports k8s-pod.nix (here, its conditions) itself
+		// and computes a list from the units: without --k8s-pod-module the
+		// trace says which list read them (FR-007).
+		{name: "lists that read the units on k8s-pod.nix", kind: KindEval, run: moduleSystemNode(map[string]string{"on-k8s-pod.nix": "{ config, lib, ... }: {\n  fediversity.k8sPod.enable = true;\n  systemd.services = lib.genAttrs config.fediversity.podRoles.mainUnits (name: { });\n  fediversity.podRoles.mainUnits = lib.attrNames config.systemd.services;\n}\n"}), want: map[string]string{
+			"2.8":  "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:3:22)",
+			"2.24": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:3:35)",
+		}},
 		{name: "missing flake node", run: flake("$D/flake#nope"), want: map[string]string{
 			"2.8": "eval flake $D/flake#nope: podroles: flake $D/flake has no nixosConfigurations.nope; it has: web",
 		}},

@@ -424,6 +424,9 @@ func explainRecursion(err error, stderr []byte) error {
 			lists = at.Lists // the last mark is the node nix failed on
 		}
 	}
+	if len(lists) == 0 {
+		lists = ee.recursingLists
+	}
 	if len(lists) > 0 {
 		ee.Message = fmt.Sprintf("%s: %s %s config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options", ee.Message, strings.Join(lists, ", "), map[bool]string{true: "reads", false: "read"}[len(lists) == 1])
 	}

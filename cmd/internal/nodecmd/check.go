@@ -86,7 +86,7 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 			return err
 		}
 		// The findings stand without their places.
-		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", cli.OneLine(err.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", cli.OneLine(paths.Text(err.Error())))
 	}
 	rep := checks.NewReport(results, o.Strict)
 	rep.ToolVersion, rep.Base = o.Version, paths.Base()

@@ -193,9 +193,10 @@ rec {
   # the command line names a link to it), or a file of the host's own with
   # the same text (the host imports ./link.nix, a link to k8s-pod.nix, and
   # the command line names k8s-pod.nix; or an unchanged copy of it). The
-  # host's own files are those outside the store, or in the flake's source
-  # (k8sPod.roots): the thousands of NixOS's own modules are never read. The
-  # name is added to the module's files.
+  # host's own files are those outside the store and outside NixOS's
+  # modulesPath, or in the flake's source (k8sPod.roots): the thousands of
+  # NixOS's own modules are never read. The name is added to the module's
+  # files.
   importedAs = base: k8sPod:
     let
       keys = ms: concatMap (m: [ m.key ] ++ keys m.imports) ms;
@@ -204,7 +205,10 @@ rec {
       text = p: builtins.hashFile "sha256" (if pathExists (p + "/default.nix") then p + "/default.nix" else p);
       mainText = text main;
       roots = k8sPod.roots or [ ];
-      ofHost = k: hasPrefix "/" k && (!hasPrefix (builtins.storeDir + "/") k || builtins.any (r: hasPrefix (r + "/") k) roots) && pathExists k;
+      # NixOS's modules may be outside the store too (a nixpkgs checkout).
+      nixos = toString (base._module.specialArgs.modulesPath or "");
+      ofHost = k: hasPrefix "/" k && (!hasPrefix (builtins.storeDir + "/") k || builtins.any (r: hasPrefix (r + "/") k) roots)
+        && (nixos == "" || !hasPrefix (nixos + "/") k) && pathExists k;
       found = filter (k: k != main && (elem k k8sPodModuleAliases || ofHost k && text k == mainText)) imported;
       name = builtins.head found;
     in
@@ -292,7 +296,7 @@ rec {
         else sourceRoot.checkout + substring (stringLength sourceRoot.storeRoot) (stringLength f) f;
       of = f:
         let
-          outside = definedOutside (modulesBelow [ f ] base.graph) base;
+          outside = definedOutside (modulesBelow [ f ] (base.graph or [ ])) base;
           only = builtins.foldl' (acc: u: if elem u acc || !(units ? ${u}) || outside ? ${u} then acc else acc ++ [ u ]) [ ] listed;
         in
         { file = shown f; units = only; };

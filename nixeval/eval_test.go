@@ -338,24 +338,6 @@ func evaluations(t *testing.T, log string) (evals, versions int) {
 	return evals, versions
 }
 
-func TestManyNodesOneProcess(t *testing.T) {
-	nix, log := countingNix(t)
-	dir := flakeTree(t, nil)
-	files := writeTree(t, map[string]string{"a.nix": `{ }`, "b.nix": `{ }`})
-	sources := append(mustSources(t, FlakeSource, dir),
-		mustSources(t, FileSource, filepath.Join(files, "a.nix"), filepath.Join(files, "b.nix"))...)
-	nodes, err := extract(t, &Evaluator{Nix: nix}, sources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(nodes) != 4 {
-		t.Fatalf("got %d nodes, want 4", len(nodes))
-	}
-	if evals, versions := evaluations(t, log); evals != 1 || versions != 1 {
-		t.Fatalf("nix evaluated %d times for 4 nodes and read its version %d times, want once each", evals, versions)
-	}
-}
-
 func TestEvalErrorNamesTheNode(t *testing.T) {
 	requireNix(t)
 	dir := flakeTree(t, map[string]string{"broken.nix": `lite: { zz-broken = lite.nixosSystem { modules = [ { systemd.services = throw "zz is broken"; } ]; }; }`})

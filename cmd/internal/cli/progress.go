@@ -73,29 +73,26 @@ func (p *progressLine) draw() {
 	p.shown = text
 }
 
-// text is the line: "evaluating nodes: 3 of 24 done; now web-03, web-04 (12s)".
+// text is the line: "evaluating nodes: 3 of 24 done (12s); now web-03,
+// web-04". The nodes come last, where a narrow terminal cuts the line.
 func (p *progressLine) text() string {
 	elapsed := time.Since(p.start).Truncate(time.Second)
 	s := p.state
-	var b strings.Builder
 	switch s.Phase {
 	case "":
-		b.WriteString("starting nix")
+		return fmt.Sprintf("starting nix (%s)", elapsed)
 	case "listing":
-		b.WriteString("listing the nodes of ")
-		b.WriteString(strings.Join(s.Current, ", "))
-	default:
-		what := map[string]string{"evaluating": "evaluating nodes", "locating": "locating definitions"}[s.Phase]
-		if what == "" {
-			what = s.Phase
-		}
-		fmt.Fprintf(&b, "%s: %d of %d done", what, s.Done, s.Total)
-		if len(s.Current) > 0 {
-			fmt.Fprintf(&b, "; now %s", strings.Join(s.Current, ", "))
-		}
+		return fmt.Sprintf("listing the nodes (%s) of %s", elapsed, strings.Join(s.Current, ", "))
 	}
-	fmt.Fprintf(&b, " (%s)", elapsed)
-	return b.String()
+	what := map[string]string{"evaluating": "evaluating nodes", "locating": "locating definitions"}[s.Phase]
+	if what == "" {
+		what = s.Phase
+	}
+	text := fmt.Sprintf("%s: %d of %d done (%s)", what, s.Done, s.Total, elapsed)
+	if len(s.Current) > 0 {
+		text += "; now " + strings.Join(s.Current, ", ")
+	}
+	return text
 }
 
 // end stops drawing and clears the line.

@@ -53,6 +53,18 @@ func readRepoFile(t testing.TB, path string) string {
 	return string(b)
 }
 
+// fileSources writes files under a new temporary directory and returns the
+// file sources of paths, in their order.
+func fileSources(t testing.TB, files map[string]string, paths []string) []Source {
+	t.Helper()
+	dir := writeTree(t, files)
+	var sources []Source
+	for _, p := range paths {
+		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
+	}
+	return sources
+}
+
 func mustSources(t testing.TB, parse func(string) (Source, error), args ...string) []Source {
 	t.Helper()
 	var out []Source
@@ -396,12 +408,7 @@ func TestManyFilesInOneRequest(t *testing.T) {
 		files[name] = "{ }"
 		paths = append(paths, name)
 	}
-	dir := writeTree(t, files)
-	var sources []Source
-	for _, p := range paths {
-		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
-	}
-	nodes, err := extract(t, evaluator(t), sources)
+	nodes, err := extract(t, evaluator(t), fileSources(t, files, paths))
 	if err != nil || len(nodes) != 600 || !nodes[0].NamedAfterFile {
 		t.Fatalf("%d nodes, err %v", len(nodes), err)
 	}

@@ -129,6 +129,9 @@ func (e *Evaluator) newPool(req *request) (*pool, error) {
 // order. progress, when set, is told of each task that starts and ends.
 func (p *pool) run(ctx context.Context, phase string, tasks []task) []outcome {
 	out := make([]outcome, len(tasks))
+	if len(tasks) == 0 {
+		return out
+	}
 	var mu sync.Mutex
 	next := 0
 	busy := map[int]bool{}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -92,7 +93,10 @@ func (e *Evaluator) startWorker(programDir, dir, mark string) (*worker, error) {
 	go func() {
 		w.waitErr = cmd.Wait()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			w.peakRSS = int64(ru.Maxrss) * 1024
+			w.peakRSS = int64(ru.Maxrss) * 1024 // KiB on Linux
+			if runtime.GOOS == "darwin" {
+				w.peakRSS = int64(ru.Maxrss) // bytes
+			}
 		}
 		// Whatever nix left in its group goes with it.
 		killGroup(cmd.Process.Pid)

@@ -129,11 +129,7 @@ func TestWorkersKeepOrderWhenTheFirstIsSlow(t *testing.T) {
 		files[name] = "{ }"
 		paths = append(paths, name)
 	}
-	dir := writeTree(t, files)
-	var sources []Source
-	for _, p := range paths {
-		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
-	}
+	sources := fileSources(t, files, paths)
 	var mu sync.Mutex
 	var doneWhileSlow int
 	ev := &Evaluator{Nix: requireNix(t), Jobs: 2, Progress: func(p Progress) {
@@ -299,11 +295,7 @@ func TestMaxMemoryReplacesWorkers(t *testing.T) {
 		files[name] = fmt.Sprintf(`{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = "n%d-u${toString i}"; value = { }; }) 2000); }`, i)
 		paths = append(paths, name)
 	}
-	dir := writeTree(t, files)
-	var sources []Source
-	for _, p := range paths {
-		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
-	}
+	sources := fileSources(t, files, paths)
 	free := &Evaluator{Nix: requireNix(t), Jobs: 1}
 	want, err := extract(t, free, sources)
 	if err != nil {

@@ -75,7 +75,7 @@ func (e *Evaluator) startWorker(programDir, dir, mark string) (*worker, error) {
 		return nil, fmt.Errorf("worker: start %s: %w", e.nixName(), err)
 	}
 	wr.Close()
-	w := &worker{cmd: cmd, dir: dir, mark: evalMarkPrefix + mark + " ", lines: make(chan []byte, 64), exited: make(chan struct{})}
+	w := &worker{cmd: cmd, dir: dir, mark: tracePrefix + mark + " ", lines: make(chan []byte, 64), exited: make(chan struct{})}
 	go func() {
 		defer close(w.lines)
 		defer r.Close()
@@ -105,8 +105,8 @@ func (e *Evaluator) startWorker(programDir, dir, mark string) (*worker, error) {
 	return w, nil
 }
 
-// evalMarkPrefix is how nix prints a trace.
-const evalMarkPrefix = "trace: "
+// tracePrefix starts each line that builtins.trace prints.
+const tracePrefix = "trace: "
 
 // taskFailed is a task that nix did not answer: what it printed on stderr
 // while it worked on the task, and how it ended.
@@ -127,14 +127,17 @@ func (w *worker) do(ctx context.Context, task any) (json.RawMessage, error) {
 	n := w.next
 	w.next++
 	data, err := json.Marshal(task)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(w.dir, "task-"+strconv.Itoa(n)+".json"), data, 0o600)
+	}
+	if err == nil {
+		// The bell of the next task exists before nix can look for it.
+		err = syscall.Mkfifo(filepath.Join(w.dir, "bell-"+strconv.Itoa(n+1)), 0o600)
+	}
 	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(w.dir, "task-"+strconv.Itoa(n)+".json"), data, 0o600); err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	// The bell of the next task exists before nix can look for it.
-	if err := syscall.Mkfifo(filepath.Join(w.dir, "bell-"+strconv.Itoa(n+1)), 0o600); err != nil {
+		// nix waits for a task it will never get.
+		w.kill()
+		w.dead = true
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	rang := w.ring(n)

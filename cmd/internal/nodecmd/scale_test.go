@@ -51,9 +51,10 @@ func fixturesFlake(t *testing.T, broken bool) (dir string) {
 	return repo.Dir
 }
 
-// TestJobsGiveTheSameReport: one nix worker or four, the report is the
-// same byte for byte, in every format, and so are the exit code and the
-// errors of nodes that fail to evaluate.
+// TestJobsGiveTheSameReport: one nix worker or four, or a worker replaced
+// after every node by --max-memory, the report is the same byte for byte,
+// in every format, and so are the exit code and the errors of nodes that
+// fail to evaluate.
 func TestJobsGiveTheSameReport(t *testing.T) {
 	for _, broken := range []bool{false, true} {
 		dir := fixturesFlake(t, broken)
@@ -64,9 +65,11 @@ func TestJobsGiveTheSameReport(t *testing.T) {
 		for _, format := range formats {
 			args := []string{"check", "--format", format, "--k8s-pod-module", filepath.Join(dir, "k8s-pod.nix"), "--flake", filepath.Join(dir, "deploy")}
 			one := run(t, append(args, "--jobs", "1")...)
-			four := run(t, append(args, "--jobs", "4")...)
-			if one != four {
-				t.Errorf("broken %v, %s: --jobs 1 and --jobs 4 disagree:\n%d\n%s%s\n%d\n%s%s", broken, format, one.Code, one.Out, one.ErrOut, four.Code, four.Out, four.ErrOut)
+			for _, other := range [][]string{{"--jobs", "4"}, {"--jobs", "2", "--max-memory", "1"}} {
+				// A bound of one byte: a fresh nix process for every node.
+				if r := run(t, append(args, other...)...); one != r {
+					t.Errorf("broken %v, %s: --jobs 1 and %s disagree:\n%d\n%s%s\n%d\n%s%s", broken, format, other, one.Code, one.Out, one.ErrOut, r.Code, r.Out, r.ErrOut)
+				}
 			}
 			switch {
 			case broken:

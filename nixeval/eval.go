@@ -431,6 +431,11 @@ func (e *Evaluator) withWorkers(ctx context.Context, req *request, sources []Sou
 	if err := <-versionChecked; err != nil && ctx.Err() == nil {
 		return err
 	}
+	// Nix 2.24 locks in memory what a flake.lock lacks, where 2.8 refuses
+	// before it evaluates anything.
+	if err := lockNotWritten(p.warnings(), sources); err != nil && ctx.Err() == nil {
+		return err
+	}
 	var errs []error
 	notRun := false
 	for _, err := range taskErrs {
@@ -536,6 +541,9 @@ func explainRecursion(err error, stderr []byte) error {
 		if json.Unmarshal([]byte(mark), &at) == nil {
 			lists = at.Lists // the last mark is the node nix failed on
 		}
+	}
+	if len(lists) == 0 {
+		lists = ee.recursingLists
 	}
 	if len(lists) > 0 {
 		ee.Message = fmt.Sprintf("%s: %s %s config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options", ee.Message, strings.Join(lists, ", "), map[bool]string{true: "reads", false: "read"}[len(lists) == 1])

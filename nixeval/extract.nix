@@ -17,10 +17,12 @@
 # keeps to locate the node's definitions later (locate.nix).
 #
 # Before forcing a source, and again before each node, it traces
-# `podroles-eval {"source":I,"node":N}`: when nix fails, the last such line
-# on stderr tells podroles which source and node the error belongs to. Before
-# the facts of a node whose lists failed the FR-007 probe, the line also has
-# "lists": the options that read config.systemd.services.
+# `podroles-eval {"source":I,"node":N}` (for a flake, also
+# `{"source":I,"root":STORE}`: where its source is in the store): when nix
+# fails, the last such line on stderr tells podroles which source and node
+# the error belongs to. Before the facts of a node whose lists failed the
+# FR-007 probe, the line also has "lists": the options that read
+# config.systemd.services.
 request:
 let
   node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; listsProbe = request.listsProbe or true; };
@@ -37,23 +39,33 @@ let
     (builtins.elemAt flakes i).nixosConfigurations or
       (throw "podroles: flake ${(sourceAt i).display} has no nixosConfigurations");
 
+  # The flake's source in the store, and the checkout it was copied from.
+  sourceRootOf = i:
+    let flake = builtins.elemAt flakes i; in
+    { checkout = (sourceAt i).checkout or ""; storeRoot = toString (flake.sourceInfo.outPath or flake.outPath); };
+
+  # rooted I value: value after a mark that says where flake source I is in
+  # the store, so that an error names the checkout's files. It comes after
+  # the source's own mark, since getFlake may fail.
+  rooted = i: mark { source = i; root = (sourceRootOf i).storeRoot; };
+
   flakeNode = i: s: name:
     let
-      flake = builtins.elemAt flakes i;
+      sourceRoot = sourceRootOf i;
       systems = systemsOf i;
-      k8sPod = node.k8sPodIn { checkout = s.checkout or ""; storeRoot = flake.sourceInfo.outPath or flake.outPath; };
+      k8sPod = node.k8sPodIn sourceRoot;
     in
-    mark { source = i; node = name; } (
+    rooted i (mark { source = i; node = name; } (
       if systems ? ${name}
       then node.systemFacts {
         describe = "nixosConfigurations.${name}";
-        inherit name k8sPod;
+        inherit name k8sPod sourceRoot;
         source = "flake:${s.ref}#${name}";
         extra.origin = i;
         onProbeFailed = lists: mark { source = i; node = name; inherit lists; };
       } systems.${name}
       else throw "podroles: flake ${s.display} has no nixosConfigurations.${name}; it has: ${builtins.concatStringsSep ", " (builtins.attrNames systems)}"
-    );
+    ));
 
   fileNode = i: s:
     let
@@ -75,7 +87,7 @@ let
     );
 in
 {
-  names = i: mark { source = i; } (builtins.attrNames (systemsOf i));
+  names = i: mark { source = i; } (rooted i (builtins.attrNames (systemsOf i)));
 
   node = i: attr:
     let s = sourceAt i; in

@@ -1,6 +1,7 @@
 package nixeval
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -86,6 +87,9 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*worker
 	started int
+	// warned is what tasks printed on stderr with a warning of nix's in
+	// it (lockNotWritten reads them).
+	warned []byte
 	// retiring are the workers being stopped.
 	retiring sync.WaitGroup
 }
@@ -201,7 +205,9 @@ func (p *pool) run(ctx context.Context, phase string, tasks []task) []outcome {
 						continue
 					}
 				}
-				out[i].value, out[i].err = w.do(ctx, tasks[i])
+				var stderr []byte
+				out[i].value, stderr, out[i].err = w.do(ctx, tasks[i])
+				p.keepWarnings(stderr)
 				finish(i)
 				switch {
 				case w.dead:
@@ -220,6 +226,24 @@ func (p *pool) run(ctx context.Context, phase string, tasks []task) []outcome {
 	}
 	wg.Wait()
 	return out
+}
+
+// keepWarnings keeps stderr, what nix printed during a task, if it has a
+// warning of nix's.
+func (p *pool) keepWarnings(stderr []byte) {
+	if !bytes.HasPrefix(stderr, []byte("warning: ")) && !bytes.Contains(stderr, []byte("\nwarning: ")) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.warned = append(p.warned, stderr...)
+}
+
+// warnings is what tasks printed on stderr with warnings of nix's.
+func (p *pool) warnings() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.warned)
 }
 
 func (p *pool) startWorker() (*worker, error) {

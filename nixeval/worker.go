@@ -120,10 +120,10 @@ type taskFailed struct {
 
 func (f *taskFailed) Error() string { return f.err.Error() }
 
-// do gives the worker a task and returns its answer: the JSON value
-// serve.nix answered with. A failed task returns a *taskFailed, and the
-// worker is dead.
-func (w *worker) do(ctx context.Context, task any) (json.RawMessage, error) {
+// do gives the worker a task and returns its answer, the JSON value
+// serve.nix answered with, and what else nix printed on stderr meanwhile
+// (warnings). A failed task returns a *taskFailed, and the worker is dead.
+func (w *worker) do(ctx context.Context, task any) (json.RawMessage, []byte, error) {
 	n := w.next
 	w.next++
 	data, err := json.Marshal(task)
@@ -138,7 +138,7 @@ func (w *worker) do(ctx context.Context, task any) (json.RawMessage, error) {
 		// nix waits for a task it will never get.
 		w.kill()
 		w.dead = true
-		return nil, fmt.Errorf("worker: %w", err)
+		return nil, nil, fmt.Errorf("worker: %w", err)
 	}
 	rang := w.ring(n)
 	defer func() {
@@ -172,7 +172,7 @@ func (w *worker) do(ctx context.Context, task any) (json.RawMessage, error) {
 				continue
 			}
 			if v, ok := answer(line); ok {
-				return v, nil
+				return v, stderr.Bytes(), nil
 			}
 			stderr.Write(line)
 			stderr.WriteByte('\n')
@@ -186,7 +186,7 @@ func (w *worker) do(ctx context.Context, task any) (json.RawMessage, error) {
 		for line := range w.lines {
 			if v, ok := answer(line); ok && ctx.Err() == nil {
 				w.dead = true
-				return v, nil
+				return v, stderr.Bytes(), nil
 			}
 			stderr.Write(line)
 			stderr.WriteByte('\n')
@@ -201,7 +201,7 @@ func (w *worker) do(ctx context.Context, task any) (json.RawMessage, error) {
 		} else if w.waitErr == nil {
 			failed.err = errors.New("nix exited before it answered")
 		}
-		return nil, failed
+		return nil, failed.stderr, failed
 	}
 }
 

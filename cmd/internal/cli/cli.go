@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/report"
 )
 
 // Exit codes that scripts can trust.
@@ -72,7 +74,9 @@ func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 // Main runs root with args and returns the exit code: 0, 1 for a
 // FailedError, 2 for any other error, which it writes on one line to
 // errOut, named by the command that failed; errors joined by errors.Join
-// (the nodes that nix failed on) get a line each.
+// (the nodes that nix failed on) get a line each. The files a line names
+// are shown as the reports show them (report.Paths): relative to the
+// working directory when inside it.
 func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -87,8 +91,9 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 	if cmd != nil {
 		name = cmd.CommandPath()
 	}
+	paths := report.NewPaths(report.WorkingBase())
 	for _, e := range Errors(err) {
-		fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(e.Error()))
+		fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(paths.Text(e.Error())))
 	}
 	return ExitCantRun
 }

@@ -82,7 +82,11 @@ func (p *progressLine) text() string {
 	case "":
 		return fmt.Sprintf("starting nix (%s)", elapsed)
 	case "listing":
-		return fmt.Sprintf("listing the nodes (%s) of %s", elapsed, strings.Join(s.Current, ", "))
+		text := fmt.Sprintf("listing the nodes (%s)", elapsed)
+		if len(s.Current) > 0 {
+			text += " of " + strings.Join(s.Current, ", ")
+		}
+		return text
 	}
 	what := map[string]string{"evaluating": "evaluating nodes", "locating": "locating definitions"}[s.Phase]
 	if what == "" {

@@ -22,10 +22,19 @@ import (
 	"github.com/fediversity/podroles/nixeval"
 )
 
+// nodeFixtures is the number of node fixtures in testdata/modules/nodes.
+func nodeFixtures(t *testing.T) int {
+	found, err := filepath.Glob(repo("testdata/modules/nodes/*.nix"))
+	if err != nil || len(found) < 20 {
+		t.Fatalf("%d node fixtures, %v", len(found), err)
+	}
+	return len(found)
+}
+
 // fixturesFlake is a flake in a git work tree whose nodes are every node
-// fixture of testdata/modules, each by the name of its file: 29 nodes,
-// most of them with findings, on nixpkgs' real module system. With broken,
-// two more nodes fail to evaluate.
+// fixture of testdata/modules (nodeFixtures of them), each by the name of
+// its file, most of them with findings, on nixpkgs' real module system.
+// With broken, two more nodes fail to evaluate.
 func fixturesFlake(t *testing.T, broken bool) (dir string) {
 	t.Helper()
 	fixture.NixpkgsLib(t)
@@ -81,7 +90,7 @@ func TestJobsGiveTheSameReport(t *testing.T) {
 					t.Errorf("broken: exit %d, want 2 and a line per failing node:\n%s", one.Code, one.ErrOut)
 				}
 			case format == "text":
-				if one.Code != cli.ExitFailed || !strings.Contains(one.Out, "29 nodes checked: ") || !strings.Contains(one.Out, "mastodon-sidekik-all.nix:12:7: error PR101") {
+				if one.Code != cli.ExitFailed || !strings.Contains(one.Out, strconv.Itoa(nodeFixtures(t))+" nodes checked: ") || !strings.Contains(one.Out, "mastodon-sidekik-all.nix:12:7: error PR101") {
 					t.Errorf("exit %d\n%s%s", one.Code, one.Out, one.ErrOut)
 				}
 			}
@@ -114,8 +123,8 @@ func TestShardsJoined(t *testing.T) {
 		}
 		shards = append(shards, file)
 	}
-	if len(seen) != 29 {
-		t.Errorf("the shards hold %d nodes, want 29: %v", len(seen), seen)
+	if len(seen) != nodeFixtures(t) {
+		t.Errorf("the shards hold %d nodes, want %d: %v", len(seen), nodeFixtures(t), seen)
 	}
 	for name, n := range seen {
 		if n != 1 {
@@ -281,7 +290,8 @@ func TestProgressOnATerminal(t *testing.T) {
 	dir := fixturesFlake(t, false)
 	args := []string{"check", "--jobs", "2", "--k8s-pod-module", filepath.Join(dir, "k8s-pod.nix"), "--flake", filepath.Join(dir, "deploy")}
 	shown, out, code := onTerminal(t, args...)
-	if code != cli.ExitFailed || !strings.Contains(out, "29 nodes checked") {
+	all := strconv.Itoa(nodeFixtures(t))
+	if code != cli.ExitFailed || !strings.Contains(out, all+" nodes checked") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	draws := strings.Split(shown, "\r\x1b[K")
@@ -293,12 +303,12 @@ func TestProgressOnATerminal(t *testing.T) {
 		// A line cut to the terminal's width ends in an ellipsis.
 		full := strings.TrimSuffix(d, "…")
 		switch {
-		case regexp.MustCompile(`^evaluating nodes: \d+ of 29 done \(\d+s\)(; now [a-zA-Z0-9-]+(, [a-zA-Z0-9-]*)?)?$`).MatchString(full):
+		case regexp.MustCompile(`^evaluating nodes: \d+ of `+all+` done \(\d+s\)(; now [a-zA-Z0-9-]+(, [a-zA-Z0-9-]*)?)?$`).MatchString(full):
 			evaluating++
 		case regexp.MustCompile(`^locating definitions: \d+ of \d+ done \(\d+s\)(; now .*)?$`).MatchString(full):
 			locating++
-		case d == "", strings.HasPrefix(d, "starting nix ("), regexp.MustCompile(`^listing the nodes \(\d+s\) of flake `).MatchString(d):
-		case regexp.MustCompile(`^evaluated 29 node\(s\) in [0-9.]+m?s\n$`).MatchString(d):
+		case d == "", strings.HasPrefix(d, "starting nix ("), regexp.MustCompile(`^listing the nodes \(\d+s\)( of flake .*)?$`).MatchString(d):
+		case regexp.MustCompile(`^evaluated `+all+` node\(s\) in [0-9.]+m?s\n$`).MatchString(d):
 		default:
 			t.Errorf("drawn: %q", d)
 		}

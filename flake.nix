@@ -25,6 +25,14 @@
         # derivation that fails when podroles-check finds an error in nodes.
         mkCheck = { pkgs, ... }@args:
           import ./nix/mk-check.nix { inherit (pkgs) runCommand; podrolesCheck = podrolesCheckFor pkgs; } (removeAttrs args [ "pkgs" ]);
+
+        # mkCheckShards { pkgs, nodes, shards, ... }: mkCheck split into
+        # `shards` checks of one slice each, NAME-I-of-N, to merge into
+        # checks.<system> (docs/scale.md).
+        mkCheckShards = import ./nix/mk-check-shards.nix { inherit (self.lib) mkCheck; };
+
+        # shardOf count name: the slice of a node, as podroles --shard.
+        shardOf = import ./nix/shard.nix;
       };
 
       nixosModules.default = import ./nix/module.nix { inherit podrolesCheckFor; };

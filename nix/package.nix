@@ -5,7 +5,7 @@
 buildGoModule {
   inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-sf45LbhwUdcqbItyXny7UIqSKHt8aaPIeRrF4YFQfnA=";
+  vendorHash = "sha256-PH0EC7rGhB40bnN+fNQ2cqfVjE/K7yZHynVRwTw3HOs=";
   subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

@@ -1,8 +1,11 @@
 package nixeval_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -54,10 +57,10 @@ func fiftyNodes(b *testing.B) []Source {
 // BenchmarkExtract50NodesOneProcess and BenchmarkExtract50NodesSeparately
 // show what one nix process for all nodes saves over a process per node.
 func BenchmarkExtract50NodesOneProcess(b *testing.B) {
-	RequireNix(b)
+	nix := RequireNix(b)
 	sources := fiftyNodes(b)
 	for b.Loop() {
-		if _, err := NewTestEvaluator(b).Extract(context.Background(), sources); err != nil {
+		if _, err := (&Evaluator{Nix: nix, Jobs: 1}).Extract(context.Background(), sources); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -119,4 +122,89 @@ func BenchmarkModuleNode3000Units(b *testing.B) {
 			b.ReportMetric(float64((fixture.ChildCPU()-before).Milliseconds())/float64(b.N), "nix-cpu-ms/op")
 		})
 	}
+}
+
+// BenchmarkWorkers24ModuleNodes is issue 16's measure: 24 nodes that each
+// cost about as much as a small real host (3,000 units of submodule options
+// and 30 roles through nixpkgs' real module system, on k8s-pod.nix, with
+// the FR-007 probe: most of a second and some hundreds of MB of nix's
+// memory each), evaluated by one worker, by two, and by a nix process per
+// node (a worker replaced after every node). Each reports nix's CPU time
+// (which varies less than the wall clock on a shared machine) and the
+// highest peak memory of one worker, and fails when the facts differ from
+// one way to another or when a worker's peak passes the bound by more than
+// one node's peak. docs/scale.md has the figures.
+func BenchmarkWorkers24ModuleNodes(b *testing.B) {
+	nix := RequireNix(b)
+	fixture.NixpkgsLib(b)
+	var sources []Source
+	for i := range 24 {
+		shape := synthetic.Shape{Name: fmt.Sprintf("host%02d", i), Units: 3000, Roles: 30}
+		sources = append(sources, MustSources(b, FileSource, fixture.ModuleNode(b, shape.Nix(), nil))...)
+	}
+	k8sPod := filepath.Join(fixture.RepoRoot(b), "testdata", "modules", "k8s-pod.nix")
+	// jobs-1 and jobs-2 under the bound that --max-memory would be on a
+	// small machine (the default, 4GiB, is never reached here); the last
+	// case under a bound that a worker passes after a few nodes.
+	const bound, tight = 2 << 30, 640 << 20
+	var first []byte
+	var onePeak int64
+	for _, c := range []struct {
+		name      string
+		jobs      int
+		maxMemory int64
+	}{
+		{"process-per-node", 1, 1},
+		{"jobs-1", 1, bound},
+		{"jobs-2", 2, bound},
+		{"jobs-2-max-memory-640MiB", 2, tight},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			before := fixture.ChildCPU()
+			var last Stats
+			for b.Loop() {
+				ev := &Evaluator{Nix: nix, K8sPodModule: k8sPod, Jobs: c.jobs, MaxMemory: c.maxMemory}
+				nodes, err := ev.Extract(context.Background(), sources)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := json.Marshal(nodes)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if first == nil {
+					first = out
+				} else if !bytes.Equal(out, first) {
+					b.Fatalf("%s: the facts differ from the first run's", c.name)
+				}
+				last = ev.Stats()
+			}
+			cpu := fixture.ChildCPU() - before
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "nix-cpu-ms/op")
+			// The cores nix had on average: on a machine that others share,
+			// what the wall clock says depends on it.
+			b.ReportMetric(cpu.Seconds()/b.Elapsed().Seconds(), "cores")
+			b.ReportMetric(loadAverage(), "load")
+			b.ReportMetric(float64(last.PeakRSS>>20), "peak-MiB/worker")
+			b.ReportMetric(float64(last.Workers), "workers/op")
+			b.ReportMetric(float64(last.Replaced), "replaced/op")
+			if c.maxMemory == 1 {
+				onePeak = last.PeakRSS
+			} else if onePeak > 0 && last.PeakRSS > c.maxMemory+onePeak {
+				b.Errorf("%s: a worker peaked at %d MiB, past the bound of %d MiB plus one node's %d MiB", c.name, last.PeakRSS>>20, c.maxMemory>>20, onePeak>>20)
+			}
+		})
+	}
+}
+
+// loadAverage is the machine's load over the last minute (0 where
+// /proc/loadavg is missing), to read the wall clock's figures by.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var load float64
+	fmt.Sscan(string(data), &load)
+	return load
 }

@@ -22,7 +22,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -46,21 +45,44 @@ var nodeNix []byte
 //go:embed locate.nix
 var locateNix []byte
 
-// Evaluator runs nix. The zero value runs "nix" from PATH with no timeout.
+//go:embed serve.nix
+var serveNix []byte
+
+// Evaluator runs nix. The zero value runs "nix" from PATH with no timeout,
+// a worker per core and no bound on a worker's memory.
+//
+// Nodes are evaluated by workers: long-lived nix processes that each take
+// the next node from a shared queue (serve.nix), so that nix starts once
+// per worker, not once per node, and a slow node holds only its own worker.
 type Evaluator struct {
 	// Nix is the nix command, a name looked up in PATH or a path.
 	Nix string
-	// Timeout bounds one nix process; zero means none.
+	// Timeout bounds an evaluation (Extract, Locate), all its workers
+	// together; zero means none.
 	Timeout time.Duration
 	// K8sPodModule, when set, is a module that every NixOS system is
 	// extended with (extendModules) before extraction: the node as the
 	// k8s method evaluates it, on k8s-pod.nix.
 	K8sPodModule string
+	// Jobs is the number of workers that evaluate nodes at once; zero
+	// means one per core.
+	Jobs int
+	// MaxMemory bounds a worker's resident memory, in bytes, with
+	// whatever it started (its process group, from /proc): a worker
+	// past it after a node is replaced by a fresh one before the next.
+	// Zero means no bound.
+	MaxMemory int64
+	// Shard keeps the nodes of one slice only; the zero Shard keeps all.
+	Shard Shard
+	// Progress, when set, is told whenever a node starts or ends, from
+	// the workers' goroutines, one call at a time.
+	Progress func(Progress)
 
-	// mu guards origins: where each node that Extract read came from, for
-	// Locate.
+	// mu guards origins, where each node that Extract read came from
+	// (for Locate), and stats.
 	mu      sync.Mutex
 	origins map[facts.NodeRef]origin
+	stats   Stats
 
 	// withoutListsProbe skips the FR-007 probe, for the benchmark that
 	// measures what the probe costs; users always have it.
@@ -136,11 +158,18 @@ func (e *Evaluator) nixPath() (string, error) {
 	return path, nil
 }
 
-// Load returns the facts of every node that sources name, sorted by node
-// name. Facts documents are read directly; all other sources go to one nix
-// process together.
+// Load returns the facts of every node that sources name (of the Shard
+// only, when it is set), sorted by node name. Facts documents are read
+// directly; all other sources go to nix's workers.
 func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, error) {
-	var nodes []*facts.Node
+	nodes, _, err := e.LoadShard(ctx, sources)
+	return nodes, err
+}
+
+// LoadShard is Load, which also says how many nodes the sources have in
+// every shard together. A shard may hold none of them; sources that have
+// no node at all are an error.
+func (e *Evaluator) LoadShard(ctx context.Context, sources []Source) (nodes []*facts.Node, total int, err error) {
 	var evaluated []Source
 	for _, s := range sources {
 		if s.Kind != SourceFacts {
@@ -149,29 +178,35 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, 
 		}
 		doc, err := facts.ReadFile(s.Path)
 		if err != nil {
-			return nil, fmt.Errorf("facts %s: %w", s.Display, err)
+			return nil, 0, fmt.Errorf("facts %s: %w", s.Display, err)
 		}
-		nodes = append(nodes, doc.Nodes...)
+		total += len(doc.Nodes)
+		for _, n := range doc.Nodes {
+			if e.Shard.Holds(ShardKey(n)) {
+				nodes = append(nodes, n)
+			}
+		}
 	}
 	if len(evaluated) > 0 {
-		extracted, err := e.Extract(ctx, evaluated)
+		extracted, all, err := e.extract(ctx, evaluated)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		nodes = append(nodes, extracted...)
+		total += all
 	}
-	if len(nodes) == 0 {
-		return nil, fmt.Errorf("%s gave no nodes: a check of nothing would pass, so name at least one node", describeSources(sources))
+	if total == 0 {
+		return nil, 0, fmt.Errorf("%s gave no nodes: a check of nothing would pass, so name at least one node", describeSources(sources))
 	}
 	seen := map[string]string{}
 	for _, n := range nodes {
 		if first, ok := seen[n.Name]; ok {
-			return nil, fmt.Errorf("node %s comes from both %s and %s: give each node once", n.Name, first, n.Source)
+			return nil, 0, fmt.Errorf("node %s comes from both %s and %s: give each node once", n.Name, first, n.Source)
 		}
 		seen[n.Name] = n.Source
 	}
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	return nodes, nil
+	return nodes, total, nil
 }
 
 // request is what extract.nix takes.
@@ -182,6 +217,9 @@ type request struct {
 	K8sPodModuleAliases []string `json:"k8sPodModuleAliases,omitempty"`
 	// ListsProbe is false only when a benchmark measures the probe's cost.
 	ListsProbe bool `json:"listsProbe"`
+	// AnswerMark starts the line of each of a worker's answers
+	// (serve.nix).
+	AnswerMark string `json:"answerMark"`
 }
 
 type requestSource struct {
@@ -194,9 +232,9 @@ type requestSource struct {
 	Name     string     `json:"name,omitempty"`
 }
 
-// The folder of the program (extract.nix, locate.nix) and its request
-// reaches nix through the environment, read with builtins.getEnv: no
-// quoting of paths into Nix code.
+// The folder of the program (serve.nix, extract.nix, locate.nix) and its
+// request reaches nix through the environment, read with builtins.getEnv:
+// no quoting of paths into Nix code.
 const evalDirEnv = "PODROLES_EXTRACT_DIR"
 
 // evalExpr is the expression that runs program on the request beside it.
@@ -204,32 +242,103 @@ func evalExpr(program string) string {
 	return `let dir = /. + builtins.getEnv "` + evalDirEnv + `"; in import (dir + "/` + program + `") (builtins.fromJSON (builtins.readFile (dir + "/request.json")))`
 }
 
-// Extract evaluates the nodes of flake and file sources in one nix process.
-// The evaluator remembers where each node came from, for Locate.
+// Extract evaluates the nodes of flake and file sources (of the Shard, when
+// it is set) in nix's workers and returns their facts in the order of the
+// sources, a flake's nodes by name. The evaluator remembers where each node
+// came from, for Locate.
+//
+// A node that fails is an *EvalError that names it; the other nodes are
+// evaluated all the same, and every failure is returned (errors.Join), in
+// the order of the nodes, so that the errors are the same whatever Jobs is.
 func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Node, error) {
+	nodes, _, err := e.extract(ctx, sources)
+	return nodes, err
+}
+
+// extract is Extract, which also counts the nodes of every shard.
+func (e *Evaluator) extract(ctx context.Context, sources []Source) (nodes []*facts.Node, total int, err error) {
 	req := request{ListsProbe: !e.withoutListsProbe}
 	for _, s := range sources {
 		rs, err := requestSourceOf(s)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		req.Sources = append(req.Sources, rs)
 	}
-	var err error
 	if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	req.K8sPodModuleAliases = pathAliases(req.K8sPodModule)
-	out, err := e.evalJSON(ctx, "extract.nix", req, sources)
+	var out [][]byte
+	err = e.withWorkers(ctx, &req, sources, func(ctx context.Context, p *pool) []error {
+		// The names of a flake's nodes first: a listing evaluates none of
+		// them, and tells the shard which of them it holds.
+		var lists []task
+		for i, s := range sources {
+			if s.Kind == SourceFlake && s.Attr == "" {
+				lists = append(lists, task{Op: "list", Source: i, label: s.String()})
+			}
+		}
+		listed := p.run(ctx, "listing", lists)
+		failed := map[int]error{}
+		names := map[int][]string{}
+		for j, t := range lists {
+			if listed[j].err != nil {
+				failed[t.Source] = listed[j].err
+				continue
+			}
+			var list []string
+			if err := json.Unmarshal(listed[j].value, &list); err != nil {
+				failed[t.Source] = fmt.Errorf("%s: nix listed its nodes as %.200q", sources[t.Source], listed[j].value)
+				continue
+			}
+			names[t.Source] = list
+		}
+
+		var tasks []task
+		var errs []error
+		add := func(i int, attr *string, key, label string) {
+			total++
+			if e.Shard.Holds(key) {
+				tasks = append(tasks, task{Op: "node", Source: i, Attr: attr, label: label})
+			}
+		}
+		for i, s := range sources {
+			switch {
+			case failed[i] != nil:
+				errs = append(errs, failed[i])
+			case s.Kind == SourceFile:
+				add(i, nil, fileShardKey(s.Display), s.Display)
+			case s.Attr != "":
+				add(i, &s.Attr, s.Attr, s.Attr)
+			default:
+				for _, name := range names[i] {
+					add(i, &name, name, name)
+				}
+			}
+		}
+		for j, o := range p.run(ctx, "evaluating", tasks) {
+			switch {
+			case o.err != nil:
+				errs = append(errs, o.err)
+			case !utf8.Valid(o.value):
+				errs = append(errs, fmt.Errorf("%s: nix printed no JSON: %.200q", sources[tasks[j].Source], o.value))
+			default:
+				out = append(out, o.value)
+			}
+		}
+		return errs
+	})
 	if err != nil {
-		return nil, err
+		return nil, total, err
 	}
-	nodes, err := facts.ParseNodes(out, "nix output")
+	array := gjson.ParseBytes(append(append([]byte("["), bytes.Join(out, []byte(","))...), ']'))
+	nodes, err = facts.ParseNodes(array, "nix output")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	e.remember(sources, out, nodes)
-	return nodes, nil
+	e.remember(sources, array, nodes)
+	return nodes, total, nil
 }
 
 // requestSourceOf is how extract.nix and locate.nix take a source.
@@ -289,94 +398,103 @@ func pathAliases(abs *string) []string {
 	return aliases
 }
 
-// evalJSON runs program, one of the Nix files of this package, on req in
-// one nix process, and returns what it printed. sources are those the
-// request names, to say which one an error belongs to.
-func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sources []Source) (gjson.Result, error) {
-	reqJSON, err := json.Marshal(req)
+// withWorkers runs work on a pool of workers for req, beside nix --version,
+// which stops the work when it refuses the nix: the check adds no time to a
+// run. Timeout bounds the whole work. The errors work returns are those of
+// its tasks, in order: each is read as nix's error about its source and
+// node, and a task that never ran for a stopped evaluation is left out.
+func (e *Evaluator) withWorkers(ctx context.Context, req *request, sources []Source, work func(context.Context, *pool) []error) error {
+	if _, err := e.nixPath(); err != nil {
+		return err
+	}
+	p, err := e.newPool(req)
 	if err != nil {
-		return gjson.Result{}, err
+		return err
 	}
-	dir, err := os.MkdirTemp("", "podroles-extract-")
-	if err != nil {
-		return gjson.Result{}, fmt.Errorf("extract: %w", err)
+	defer p.close()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	if e.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(runCtx, e.Timeout)
+		defer cancel()
 	}
-	defer os.RemoveAll(dir)
-	// The request goes in a file: an environment variable holds 128 KiB at
-	// most, a few hundred file names.
-	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "locate.nix": locateNix, "request.json": reqJSON} {
-		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
-			return gjson.Result{}, fmt.Errorf("extract: %w", err)
-		}
-	}
-	// nix --version runs beside the evaluation, which it stops when it
-	// refuses the nix: the check adds no time to a run.
-	evalCtx, stopEval := context.WithCancel(ctx)
-	defer stopEval()
 	versionChecked := make(chan error, 1)
 	go func() {
 		err := e.checkVersion(ctx)
 		if err != nil {
-			stopEval()
+			stop()
 		}
 		versionChecked <- err
 	}()
-	stdout, stderr, runErr := e.run(evalCtx, []string{"eval", "--json", "--impure", "--expr", evalExpr(program)}, evalDirEnv+"="+dir)
-	if err := <-versionChecked; err != nil {
-		if ctx.Err() != nil {
-			return gjson.Result{}, e.evalError(ctx.Err(), nil, sources, "")
-		}
-		return gjson.Result{}, err
+	taskErrs := work(runCtx, p)
+	if err := <-versionChecked; err != nil && ctx.Err() == nil {
+		return err
 	}
 	// Nix 2.24 locks in memory what a flake.lock lacks, where 2.8 refuses
 	// before it evaluates anything.
-	if err := lockNotWritten(stderr, sources); err != nil && ctx.Err() == nil {
-		return gjson.Result{}, err
+	if err := lockNotWritten(p.warnings(), sources); err != nil && ctx.Err() == nil {
+		return err
 	}
-	if runErr != nil {
-		// Nix prints the JSON it has so far before it fails: stdout is
-		// never read then.
-		return gjson.Result{}, explainRecursion(e.evalError(runErr, stderr, sources, dir), stderr)
+	var errs []error
+	notRun := false
+	for _, err := range taskErrs {
+		if errors.Is(err, errNotRun) {
+			notRun = true
+			continue
+		}
+		errs = append(errs, e.taskError(ctx, err, sources, p.dir))
 	}
-	if !gjson.ValidBytes(stdout) || !utf8.Valid(stdout) {
-		return gjson.Result{}, fmt.Errorf("nix printed no JSON: %.200q", stdout)
+	if len(errs) == 0 && notRun {
+		// Stopped between two tasks: no node to name.
+		return e.evalError(e.stopped(ctx, runCtx), nil, sources, "")
 	}
-	return gjson.ParseBytes(stdout), nil
+	return errors.Join(errs...)
 }
 
-// run starts nix in its own process group and kills the whole group when
-// ctx ends or the timeout passes, so that no fetcher it started outlives it.
-func (e *Evaluator) run(ctx context.Context, args []string, env ...string) (stdout, stderr []byte, err error) {
-	path, err := e.nixPath()
-	if err != nil {
-		return nil, nil, err
+// stopped is why runCtx, which ctx's evaluation ran in, ended: a
+// timeoutError for the Timeout, else ctx's own error.
+func (e *Evaluator) stopped(ctx, runCtx context.Context) error {
+	if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		return &timeoutError{after: e.Timeout}
 	}
-	if e.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
-		defer cancel()
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
+	return runCtx.Err()
+}
+
+// taskError reads a task's failure: what nix printed while it worked on the
+// task, as evalError reads a failed nix. ownDir is the folder of podroles'
+// own Nix files.
+func (e *Evaluator) taskError(ctx context.Context, err error, sources []Source, ownDir string) error {
+	var failed *taskFailed
+	if !errors.As(err, &failed) {
+		return err
+	}
+	runErr := failed.err
+	if errors.Is(runErr, context.DeadlineExceeded) && ctx.Err() == nil {
+		runErr = &timeoutError{after: e.Timeout}
+	}
+	read := e.evalError(runErr, failed.stderr, sources, ownDir)
+	var ee *EvalError
+	if failed.signal != 0 && errors.As(read, &ee) {
+		// Killed by another hand than podroles', most often the kernel's
+		// when memory ran out: the trace so far says nothing of that.
+		ee.Kind, ee.Location = KindEval, ""
+		ee.Message = fmt.Sprintf("nix was killed (%s) while it evaluated this node; if the machine ran out of memory, lower --jobs or --max-memory", failed.signal)
+	}
+	return explainRecursion(read, failed.stderr)
+}
+
+// nixArgs are the arguments of every nix that podroles runs for args.
+func nixArgs(args ...string) []string {
 	// Always with --show-trace: without it nix 2.8 prints no frames at all
 	// and 2.24 hides the innermost, yet an error thrown in nixpkgs' lib is
 	// placed in the user's files by its frames (EvalError.Location). Nix
 	// adds the frames only while an error unwinds, so a clean evaluation
 	// costs the same (docs/nix-versions.md has the measurement).
-	full := append([]string{"--extra-experimental-features", "nix-command flakes", "--show-trace"}, args...)
-	cmd := exec.CommandContext(ctx, path, full...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return nil, errOut.Bytes(), &timeoutError{after: e.Timeout}
-		}
-		return nil, errOut.Bytes(), ctxErr
-	}
-	return out.Bytes(), errOut.Bytes(), err
+	return append([]string{"--extra-experimental-features", "nix-command flakes", "--show-trace"}, args...)
 }
 
 // NixNotFoundError says that the nix command is not installed.

@@ -53,6 +53,18 @@ func readRepoFile(t testing.TB, path string) string {
 	return string(b)
 }
 
+// fileSources writes files under a new temporary directory and returns the
+// file sources of paths, in their order.
+func fileSources(t testing.TB, files map[string]string, paths []string) []Source {
+	t.Helper()
+	dir := writeTree(t, files)
+	var sources []Source
+	for _, p := range paths {
+		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
+	}
+	return sources
+}
+
 func mustSources(t testing.TB, parse func(string) (Source, error), args ...string) []Source {
 	t.Helper()
 	var out []Source
@@ -338,24 +350,6 @@ func evaluations(t *testing.T, log string) (evals, versions int) {
 	return evals, versions
 }
 
-func TestManyNodesOneProcess(t *testing.T) {
-	nix, log := countingNix(t)
-	dir := flakeTree(t, nil)
-	files := writeTree(t, map[string]string{"a.nix": `{ }`, "b.nix": `{ }`})
-	sources := append(mustSources(t, FlakeSource, dir),
-		mustSources(t, FileSource, filepath.Join(files, "a.nix"), filepath.Join(files, "b.nix"))...)
-	nodes, err := extract(t, &Evaluator{Nix: nix}, sources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(nodes) != 4 {
-		t.Fatalf("got %d nodes, want 4", len(nodes))
-	}
-	if evals, versions := evaluations(t, log); evals != 1 || versions != 1 {
-		t.Fatalf("nix evaluated %d times for 4 nodes and read its version %d times, want once each", evals, versions)
-	}
-}
-
 func TestEvalErrorNamesTheNode(t *testing.T) {
 	requireNix(t)
 	dir := flakeTree(t, map[string]string{"broken.nix": `lite: { zz-broken = lite.nixosSystem { modules = [ { systemd.services = throw "zz is broken"; } ]; }; }`})
@@ -414,12 +408,7 @@ func TestManyFilesInOneRequest(t *testing.T) {
 		files[name] = "{ }"
 		paths = append(paths, name)
 	}
-	dir := writeTree(t, files)
-	var sources []Source
-	for _, p := range paths {
-		sources = append(sources, mustSources(t, FileSource, filepath.Join(dir, p))...)
-	}
-	nodes, err := extract(t, evaluator(t), sources)
+	nodes, err := extract(t, evaluator(t), fileSources(t, files, paths))
 	if err != nil || len(nodes) != 600 || !nodes[0].NamedAfterFile {
 		t.Fatalf("%d nodes, err %v", len(nodes), err)
 	}

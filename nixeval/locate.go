@@ -44,31 +44,25 @@ func (e *Evaluator) remember(sources []Source, out gjson.Result, nodes []*facts.
 	}
 }
 
-type locateRequest struct {
-	Sources      []requestSource `json:"sources"`
-	K8sPodModule *string         `json:"k8sPodModule"`
-	// K8sPodModuleAliases: as extract.nix takes them.
-	K8sPodModuleAliases []string     `json:"k8sPodModuleAliases,omitempty"`
-	Nodes               []locateNode `json:"nodes"`
+// locateNode is a node that locate.nix is asked about.
+type locateNode struct {
+	Source   int               `json:"source"`
+	Attr     string            `json:"attr,omitempty"`
+	OnK8sPod bool              `json:"onK8sPod"`
+	Queries  []facts.OptionRef `json:"queries"`
 	// ReadModules lets locate.nix read a module-system node's modules
 	// again, for the positions of options' own names and the definitions
 	// that lost.
 	ReadModules bool `json:"readModules"`
 }
 
-type locateNode struct {
-	Source   int               `json:"source"`
-	Attr     string            `json:"attr,omitempty"`
-	OnK8sPod bool              `json:"onK8sPod"`
-	Queries  []facts.OptionRef `json:"queries"`
-}
-
 // Locate finds where nodes define what option references name: for each
 // node in queries, for each of its references, the definitions, in the
-// order of the references. It is podroles' second, lazy pass: one nix
-// process for the nodes asked about only, each evaluated again as Extract
-// read it, forcing nothing but the definitions asked for; a caller asks
-// only about nodes with findings, so a clean node costs nothing more.
+// order of the references. It is podroles' second, lazy pass, for the nodes
+// asked about only, each evaluated again as Extract read it, forcing
+// nothing but the definitions asked for; a caller asks only about nodes
+// with findings, so a clean node costs nothing more. The nodes go to
+// workers as in Extract, one node a task.
 //
 // Only nodes that this evaluator's Extract read can be located: the others
 // (read from facts documents) are left out of the answer. Files in the store
@@ -88,15 +82,21 @@ func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]fact
 		origins[i] = e.origins[name]
 	}
 	e.mu.Unlock()
-	if len(names) == 0 {
-		return map[facts.NodeRef][][]facts.Definition{}, nil
-	}
 
-	req := locateRequest{ReadModules: true}
+	req := request{}
 	var sources []Source
 	index := map[Source]int{}
+	var tasks []task
+	// asking[i] is the task of names[i], or -1 when it needs no nix.
+	asking := make([]int, len(names))
 	for i, name := range names {
 		o := origins[i]
+		// The node's own file needs no nix.
+		asked := slices.DeleteFunc(slices.Clone(queries[name]), func(r facts.OptionRef) bool { return len(r.Path) == 0 })
+		asking[i] = -1
+		if len(asked) == 0 {
+			continue
+		}
 		at, ok := index[o.source]
 		if !ok {
 			rs, err := requestSourceOf(o.source)
@@ -108,44 +108,59 @@ func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]fact
 			sources = append(sources, o.source)
 			req.Sources = append(req.Sources, rs)
 		}
-		// The node's own file needs no nix.
-		asked := slices.DeleteFunc(slices.Clone(queries[name]), func(r facts.OptionRef) bool { return len(r.Path) == 0 })
-		req.Nodes = append(req.Nodes, locateNode{Source: at, Attr: o.attr, OnK8sPod: o.onK8sPod, Queries: asked})
+		asking[i] = len(tasks)
+		tasks = append(tasks, task{Op: "locate", Node: &locateNode{Source: at, Attr: o.attr, OnK8sPod: o.onK8sPod, Queries: asked, ReadModules: true}, label: name.Name})
 	}
-	var err error
-	if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
-		return nil, err
-	}
-	req.K8sPodModuleAliases = pathAliases(req.K8sPodModule)
-	var out gjson.Result
-	if slices.ContainsFunc(req.Nodes, func(n locateNode) bool { return len(n.Queries) > 0 }) {
-		out, err = e.evalJSON(ctx, "locate.nix", req, sources)
-	} else {
-		out = gjson.Parse(strings.Repeat(`{"root":null,"queries":[]},`, len(names)-1) + `{"root":null,"queries":[]}`)
-		out = gjson.Parse("[" + out.Raw + "]")
-	}
-	if err != nil && ctx.Err() == nil {
-		// Reading the modules again forces a little more than the module
-		// system did; should that fail, what options keep still gives the
-		// files and the positions below them.
-		req.ReadModules = false
-		var again error
-		if out, again = e.evalJSON(ctx, "locate.nix", req, sources); again == nil {
-			err = nil
+	answers := make([]gjson.Result, len(tasks))
+	if len(tasks) > 0 {
+		var err error
+		if req.K8sPodModule, err = e.k8sPodModule(); err != nil {
+			return nil, err
+		}
+		req.K8sPodModuleAliases = pathAliases(req.K8sPodModule)
+		err = e.withWorkers(ctx, &req, sources, func(ctx context.Context, p *pool) []error {
+			out := p.run(ctx, "locating", tasks)
+			// Reading the modules again forces a little more than the
+			// module system did; should that fail for a node, what options
+			// keep still gives the files and the positions below them.
+			var again []task
+			var at []int
+			for j, o := range out {
+				if o.err != nil && ctx.Err() == nil {
+					t := tasks[j]
+					n := *t.Node
+					n.ReadModules = false
+					t.Node = &n
+					again = append(again, t)
+					at = append(at, j)
+				}
+			}
+			for k, o := range p.run(ctx, "locating", again) {
+				out[at[k]] = o
+			}
+			var errs []error
+			for j, o := range out {
+				if o.err != nil {
+					errs = append(errs, o.err)
+					continue
+				}
+				answers[j] = gjson.ParseBytes(o.value)
+			}
+			return errs
+		})
+		if err != nil {
+			return nil, fmt.Errorf("locate the definitions: %w", err)
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("locate the definitions: %w", err)
-	}
 
-	answers := out.Array()
-	if len(answers) != len(names) {
-		return nil, fmt.Errorf("locate the definitions: nix answered for %d nodes of %d", len(answers), len(names))
-	}
 	found := make(map[facts.NodeRef][][]facts.Definition, len(names))
 	for i, name := range names {
-		root := answers[i].Get("root").String()
-		answered := answers[i].Get("queries").Array()
+		var answer gjson.Result
+		if asking[i] >= 0 {
+			answer = answers[asking[i]]
+		}
+		root := answer.Get("root").String()
+		answered := answer.Get("queries").Array()
 		var perQuery [][]facts.Definition
 		for _, r := range queries[name] {
 			if len(r.Path) == 0 {

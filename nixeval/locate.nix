@@ -3,17 +3,17 @@
 # and it forces only the definitions of the options it is asked about, so a
 # clean node costs nothing more than its extraction.
 #
-# request (request.json beside this file) = {
-#   sources, k8sPodModule: as extract.nix takes them;
-#   nodes = [ { source = I; attr = "node" or null; queries = [ QUERY ... ]; } ];
-# };
+# request (request.json beside this file): sources and k8sPodModule, as
+# extract.nix takes them. A worker (serve.nix) asks
+#   answer { source = I; attr = "node" or null; onK8sPod; readModules; queries = [ QUERY ... ]; }
+# for one node at a time.
 # QUERY = {
 #   path = [ "fediversity" "podRoles" "roles" "worker" "units" ];
 #   holds = "unit" or null;                    # the definitions whose list holds it
 #   port = { port = 443; protocol = "TCP"; } or null;  # the entry of a list of ports
 # };
 #
-# The answer is a list with, for each node,
+# The answer for a node is
 #   { root = the store path of a flake's source, or null; queries = [ [ DEF ... ] ... ]; }
 # DEF = { file; line; column; priority; lost; ofNixOS; }: line and column
 # are null where nix knows only the file; priority is that of mkOverride (100
@@ -39,6 +39,9 @@ let
     mapAttrs removeAttrs seq substring stringLength tail tryEval unsafeGetAttrPos;
 
   node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; };
+
+  # Each flake once per worker, as extract.nix keeps them.
+  flakes = map (s: if s.kind == "flake" then builtins.getFlake s.ref else null) request.sources;
 
   imap1 = f: list: genList (i: f (i + 1) (elemAt list i)) (length list);
   take = n: list: genList (elemAt list) n;
@@ -104,7 +107,7 @@ let
 
   # The context of one node: which positions count, and how its modules
   # are read again.
-  contextOf = system: k8sPodFiles:
+  contextOf = system: k8sPodFiles: readModules:
     let
       # The folder of nixpkgs' lib: where the module system declared
       # _module.args.
@@ -171,7 +174,7 @@ let
       # The definitions of the option at prefix as the modules wrote them,
       # lost ones included, each with the position of the option's name.
       raw = prefix:
-        if !(request.readModules or true) then [ ]
+        if !readModules then [ ]
         else follow ctx
           (concatMap (u: unwrap { inherit (u) file; priority = null; lost = false; pos = null; conds = [ ]; } u.config) modules)
           prefix (length prefix) (length prefix);
@@ -281,8 +284,8 @@ let
         (orElse [ ] (concatMap (show ctx q) (pick q (follow ctx withoutPositions rest 1 0))))
         (concatMap (show ctx q) (ctx.nodeFirst won ++ lostBelow ++ lostTop));
 
-  defsOf = system: k8sPodFiles:
-    if isAttrs system && system ? options && system ? config then moduleDefs system (contextOf system k8sPodFiles)
+  defsOf = system: k8sPodFiles: readModules:
+    if isAttrs system && system ? options && system ? config then moduleDefs system (contextOf system k8sPodFiles readModules)
     else plainDefs (node.configOf "node" system);
 
   # The node as extract.nix read it: extended with the k8s-pod module when
@@ -290,7 +293,7 @@ let
   answer = n:
     let
       s = elemAt request.sources n.source;
-      flake = builtins.getFlake s.ref;
+      flake = elemAt flakes n.source;
       root = toString (flake.sourceInfo.outPath or flake.outPath);
       describe = if s.kind == "flake" then "nixosConfigurations.${n.attr}" else s.display;
       base = node.checked describe (if s.kind == "flake" then flake.nixosConfigurations.${n.attr} else import (/. + s.path));
@@ -300,7 +303,7 @@ let
     in
     {
       root = if s.kind == "flake" then root else null;
-      queries = map (defsOf system (if onPod then map toString k8sPod.files else [ ])) n.queries;
+      queries = map (defsOf system (if onPod then map toString k8sPod.files else [ ]) (n.readModules or true)) n.queries;
     };
 in
-map answer request.nodes
+{ inherit answer; }

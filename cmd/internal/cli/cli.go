@@ -74,9 +74,10 @@ func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 // Main runs root with args and returns the exit code: 0, 1 for a
 // FailedError, an error's own where it has one (ExitCode, the pod
 // supervisor's service's), 2 for any other error, which it writes on one
-// line to errOut, named by the command that failed. The files the line
-// names are shown as the reports show them (report.Paths): relative to
-// the working directory when inside it.
+// line to errOut, named by the command that failed; errors joined by
+// errors.Join (the nodes that nix failed on) get a line each. The files a
+// line names are shown as the reports show them (report.Paths): relative
+// to the working directory when inside it.
 func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -99,8 +100,27 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 		name = cmd.CommandPath()
 	}
 	paths := report.NewPaths(report.WorkingBase())
-	fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(paths.Text(err.Error())))
+	for _, e := range Errors(err) {
+		fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(paths.Text(e.Error())))
+	}
 	return ExitCantRun
+}
+
+// Errors are the errors that err joins (errors.Join), each of them, or
+// err alone.
+func Errors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		out = append(out, Errors(e)...)
+	}
+	return out
 }
 
 // Exec is a binary's main: it runs the root that newRoot makes on the

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,11 +30,30 @@ type SourceOptions struct {
 	Timeout time.Duration
 	// ShowTrace prints nix's trace when it fails.
 	ShowTrace bool
+	// Jobs is --jobs: nix processes at once; 0 is one per core.
+	Jobs int
+	// MaxMemory is --max-memory: a worker's bound, in bytes; 0 none.
+	MaxMemory ByteSize
+	// Shard is --shard I/N, of the commands that take it (AddShardFlag).
+	Shard ShardValue
+	// Quiet is --quiet: no progress on standard error.
+	Quiet bool
+	// NoProgress is set by a command whose output is for machines
+	// (check --format json, junit, sarif, github): no progress line
+	// either.
+	NoProgress bool
 
 	// Evaluator is the one Load ran, which knows where each node came
 	// from (for the locations of findings).
 	Evaluator *nixeval.Evaluator
+	// errOut is where Load drew its progress, for Locate's.
+	errOut io.Writer
 }
+
+// DefaultMaxMemory is --max-memory's default: as nix-eval-jobs's, a bound
+// that a real NixOS node stays well under and a worker reaches after some
+// tens of them.
+const DefaultMaxMemory = 4 << 30
 
 // AddFlags adds the flags to cmd.
 func (o *SourceOptions) AddFlags(cmd *cobra.Command) {
@@ -47,8 +69,18 @@ func (o *SourceOptions) AddFlags(cmd *cobra.Command) {
 	if f.Lookup(timeout) != nil {
 		timeout = "nix-timeout"
 	}
-	f.DurationVar(&o.Timeout, timeout, 10*time.Minute, "stop nix after this long (0: never)")
+	f.DurationVar(&o.Timeout, timeout, 10*time.Minute, "stop nix after this long, all of its processes together (0: never)")
 	f.BoolVar(&o.ShowTrace, "show-trace", false, "print nix's trace on failure")
+	f.IntVarP(&o.Jobs, "jobs", "j", 0, "evaluate nodes in up to N nix processes at once, each taking the next node when done (default: one per core)")
+	o.MaxMemory = DefaultMaxMemory
+	f.Var(&o.MaxMemory, "max-memory", "replace a nix process by a fresh one when, after a node, its memory (its process group's resident set) passes SIZE, e.g. 2GiB (0: no bound)")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "draw no progress line on a terminal's standard error")
+}
+
+// AddShardFlag adds --shard, for the commands that check or write the
+// facts of a slice of the nodes.
+func (o *SourceOptions) AddShardFlag(cmd *cobra.Command) {
+	cmd.Flags().Var(&o.Shard, "shard", "only the I-th of N stable slices of the nodes (I/N, e.g. 2/4), for a CI matrix: a node's slice depends on its name alone")
 }
 
 // sources reads the flags and the arguments: a bare argument ending in
@@ -85,25 +117,57 @@ func (o *SourceOptions) Load(ctx context.Context, args []string, errOut io.Write
 	if err != nil {
 		return nil, err
 	}
-	ev := &nixeval.Evaluator{Nix: o.Nix, Timeout: o.Timeout, K8sPodModule: o.K8sPodModule}
-	o.Evaluator = ev
-	progress := IsTerminal(errOut)
-	if progress {
-		fmt.Fprintf(errOut, "evaluating %d source(s) with nix...", len(sources))
-	}
+	ev := &nixeval.Evaluator{Nix: o.Nix, Timeout: o.Timeout, K8sPodModule: o.K8sPodModule,
+		Jobs: o.Jobs, MaxMemory: int64(o.MaxMemory), Shard: nixeval.Shard(o.Shard)}
+	o.Evaluator, o.errOut = ev, errOut
 	start := time.Now()
-	nodes, err := ev.Load(ctx, sources)
-	if progress {
-		fmt.Fprintf(errOut, "\r\033[K")
-		if err == nil {
-			fmt.Fprintf(errOut, "evaluated %d node(s) in %s\n", len(nodes), time.Since(start).Round(10*time.Millisecond))
+	end := o.showProgress(ev, start)
+	nodes, total, err := ev.LoadShard(ctx, sources)
+	if end() && err == nil {
+		fmt.Fprintf(errOut, "evaluated %s in %s\n", o.counted(len(nodes), total), time.Since(start).Round(10*time.Millisecond))
+	}
+	if err == nil && len(nodes) == 0 && !o.Quiet {
+		fmt.Fprintf(errOut, "shard %s holds none of the %d nodes\n", ev.Shard, total)
+	}
+	if o.ShowTrace {
+		for _, e := range Errors(err) {
+			var evalErr *nixeval.EvalError
+			if errors.As(e, &evalErr) && evalErr.Detail != "" {
+				fmt.Fprintln(errOut, evalErr.Detail)
+			}
 		}
 	}
-	var evalErr *nixeval.EvalError
-	if o.ShowTrace && errors.As(err, &evalErr) && evalErr.Detail != "" {
-		fmt.Fprintln(errOut, evalErr.Detail)
-	}
 	return nodes, err
+}
+
+// counted says how many nodes, of how many in every shard.
+func (o *SourceOptions) counted(nodes, total int) string {
+	if o.Shard.Count > 0 {
+		return fmt.Sprintf("%d of %d node(s) (shard %s)", nodes, total, nixeval.Shard(o.Shard))
+	}
+	return fmt.Sprintf("%d node(s)", nodes)
+}
+
+// Locate is the evaluator's Locate, with a progress line on a terminal.
+func (o *SourceOptions) Locate(ctx context.Context, queries map[facts.NodeRef][]facts.OptionRef) (map[facts.NodeRef][][]facts.Definition, error) {
+	end := o.showProgress(o.Evaluator, time.Now())
+	defer end()
+	return o.Evaluator.Locate(ctx, queries)
+}
+
+// showProgress draws ev's progress on a terminal until the returned end,
+// which says whether it drew.
+func (o *SourceOptions) showProgress(ev *nixeval.Evaluator, start time.Time) (end func() bool) {
+	if o.Quiet || o.NoProgress || o.errOut == nil || !IsTerminal(o.errOut) {
+		return func() bool { return false }
+	}
+	line := startProgress(o.errOut, start)
+	ev.Progress = line.update
+	return func() bool {
+		ev.Progress = nil
+		line.end()
+		return true
+	}
 }
 
 // Given says a source was named by a flag.
@@ -141,3 +205,75 @@ func (o *SourceOptions) LoadNode(ctx context.Context, args []string, errOut io.W
 	}
 	return nodes[i], nil
 }
+
+// ByteSize is a flag's amount of memory: a number of bytes with an
+// optional unit, KiB, MiB, GiB or TiB (K, M, G, T mean the same), or KB,
+// MB, GB, TB in powers of ten.
+type ByteSize int64
+
+var sizeUnits = []struct {
+	suffix string
+	factor int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"B", 1},
+}
+
+// Set reads a size.
+func (b *ByteSize) Set(s string) error {
+	text := strings.TrimSpace(s)
+	factor := int64(1)
+	for _, u := range sizeUnits {
+		if rest, ok := strings.CutSuffix(text, u.suffix); ok {
+			text, factor = strings.TrimSpace(rest), u.factor
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(text, 64)
+	if err != nil || n < 0 || n*float64(factor) > math.MaxInt64 {
+		return fmt.Errorf("%q is no size: write bytes or a number with KiB, MiB, GiB (e.g. 512MiB, 4GiB), or 0 for no bound", s)
+	}
+	*b = ByteSize(n * float64(factor))
+	return nil
+}
+
+func (b *ByteSize) String() string {
+	v := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		factor int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v >= u.factor && v%u.factor == 0 {
+			return strconv.FormatInt(v/u.factor, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// Type names the flag's value in --help.
+func (b *ByteSize) Type() string { return "SIZE" }
+
+// ShardValue is --shard's value: I/N, or the zero value for every node.
+type ShardValue nixeval.Shard
+
+// Set reads I/N.
+func (s *ShardValue) Set(text string) error {
+	shard, err := nixeval.ParseShard(text)
+	if err != nil {
+		return err
+	}
+	*s = ShardValue(shard)
+	return nil
+}
+
+func (s *ShardValue) String() string {
+	if s.Count == 0 {
+		return ""
+	}
+	return nixeval.Shard(*s).String()
+}
+
+// Type names the flag's value in --help.
+func (s *ShardValue) Type() string { return "I/N" }

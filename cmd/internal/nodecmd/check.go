@@ -36,9 +36,16 @@ func NewCheckCmd(io *cli.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [NODE.nix | FACTS.json | FLAKE#NODE ...]",
 		Short: "Apply every evaluation rule of the pod-roles spec to nodes",
-		Long: `Evaluates the nodes with nix (all in one process), applies every evaluation
-rule of the pod-roles spec and reports each finding with the unit, role,
-secret, service or port it names.
+		Long: `Evaluates the nodes with nix, applies every evaluation rule of the pod-roles
+spec and reports each finding with the unit, role, secret, service or port it
+names.
+
+Nodes are evaluated by up to --jobs nix processes at once, each taking the
+next node when it is done with one; a process whose memory passes
+--max-memory after a node is replaced by a fresh one. The report is the same
+whatever --jobs is. --shard I/N checks one slice of the nodes, for a CI
+matrix; podroles facts --shard writes one slice's facts, and check --facts
+joins them again (docs/scale.md).
 
 Each finding carries the file, line and column of the definition it is
 about, where nix can know it: a second evaluation of the nodes with
@@ -56,13 +63,16 @@ report still goes to standard output unless --format is text.`,
   podroles check --flake . --k8s-pod-module ./k8s-pod.nix --format junit --output check.xml
   podroles check examples/*.nix
   podroles check --flake .#mastodon --format github
-  podroles check --flake . --format sarif --output podroles.sarif`,
+  podroles check --flake . --format sarif --output podroles.sarif
+  podroles check --flake . --shard 2/4 --jobs 4 --max-memory 2GiB
+  podroles check --facts facts-1.json --facts facts-2.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args, o.Version = args, cmd.Root().Version
 			return RunCheck(cmd.Context(), o)
 		},
 	}
 	o.Sources.AddFlags(cmd)
+	o.Sources.AddShardFlag(cmd)
 	cmd.Flags().StringVar(&o.Format, "format", "text", "report format: text, json, junit, github or sarif")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the report to this file")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "warnings fail the check too")
@@ -75,13 +85,16 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 	if err := report.CheckFormat(o.Format, report.LocatedFormats...); err != nil {
 		return err
 	}
+	// A report for machines has no progress line beside it, even on a
+	// terminal.
+	o.Sources.NoProgress = o.Format != "text"
 	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
 	if err != nil {
 		return err
 	}
 	results := checks.Check(nodes)
 	paths := report.NewPaths(report.WorkingBase())
-	if err := checks.Locate(ctx, results, o.Sources.Evaluator.Locate, paths); err != nil {
+	if err := checks.Locate(ctx, results, o.Sources.Locate, paths); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}

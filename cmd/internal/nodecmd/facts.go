@@ -28,13 +28,20 @@ func NewFactsCmd(io *cli.Streams) *cobra.Command {
 		Short: "Print what podroles reads from nodes, as a facts document",
 		Long: `Evaluates the nodes with nix and prints their facts: the fields of the node
 surface that the rules read, as {"version": 1, "nodes": [...]}. podroles
-check --facts reads the document back without nix.`,
+check --facts reads the document back without nix.
+
+With --shard I/N, only the I-th of N stable slices of the nodes: each job of
+a CI matrix writes the facts of its slice, and one podroles check --facts
+FILE... checks them together (docs/scale.md).`,
+		Example: `  podroles facts --flake . -o facts.json
+  podroles facts --flake . --shard 1/3 -o facts-1.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
 			return RunFacts(cmd.Context(), o)
 		},
 	}
 	o.Sources.AddFlags(cmd)
+	o.Sources.AddShardFlag(cmd)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the facts to this file")
 	return cmd
 }

@@ -304,7 +304,7 @@ func TestLDAPSuiteOnClusterInventory(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
 	env := vmtest.NewEnv(t, localenv.Options{Node: "directory"})
-	local, err := inventory.Load(env.Inventory)
+	local, err := inventory.Load(env.Inventory, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

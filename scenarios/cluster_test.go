@@ -23,9 +23,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
-	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -93,15 +91,8 @@ type deployed struct {
 
 func deploy(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, example, namespace string, bindings controlplane.Bindings) *deployed {
 	t.Helper()
-	s, err := nixeval.FileSource("../examples/" + example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Extract(ctx, []nixeval.Source{s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Make(nodes[0], plan.Options{Namespace: namespace})
+	node := evaluateExample(t, ctx, example)
+	p, err := plan.Make(node, plan.Options{Namespace: namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +103,7 @@ func deploy(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, ex
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &deployed{node: nodes[0], plan: p, pods: pods}
+	return &deployed{node: node, plan: p, pods: pods}
 }
 
 // discover finds the node's world as `scenarios run --kubeconfig` does,

@@ -50,8 +50,10 @@ type breakingCase struct {
 	// once it runs.
 	opts       localenv.Options
 	breakLocal func(t *testing.T, env *localenv.Env)
-	// breakCluster breaks the real pods, and returns what mends them.
-	breakCluster func(t *testing.T, ctx context.Context, c *realWorld) (mend func())
+	// breakCluster breaks the real pods of world (the directory
+	// example's when empty), and returns what mends them.
+	breakCluster func(t *testing.T, ctx context.Context, w *realWorld) (mend func())
+	world        string
 	// run selects the scenarios run with it (a regular expression over
 	// "suite/scenario"); its suite when empty.
 	run string
@@ -66,8 +68,23 @@ type breakingCase struct {
 }
 
 // breakingCases are the breaking cases by the ID of the scenario each
-// breaks. TestEveryScenarioHasABreakingCase holds the registry to it.
-var breakingCases = map[string][]breakingCase{
+// breaks, those of a local environment and those of the real pods.
+// TestEveryScenarioHasABreakingCase holds the registry to it.
+var breakingCases = joinCases(localCases, clusterCases())
+
+// joinCases joins tables of cases.
+func joinCases(tables ...map[string][]breakingCase) map[string][]breakingCase {
+	out := map[string][]breakingCase{}
+	for _, table := range tables {
+		for id, cases := range table {
+			out[id] = append(out[id], cases...)
+		}
+	}
+	return out
+}
+
+// localCases are the cases of a local environment.
+var localCases = map[string][]breakingCase{
 	"ldap/service-ldaps-bind": {
 		{
 			name: "another CA in the contract's CA file", where: onLocal,
@@ -418,6 +435,3 @@ func writeNodeFile(t *testing.T, env *localenv.Env, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
-
-// realWorld is the real pods that the cluster's cases break.
-type realWorld struct{}

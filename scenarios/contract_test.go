@@ -13,9 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/fediversity/podroles/facts"
-	"github.com/fediversity/podroles/internal/nixtest"
-	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -38,7 +35,7 @@ func TestDeploymentsJudgeByContract(t *testing.T) {
 	judged := regexp.MustCompile(`^deployments/(deployments|services)-as-planned$`)
 	invs := map[string]*inventory.Inventory{}
 	for _, example := range []string{"directory", "mastodon"} {
-		node := evaluateExample(t, ctx, example+".nix")
+		node := exampleNode(t, ctx, example+".nix")
 		ns := "platform-" + example
 		p, err := plan.Make(node, plan.Options{Namespace: ns})
 		if err != nil {
@@ -135,20 +132,6 @@ func registryImage(kind, name string) string {
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-// evaluateExample evaluates a node of examples/.
-func evaluateExample(t *testing.T, ctx context.Context, example string) *facts.Node {
-	t.Helper()
-	s, err := nixeval.FileSource("../examples/" + example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := (&nixeval.Evaluator{Nix: nixtest.Nix(t)}).Extract(ctx, []nixeval.Source{s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nodes[0]
 }
 
 // runSelected runs the scenarios of suites that re selects against inv.

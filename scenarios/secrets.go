@@ -156,6 +156,9 @@ func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpo
 	token := "/" + serviceAccountToken
 	var errs []error
 	for _, container := range got.Spec.Containers {
+		if container.Name == plan.ContainerSidecar {
+			continue // a sidecar beside the service logs in with it
+		}
 		out, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", token})
 		switch {
 		case err == nil && len(out) > 0:

@@ -85,12 +85,12 @@ func (e *Env) makeCertificates(ctx context.Context) error {
 // names or dates that OpenBao's role would refuse, a test's.
 func (e *Env) ownCA() bool { return len(e.CertNames) > 0 || e.ExpiredCertificate }
 
-// node is what the environment's node states, as podroles facts would
+// localNode is what the environment's node states, as podroles facts would
 // print it: its roles with their secrets (as the environment's servers
 // and sidecars serve them), the ldap contract and authelia's host and CA.
 // The inventory takes these from it; nothing else of the environment
 // reaches the suites.
-func (e *Env) node() *facts.Node {
+func (e *Env) localNode() *facts.Node {
 	s := e.site
 	str := func(v string) *string { return &v }
 	replicasOf := func(n int) *int { return &n }
@@ -140,7 +140,7 @@ func (e *Env) node() *facts.Node {
 
 // writeFacts writes the node's facts, as podroles facts would.
 func (e *Env) writeFacts(path string) error {
-	data, err := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{e.node()}})
+	data, err := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{e.localNode()}})
 	if err != nil {
 		return err
 	}

@@ -711,6 +711,11 @@ func Down(dir, adminKubeconfig string) error {
 	if err != nil {
 		return err
 	}
+	// No node of dir's, nothing to wait for: the lock may be another
+	// run's for as long as its tests take.
+	if s, err := readHostState(); err != nil || s == nil || s.Dir != dir {
+		return err
+	}
 	lock, err := lockHost(context.Background(), time.Minute)
 	if err != nil {
 		return err
@@ -718,7 +723,7 @@ func Down(dir, adminKubeconfig string) error {
 	s, err := readHostState()
 	if err != nil || s == nil || s.Dir != dir {
 		lock.release()
-		return err // no node, or another's: nothing of dir's to stop
+		return err // stopped meanwhile
 	}
 	n := &Node{Options: Options{Dir: dir, Name: DefaultName, AdminKubeconfig: adminKubeconfig}, state: s, lock: lock, Before: s.Before}
 	for _, p := range s.Procs {

@@ -63,6 +63,10 @@ var real struct {
 func TestMain(m *testing.M) {
 	vmtest.Main(m, func() error {
 		if real.env == nil {
+			// An Up that failed stopped what it started.
+			if real.dir != "" {
+				return os.RemoveAll(real.dir)
+			}
 			return nil
 		}
 		if err := real.env.Down(); err != nil {

@@ -75,8 +75,8 @@ func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 // FailedError, an error's own where it has one (ExitCode, the pod
 // supervisor's service's), 2 for any other error, which it writes on one
 // line to errOut, named by the command that failed. The files the line
-// names are shown as the reports show them (report.Paths): relative to the
-// working directory when inside it.
+// names are shown as the reports show them (report.Paths): relative to
+// the working directory when inside it.
 func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -478,4 +479,40 @@ func ReadFile(path string) (*Document, error) {
 		return nil, err
 	}
 	return ParseDocument(data)
+}
+
+// Marshal writes a facts document as JSON that ParseDocument reads back to
+// facts of the same meaning, for facts made in Go (the local
+// environment's node, a test's): what Go leaves nil is left out, so that a
+// nil list or attribute set reads as empty and a nil value as null, where
+// json.Marshal's null would be refused for a list.
+func Marshal(doc *Document) ([]byte, error) {
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(dropNulls(v), "", "  ")
+}
+
+// dropNulls removes the null members of every object in v.
+func dropNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if e == nil {
+				delete(v, k)
+			} else {
+				v[k] = dropNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = dropNulls(e)
+		}
+	}
+	return v
 }

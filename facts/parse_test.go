@@ -118,3 +118,22 @@ func FuzzParseDocument(f *testing.F) {
 		}
 	})
 }
+
+// TestMarshal: facts made in Go, with nil lists and attribute sets, read
+// back with the same meaning.
+func TestMarshal(t *testing.T) {
+	replicas := 1
+	in := &Document{Version: FactsVersion, Nodes: []*Node{{Name: "n", PodRoles: PodRoles{Roles: map[string]Role{"r": {Replicas: &replicas, Secrets: map[string]Secret{"s": {Path: "p"}}}}}}}}
+	data, err := Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ParseDocument(data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	r := out.Nodes[0].PodRoles.Roles["r"]
+	if *r.Replicas != 1 || r.Service != nil || r.Secrets["s"].Path != "p" || r.Secrets["s"].Field != nil || len(r.Units) != 0 {
+		t.Errorf("read back: %+v", out.Nodes[0])
+	}
+}

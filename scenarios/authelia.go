@@ -22,64 +22,70 @@ import (
 // reaches the authelia role over HTTPS; authelia binds to the lldap role
 // over LDAPS and stores the login in Postgres with a credential of the
 // database engine (SC-005).
-func init() {
-	register(&Suite{
-		Name: "authelia",
-		Doc:  "the admin logs in through the portal; authelia binds over LDAPS and stores the login in Postgres with a dynamic credential",
-		Scenarios: []*Scenario{
-			{
-				Name: "portal-login",
-				Spec: []string{"SC-005"},
-				Doc:  "the admin logs in through the portal (first factor) and gets a session cookie",
-				Skip: needsPortal,
-				Steps: []Step{{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
+var autheliaSuite = &Suite{
+	Name: "authelia",
+	Doc:  "the admin logs in through the portal; authelia binds over LDAPS and stores the login in Postgres with a dynamic credential",
+	Scenarios: []*Scenario{
+		{
+			Name: "portal-login",
+			Spec: []string{"SC-005"},
+			Doc:  "the role's Service serves a certificate that the node's fediversity.authelia.caFile verifies for fediversity.authelia.host, as the portal's nginx checks it; the admin logs in through the portal (first factor) and gets a session cookie",
+			Skip: needsPortal,
+			Steps: Checks(
+				Check{Name: "the role's certificate verifies with the node's CA", Do: autheliaVerifies},
+				Check{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
 					_, err := portalLogin(ctx, s, true)
 					return err
-				}}},
-			},
-			{
-				Name: "wrong-password-refused",
-				Spec: []string{"SC-005"},
-				Doc:  "a wrong password is refused at the portal, which logs the right one in",
-				Skip: needsPortal,
-				Steps: []Step{
-					// Without this, a portal that refuses everyone (its
-					// directory down) would pass.
-					{Name: "log in with the right password", Do: func(ctx context.Context, s *State) error {
-						_, err := portalLogin(ctx, s, true)
-						return err
-					}},
-					{Name: "log in with a wrong password", Do: func(ctx context.Context, s *State) error {
-						_, err := portalLogin(ctx, s, false)
-						return err
-					}},
-				},
-			},
-			{
-				Name: "login-stored-in-postgres",
-				Spec: []string{"SC-005"},
-				Doc:  "the login is in authelia's Postgres, which authelia reaches with a credential that expires: the database engine's",
-				Skip: func(inv *inventory.Inventory) string {
-					if why := needsPortal(inv); why != "" {
-						return why
-					}
-					if inv.Portal.StorageDSNFile == "" {
-						return "the inventory's portal has no storageDSNFile"
-					}
-					return ""
-				},
-				Steps: []Step{
-					{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
-						at, err := portalLogin(ctx, s, true)
-						s.Values["loginAt"] = at
-						return err
-					}},
-					{Name: "the login and the dynamic credential are in Postgres", Do: loginStored},
-				},
-			},
+				}},
+			),
 		},
-	})
+		{
+			Name: "wrong-password-refused",
+			Spec: []string{"SC-005"},
+			Doc:  "a wrong password is refused at the portal, which logs the right one in",
+			Skip: needsPortal,
+			Steps: Checks(
+				// Without this, a portal that refuses everyone (its
+				// directory down) would pass.
+				Check{Name: "log in with the right password", Do: func(ctx context.Context, s *State) error {
+					_, err := portalLogin(ctx, s, true)
+					return err
+				}},
+				Check{Name: "log in with a wrong password", Do: func(ctx context.Context, s *State) error {
+					_, err := portalLogin(ctx, s, false)
+					return err
+				}},
+			),
+		},
+		{
+			Name: "login-stored-in-postgres",
+			Spec: []string{"SC-005"},
+			Doc:  "the login is in authelia's Postgres, which authelia reaches with a credential that expires: the database engine's",
+			Skip: func(inv *inventory.Inventory) string {
+				if why := needsPortal(inv); why != "" {
+					return why
+				}
+				if inv.Portal.StorageDSNFile == "" {
+					return "the inventory's portal has no storageDSNFile"
+				}
+				return ""
+			},
+			Steps: Sequence(
+				Step[portalLoginAt]{Name: "log in through the portal", Do: func(ctx context.Context, s *State, v *portalLoginAt) error {
+					var err error
+					v.at, err = portalLogin(ctx, s, true)
+					return err
+				}},
+				Step[portalLoginAt]{Name: "the login and the dynamic credential are in Postgres", Do: func(ctx context.Context, s *State, v *portalLoginAt) error {
+					return loginStored(ctx, s, v.at)
+				}},
+			),
+		},
+	},
 }
+
+// portalLoginAt is when login-stored-in-postgres's login was sent.
+type portalLoginAt struct{ at time.Time }
 
 func needsPortal(inv *inventory.Inventory) string {
 	if inv.Portal == nil {
@@ -173,6 +179,48 @@ func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, 
 	return sent, err
 }
 
+// autheliaVerifies checks what the main pod's nginx relies on (Known
+// Deviations): the authelia role's Service answers TLS with a certificate
+// that the node's fediversity.authelia.caFile verifies for
+// fediversity.authelia.host.
+func autheliaVerifies(ctx context.Context, s *State) error {
+	a := s.Inv.Authelia
+	if a == nil {
+		s.Note("node %s has no authelia role: the portal's upstream is not the node's to check", s.Inv.Node)
+		return nil
+	}
+	if a.CAFile == "" {
+		return poll.Permanent(fmt.Errorf("the node's fediversity.authelia.caFile is null: nothing to verify the role %s with", a.Role))
+	}
+	r := s.Inv.Roles[a.Role]
+	if r == nil || r.Service == nil {
+		return poll.Permanent(fmt.Errorf("the inventory has no Service of the authelia role %s", a.Role))
+	}
+	port := 0
+	if role, ok := s.Inv.Facts.PodRoles.Roles[a.Role]; ok && len(role.Ports) > 0 {
+		port = role.Ports[0].Port
+	}
+	addr, err := dialAddr(*r.Service, port)
+	if err != nil {
+		return err
+	}
+	pool, err := nodeCA(ctx, s, a.CAFile, "fediversity.authelia.caFile")
+	if err != nil {
+		return err
+	}
+	probe := poll.Probe{Endpoint: fmt.Sprintf("https://%s (%s, TLS name %s)", addr, r.Service.Name, a.Host), Expect: "a certificate that the node's fediversity.authelia.caFile verifies for fediversity.authelia.host", Within: s.Patience}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: &tls.Config{RootCAs: pool, ServerName: a.Host}}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		conn.Close()
+		s.Note("%s serves a certificate for %s that %s verifies", r.Service.Name, a.Host, a.CAFile)
+		return nil
+	})
+}
+
 func hintBadGateway(status int) string {
 	if status == http.StatusBadGateway {
 		return ": the portal could not reach authelia (is its certificate verified against the right CA?)"
@@ -182,12 +230,11 @@ func hintBadGateway(status int) string {
 
 // loginStored finds the login in authelia's authentication log, and checks
 // that authelia's connections use a credential that expires.
-func loginStored(ctx context.Context, s *State) error {
+func loginStored(ctx context.Context, s *State, loginAt time.Time) error {
 	u, raw, err := readDSN(s.Inv.Portal.StorageDSNFile)
 	if err != nil {
 		return err
 	}
-	loginAt, _ := s.Values["loginAt"].(time.Time)
 	expect := "a successful login of " + s.Inv.LDAP.AdminUser + " in authentication_logs, and authelia connected with an expiring credential"
 	return poll.Eventually(ctx, poll.Probe{Endpoint: u.Redacted(), Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
 		db, err := pgx.Connect(ctx, raw)

@@ -17,38 +17,42 @@ import (
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
-// The deployments suite compares the cluster with the node's plan: every
-// planned Deployment exists with its replicas all ready and its image and
-// containers, and the Service of each role has exactly the planned ports
-// (US1-1, US1-6, US1-8, US1-14).
-func init() {
-	register(&Suite{
-		Name: "deployments",
-		Doc:  "the cluster holds the node's plan: Deployments with their replicas ready, images and containers; Services with exactly their ports",
-		Scenarios: []*Scenario{
-			{
-				Name:  "deployments-as-planned",
-				Spec:  []string{"US1-1", "US1-6", "US1-14"},
-				Doc:   "each planned Deployment exists with the planned replicas all ready, the planned image and containers",
-				Skip:  needsCluster,
-				Steps: []Step{{Name: "compare each Deployment with the plan", Do: deploymentsAsPlanned}},
-			},
-			{
-				Name:  "services-as-planned",
-				Spec:  []string{"US1-8", "SC-004"},
-				Doc:   "the Service of each role has exactly the planned ports: the plain LDAP port absent",
-				Skip:  needsCluster,
-				Steps: []Step{{Name: "compare each Service with the plan", Do: servicesAsPlanned}},
-			},
-			{
-				Name:  "service-units-not-in-node-pods",
-				Spec:  []string{"US1-6"},
-				Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
-				Skip:  needsCluster,
-				Steps: []Step{{Name: "ask each pod's systemd for the units of the roles' services", Do: serviceUnitsNotInNodePods}},
-			},
+// The deployments suite compares the cluster with what the node-surface
+// contract fixes of the node's plan ("The pods the k8s method makes"):
+// the Deployments with their replicas ready; their containers by the
+// contract's names, the companion's program and the service's variables
+// with their values; the sidecar as a restartable init container with a
+// startup probe, alone with the pod's token; images as relations (a role
+// of the node's image runs the main pod's image, a service's container and
+// its companion one image that is not the node's), never as the plan's
+// placeholder references; and the Service of each role with exactly its
+// ports (US1-1, US1-6, US1-7, US1-8, US1-10, US1-14).
+var deploymentsSuite = &Suite{
+	Name: "deployments",
+	Doc:  "the cluster holds what the contract fixes of the node's plan: Deployments with their replicas ready, containers, variables, sidecar and identity as planned, images as relations; Services with exactly their ports",
+	Scenarios: []*Scenario{
+		{
+			Name:  "deployments-as-planned",
+			Spec:  []string{"US1-1", "US1-6", "US1-7", "US1-10", "US1-14"},
+			Doc:   "each planned Deployment has its replicas ready; the contract's containers, the companion's program, the service's variables and values, the sidecar as a restartable init container with a startup probe, the token in the sidecar only; a role of the node's image runs the main pod's image, a service and its companion one image that is not the node's",
+			Skip:  needsCluster,
+			Steps: Checks(Check{Name: "compare each Deployment with the contract", Do: deploymentsAsPlanned}),
 		},
-	})
+		{
+			Name:  "services-as-planned",
+			Spec:  []string{"US1-8", "SC-004"},
+			Doc:   "the Service of each role has exactly the role's ports and metrics port: the plain LDAP port absent",
+			Skip:  needsCluster,
+			Steps: Checks(Check{Name: "compare each Service with the plan", Do: servicesAsPlanned}),
+		},
+		{
+			Name:  "service-units-not-in-node-pods",
+			Spec:  []string{"US1-6"},
+			Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
+			Skip:  needsCluster,
+			Steps: Checks(Check{Name: "ask each pod's systemd for the units of the roles' services", Do: serviceUnitsNotInNodePods}),
+		},
+	},
 }
 
 func needsCluster(inv *inventory.Inventory) string {
@@ -66,27 +70,30 @@ type clusterView struct {
 }
 
 // clusterPlan is the inventory's cluster, connected once per run of a
-// scenario, with the node's plan.
+// scenario, with the plan of the inventory's node. The plan gives names
+// (Deployments, Services, containers), replicas, ports, variables and
+// units, all from the node; never its placeholder images.
 func clusterPlan(s *State) (*clusterView, error) {
 	c, err := stateCluster(s)
 	if err != nil || c.plan != nil {
 		return c, err
 	}
-	factsFile := s.Inv.Cluster.FactsFile
-	doc, err := facts.ReadFile(factsFile)
-	if err != nil {
-		return nil, poll.Permanent(fmt.Errorf("facts %s: %w", factsFile, err))
+	if s.Inv.Facts == nil {
+		return nil, poll.Permanent(fmt.Errorf("the inventory has no node's facts to plan from"))
 	}
-	i := slices.IndexFunc(doc.Nodes, func(n *facts.Node) bool { return n.Name == s.Inv.Node })
-	if i < 0 {
-		return nil, poll.Permanent(fmt.Errorf("facts %s have no node %s", factsFile, s.Inv.Node))
-	}
-	p, err := plan.Make(doc.Nodes[i], plan.Options{Namespace: s.Inv.Cluster.Namespace})
+	p, err := plan.Make(s.Inv.Facts, plan.Options{Namespace: s.Inv.Cluster.Namespace})
 	if err != nil {
 		return nil, poll.Permanent(err)
 	}
-	c.node, c.plan = doc.Nodes[i], p
+	c.node, c.plan = s.Inv.Facts, p
 	return c, nil
+}
+
+// roleOf is the node's role of a planned Deployment (the main pod's is
+// the zero Role with the name main).
+func (c *clusterView) roleOf(d *appsv1.Deployment) (string, facts.Role) {
+	name := d.Spec.Template.Labels[plan.LabelRole]
+	return name, c.node.PodRoles.Roles[name]
 }
 
 func deploymentsAsPlanned(ctx context.Context, s *State) error {
@@ -95,24 +102,52 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 		return err
 	}
 	client, p := c.Clientset, c.plan
-	// Images are the method's (node-surface): compared as relations with
-	// the main pod's image, never with the plan's placeholders.
+	// The node's image is the main pod's, whatever its reference.
+	main := p.Deployments[0]
 	var nodeImage string
-	if main, err := client.AppsV1().Deployments(p.Deployments[0].Namespace).Get(ctx, p.Deployments[0].Name, metav1.GetOptions{}); err == nil {
-		nodeImage = imageOf(main.Spec.Template.Spec.Containers, plan.ContainerNode)
+	probe := poll.Probe{Endpoint: "Deployment " + main.Namespace + "/" + main.Name, Expect: "the main pod's Deployment, with its container " + plan.ContainerNode, Within: s.Patience}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		got, err := client.AppsV1().Deployments(main.Namespace).Get(ctx, main.Name, metav1.GetOptions{})
+		if err != nil {
+			return discoverError("Deployment", main.Namespace, main.Name, "get", err)
+		}
+		if nodeImage = imageOf(got.Spec.Template.Spec.Containers, plan.ContainerNode); nodeImage == "" {
+			return poll.Saw("containers %s, and none named %s", containerNames(got.Spec.Template.Spec.Containers), plan.ContainerNode)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	s.Note("the node's image is the main pod's: %s", nodeImage)
 	var errs []error
 	for _, want := range p.Deployments {
-		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of containers %s", *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers)), Within: s.Patience}
+		role, r := c.roleOf(want)
+		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("role %s as the contract fixes it, %d replicas ready", role, *want.Spec.Replicas), Within: s.Patience}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
 				return discoverError("Deployment", want.Namespace, want.Name, "get", err)
 			}
-			return compareDeployment(want, got, nodeImage)
+			if err := compareDeployment(want, got, role, r, nodeImage); err != nil {
+				return err
+			}
+			pods, err := runningPods(ctx, client, got)
+			if err != nil {
+				return err
+			}
+			if len(pods) == 0 {
+				return poll.Saw("no Running pod of role %s", role)
+			}
+			for _, pod := range pods {
+				if err := identityOnlyInSidecar(&pod, role, len(want.Spec.Template.Spec.InitContainers) > 0); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err == nil {
-			s.Note("Deployment %s: %d ready replicas of %s", want.Name, *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers))
+			s.Note("Deployment %s (role %s): %d ready replicas of %s", want.Name, role, *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers))
 		}
 		errs = append(errs, err)
 	}
@@ -127,46 +162,153 @@ func containerNames(cs []corev1.Container) string {
 	return strings.Join(out, ",")
 }
 
-func imageOf(cs []corev1.Container, name string) string {
-	for _, c := range cs {
-		if c.Name == name {
-			return c.Image
+func container(cs []corev1.Container, name string) *corev1.Container {
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
 		}
+	}
+	return nil
+}
+
+func imageOf(cs []corev1.Container, name string) string {
+	if c := container(cs, name); c != nil {
+		return c.Image
 	}
 	return ""
 }
 
-// compareDeployment compares a Deployment with the plan: its replicas,
-// its containers by name, their images by relation (a pod of the node's
-// image runs the main pod's image, nodeImage; a service's container and
-// its companion run one image that is not the node's), and its replicas
-// ready.
-func compareDeployment(want, got *appsv1.Deployment, nodeImage string) error {
+// compareDeployment compares a Deployment with what the contract fixes of
+// the planned one, for role r: replicas, containers by name, images by
+// relation with the node's image, the companion's program, the service's
+// variables, the sidecar, and the replicas ready. Each difference names
+// the role.
+func compareDeployment(want, got *appsv1.Deployment, role string, r facts.Role, nodeImage string) error {
 	if got.Spec.Replicas == nil || *got.Spec.Replicas != *want.Spec.Replicas {
-		return poll.Saw("spec.replicas %v, planned %d", ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
+		return poll.Saw("role %s: spec.replicas %v, planned %d", role, ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
 	}
-	cs := got.Spec.Template.Spec.Containers
-	if w, g := containerNames(want.Spec.Template.Spec.Containers), containerNames(cs); w != g {
-		return poll.Saw("containers %s, planned %s", g, w)
+	wantCs, gotCs := want.Spec.Template.Spec.Containers, got.Spec.Template.Spec.Containers
+	if w, g := sortedNames(wantCs), sortedNames(gotCs); !slices.Equal(w, g) {
+		return poll.Saw("role %s: containers %s, the contract's %s", role, strings.Join(g, ","), strings.Join(w, ","))
 	}
+	if r.RunsNodeImage() {
+		// The main pod's (role main) and each role's of the node's image.
+		if image := imageOf(gotCs, plan.ContainerNode); image != nodeImage {
+			return poll.Saw("role %s runs image %s in container %s, not the main pod's %s: a role of the node's image runs the node's image", role, image, plan.ContainerNode, nodeImage)
+		}
+	} else {
+		service := *r.Service
+		image := imageOf(gotCs, service)
+		if image == nodeImage {
+			return poll.Saw("role %s runs the node's image %s in container %s: a role with a service runs the service's image, with no systemd (US1-6)", role, image, service)
+		}
+		if companion := container(gotCs, plan.ContainerCompanion); companion != nil {
+			if companion.Image != image {
+				return poll.Saw("role %s runs image %s in container %s, not its service's %s (container %s) (FR-012)", role, companion.Image, plan.ContainerCompanion, image, service)
+			}
+			program := container(wantCs, plan.ContainerCompanion).Command[0]
+			if len(companion.Command) == 0 || companion.Command[0] != program {
+				return poll.Saw("role %s: container %s runs %q, not the program %s of the node's fediversity.podRoles.services.%s.companion (FR-012)", role, plan.ContainerCompanion, strings.Join(append(slices.Clone(companion.Command), companion.Args...), " "), program, service)
+			}
+		}
+		if err := compareVariables(container(wantCs, service), container(gotCs, service), role, service); err != nil {
+			return err
+		}
+	}
+	if err := compareSidecar(want, got, role); err != nil {
+		return err
+	}
+	if got.Status.ReadyReplicas != *want.Spec.Replicas {
+		return poll.Saw("role %s: %d of %d replicas ready", role, got.Status.ReadyReplicas, *want.Spec.Replicas)
+	}
+	return nil
+}
+
+func sortedNames(cs []corev1.Container) []string {
+	var out []string
 	for _, c := range cs {
-		switch c.Name {
-		case plan.ContainerNode:
-			if nodeImage != "" && c.Image != nodeImage {
-				return poll.Saw("container node runs image %s, not the main pod's %s", c.Image, nodeImage)
-			}
-		case plan.ContainerCompanion:
-			if c.Image != cs[0].Image {
-				return poll.Saw("container companion runs image %s, not the service's %s", c.Image, cs[0].Image)
-			}
-		default:
-			if c.Image == nodeImage {
-				return poll.Saw("container %s runs the node's image %s, not its service's", c.Name, c.Image)
+		out = append(out, c.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// compareVariables checks that the service's container has each variable
+// of services.<s>.environment with its value (FR-011); others the method
+// may add.
+func compareVariables(want, got *corev1.Container, role, service string) error {
+	have := map[string]corev1.EnvVar{}
+	for _, e := range got.Env {
+		have[e.Name] = e
+	}
+	for _, w := range want.Env {
+		g, ok := have[w.Name]
+		switch {
+		case !ok:
+			return poll.Saw("role %s: container %s lacks the variable %s of the node's fediversity.podRoles.services.%s.environment (FR-011)", role, service, w.Name, service)
+		case g.ValueFrom != nil:
+			return poll.Saw("role %s: container %s takes %s from a source, not the value %q of the node's fediversity.podRoles.services.%s.environment (FR-011)", role, service, w.Name, w.Value, service)
+		case g.Value != w.Value:
+			return poll.Saw("role %s: container %s has %s=%q, the node's fediversity.podRoles.services.%s.environment says %q (FR-011)", role, service, w.Name, g.Value, service, w.Value)
+		}
+	}
+	return nil
+}
+
+// compareSidecar checks the planned sidecar: the container secrets as an
+// init container with restartPolicy Always, which Kubernetes starts first,
+// and a startup probe, which holds the others until it passes (US1-7).
+func compareSidecar(want, got *appsv1.Deployment, role string) error {
+	if container(want.Spec.Template.Spec.InitContainers, plan.ContainerSidecar) == nil {
+		return nil
+	}
+	spec := got.Spec.Template.Spec
+	sidecar := container(spec.InitContainers, plan.ContainerSidecar)
+	switch {
+	case sidecar == nil && container(spec.Containers, plan.ContainerSidecar) != nil:
+		return poll.Saw("role %s: %s is a container beside the service, not an init container: Kubernetes may start the service before its secrets (US1-7)", role, plan.ContainerSidecar)
+	case sidecar == nil:
+		return poll.Saw("role %s: no sidecar %s, though the role has secrets (init containers %s)", role, plan.ContainerSidecar, containerNames(spec.InitContainers))
+	case sidecar.RestartPolicy == nil || *sidecar.RestartPolicy != corev1.ContainerRestartPolicyAlways:
+		return poll.Saw("role %s: the init container %s has no restartPolicy Always: it is no sidecar, and the pod's service never starts while it runs", role, plan.ContainerSidecar)
+	case sidecar.StartupProbe == nil:
+		return poll.Saw("role %s: the sidecar %s has no startup probe: Kubernetes starts the service before its secrets are files (US1-7)", role, plan.ContainerSidecar)
+	}
+	return nil
+}
+
+// identityOnlyInSidecar checks a pod as the API server admitted it: no
+// container but secrets mounts a service-account token (US1-7), whether
+// the pod's spec or the ServiceAccount admission put it there.
+func identityOnlyInSidecar(pod *corev1.Pod, role string, hasSidecar bool) error {
+	tokens := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ServiceAccountToken != nil {
+				tokens[v.Name] = true
 			}
 		}
 	}
-	if got.Status.ReadyReplicas != *want.Spec.Replicas {
-		return poll.Saw("%d of %d replicas ready", got.Status.ReadyReplicas, *want.Spec.Replicas)
+	sidecarHasIt := false
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		for _, m := range c.VolumeMounts {
+			if !tokens[m.Name] && m.MountPath != plan.IdentityDir {
+				continue
+			}
+			if c.Name == plan.ContainerSidecar {
+				sidecarHasIt = true
+				continue
+			}
+			if hasSidecar || c.Name != plan.ContainerNode {
+				return poll.Permanent(fmt.Errorf("role %s: pod %s mounts the pod's service-account token into container %s (volume %s at %s): only %s may hold the identity (US1-7)", role, pod.Name, c.Name, m.Name, m.MountPath, plan.ContainerSidecar))
+			}
+		}
+	}
+	if hasSidecar && !sidecarHasIt {
+		return poll.Permanent(fmt.Errorf("role %s: pod %s gives its sidecar %s no service-account token to log in to OpenBao with", role, pod.Name, plan.ContainerSidecar))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,9 +32,10 @@ type DiscoverOptions struct {
 	Node       *facts.Node
 	// Dir is where the node's facts are written, for the cluster suites.
 	Dir string
-	// Base holds what the cluster cannot tell: the coordinates of the ldap
-	// contract, Postgres, OpenBao, the portal, with the files of their
-	// secrets. Its roles are replaced by those found.
+	// Base holds what neither the cluster nor the node can tell: the
+	// ldap contract's port and DNs, Postgres, OpenBao, the portal, with
+	// the files of their secrets. Its roles are replaced by those found,
+	// and what the node states is taken from Node.
 	Base *inventory.Inventory
 	// Direct dials the pods' and Services' own addresses (inside the
 	// cluster); otherwise every port is port-forwarded to loopback.
@@ -82,7 +82,10 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneLine(err))
 	}
 	factsFile := filepath.Join(o.Dir, "facts.json")
-	data, _ := json.Marshal(facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{o.Node}})
+	data, err := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{o.Node}})
+	if err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(factsFile, data, 0o600); err != nil {
 		return nil, err
 	}
@@ -90,9 +93,9 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	if o.Base != nil {
 		*inv = *o.Base
 	}
-	inv.Node = o.Node.Name
+	inv.Node, inv.FactsFile = o.Node.Name, factsFile
 	inv.Roles = map[string]*inventory.Role{}
-	inv.Cluster = &inventory.Cluster{Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, FactsFile: factsFile}
+	inv.Cluster = &inventory.Cluster{Kubeconfig: o.Kubeconfig, Namespace: o.Namespace}
 	d := &Discovered{Inventory: inv}
 	defer func() {
 		if err != nil {
@@ -106,22 +109,22 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 			return nil, discoverError("Deployment", o.Namespace, want.Name, "get", err)
 		}
 		roleName := want.Spec.Template.Labels[plan.LabelRole]
-		role := &inventory.Role{}
-		if base := o.Base; base != nil && base.Roles[roleName] != nil {
-			role.Server, role.Secrets = base.Roles[roleName].Server, base.Roles[roleName].Secrets
+		// The container of the pod's service, by the contract's name: the
+		// service's, or node.
+		service := plan.ContainerNode
+		if r := o.Node.PodRoles.Roles[roleName]; !r.RunsNodeImage() {
+			service = *r.Service
 		}
-		if len(dep.Spec.Template.Spec.Containers) > 0 && role.Server == "" {
-			role.Server = dep.Spec.Template.Spec.Containers[0].Name
+		role := &inventory.Role{Server: service}
+		if base := o.Base; base != nil && base.Roles[roleName] != nil && base.Roles[roleName].Server != "" {
+			role.Server = base.Roles[roleName].Server
 		}
 		pods, err := runningPods(ctx, client, dep)
 		if err != nil {
 			return nil, err
 		}
 		for _, pod := range pods {
-			e := inventory.Endpoint{Name: pod.Name, Address: pod.Status.PodIP, UID: string(pod.UID), Ports: map[string]int{}}
-			if len(pod.Spec.Containers) > 0 {
-				e.Container = pod.Spec.Containers[0].Name
-			}
+			e := inventory.Endpoint{Name: pod.Name, Address: pod.Status.PodIP, UID: string(pod.UID), Container: service, Ports: map[string]int{}}
 			var ports []int32
 			for _, c := range pod.Spec.Containers {
 				for _, cp := range c.Ports {
@@ -162,6 +165,9 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 			return nil, discoverError("Service", o.Namespace, want.Name, "get", err)
 		}
 		inv.Roles[roleName] = role
+	}
+	if err := inv.Reconcile(o.Node); err != nil {
+		return nil, fmt.Errorf("the inventory found in namespace %s: %w", o.Namespace, err)
 	}
 	if err := inv.Validate(); err != nil {
 		return nil, fmt.Errorf("the inventory found in namespace %s: %w", o.Namespace, err)

@@ -21,79 +21,80 @@ import (
 // The ldap suite: a reader of the ldap contract in another pod reaches the
 // role's Service by its name over LDAPS, verifies the role's certificate
 // with the contract's CA file and binds with the contract's password file
-// (US1-15, SC-004).
-func init() {
-	register(&Suite{
-		Name: "ldap",
-		Doc:  "a reader of the ldap contract binds to the role's Service and pods over LDAPS, verifying the CA",
-		Scenarios: []*Scenario{
-			{
-				Name: "service-ldaps-bind",
-				Spec: []string{"SC-004", "US1-15"},
-				Doc:  "the reader reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
-				Skip: needsLDAP,
-				Steps: []Step{{Name: "bind at the Service and find the user", Do: func(ctx context.Context, s *State) error {
-					svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
-					return readerFinds(ctx, s, *svc)
-				}}},
-			},
-			{
-				Name:  "plain-port-not-on-service",
-				Spec:  []string{"SC-004"},
-				Doc:   "the plain LDAP port of the pods is not on the Service",
-				Skip:  needsLDAP,
-				Steps: []Step{{Name: "the Service refuses the plain LDAP port", Do: plainPortNotOnService}},
-			},
-			{
-				Name: "each-pod-binds",
-				Spec: []string{"SC-004", "US1-15"},
-				Doc:  "each pod of the role answers the same bind, with a certificate for the Service's name",
-				Skip: needsLDAP,
-				Steps: []Step{{Name: "bind at each pod and find the user", Do: func(ctx context.Context, s *State) error {
-					var errs []error
-					for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
-						if err := readerFinds(ctx, s, pod); err != nil {
-							errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
-						}
-					}
-					return joinErrors(errs)
-				}}},
-			},
-			{
-				Name: "wrong-ca-refused",
-				Spec: []string{"US1-15"},
-				Doc:  "verification is on: a CA that did not sign the role's certificate is refused",
-				Skip: needsLDAP,
-				Steps: []Step{{Name: "a handshake with another CA fails", Do: func(ctx context.Context, s *State) error {
-					other, err := otherCA()
-					if err != nil {
-						return err
-					}
-					return refusedHandshake(ctx, s, &tls.Config{RootCAs: other, ServerName: s.Inv.LDAP.Host}, "certificate signed by unknown authority")
-				}}},
-			},
-			{
-				Name: "wrong-name-refused",
-				Spec: []string{"US1-15"},
-				Doc:  "verification is on: the role's certificate is refused for a name that is not the Service's",
-				Skip: needsLDAP,
-				Steps: []Step{{Name: "a handshake for another name fails", Do: func(ctx context.Context, s *State) error {
-					pool, err := caPool(s.Inv.LDAP.CAFile)
-					if err != nil {
-						return err
-					}
-					return refusedHandshake(ctx, s, &tls.Config{RootCAs: pool, ServerName: "not-the-service.invalid"}, "not not-the-service.invalid")
-				}}},
-			},
+// (US1-15, SC-004). The contract is the node's (fediversity.lldap.*), its
+// files are read where a reader opens them: in the main pod.
+var ldapSuite = &Suite{
+	Name: "ldap",
+	Doc:  "a reader of the ldap contract binds to the role's Service and pods over LDAPS, verifying the CA",
+	Scenarios: []*Scenario{
+		{
+			Name: "service-ldaps-bind",
+			Spec: []string{"SC-004", "US1-15"},
+			Doc:  "the reader reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
+			Skip: needsLDAP,
+			Steps: Checks(Check{Name: "bind at the Service and find the user", Do: func(ctx context.Context, s *State) error {
+				svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
+				return readerFinds(ctx, s, *svc)
+			}}),
 		},
-	})
+		{
+			Name:  "plain-port-not-on-service",
+			Spec:  []string{"SC-004"},
+			Doc:   "the plain LDAP port of the pods is not on the Service",
+			Skip:  needsLDAP,
+			Steps: Checks(Check{Name: "the Service refuses the plain LDAP port", Do: plainPortNotOnService}),
+		},
+		{
+			Name: "each-pod-binds",
+			Spec: []string{"SC-004", "US1-15"},
+			Doc:  "each pod of the role answers the same bind, with a certificate for the Service's name",
+			Skip: needsLDAP,
+			Steps: Checks(Check{Name: "bind at each pod and find the user", Do: func(ctx context.Context, s *State) error {
+				var errs []error
+				for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
+					if err := readerFinds(ctx, s, pod); err != nil {
+						errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+					}
+				}
+				return joinErrors(errs)
+			}}),
+		},
+		{
+			Name:      "wrong-ca-refused",
+			Spec:      []string{"US1-15"},
+			Doc:       "the runner's own TLS client refuses the role's certificate with a CA that did not sign it: proves that the other ldap scenarios verify, not that the deployment does anything",
+			SelfCheck: true,
+			Skip:      needsLDAP,
+			Steps: Checks(Check{Name: "a handshake with another CA fails", Do: func(ctx context.Context, s *State) error {
+				other, err := otherCA()
+				if err != nil {
+					return err
+				}
+				return refusedHandshake(ctx, s, &tls.Config{RootCAs: other, ServerName: s.Inv.LDAP.Host}, "certificate signed by unknown authority")
+			}}),
+		},
+		{
+			Name:      "wrong-name-refused",
+			Spec:      []string{"US1-15"},
+			Doc:       "the runner's own TLS client refuses the role's certificate for a name that is not the Service's: proves that the other ldap scenarios check the name, and that the certificate is not valid for any name",
+			SelfCheck: true,
+			Skip:      needsLDAP,
+			Steps: Checks(Check{Name: "a handshake for another name fails", Do: func(ctx context.Context, s *State) error {
+				pool, err := contractCA(ctx, s)
+				if err != nil {
+					return err
+				}
+				return refusedHandshake(ctx, s, &tls.Config{RootCAs: pool, ServerName: "not-the-service.invalid"}, "not not-the-service.invalid")
+			}}),
+		},
+	},
 }
 
 func needsLDAP(inv *inventory.Inventory) string {
 	if inv.LDAP == nil {
 		return "the inventory has no ldap contract"
 	}
-	return ""
+	return needsMainPod(inv)
 }
 
 // readerFinds binds as the contract's reader at endpoint, over LDAPS with
@@ -101,7 +102,7 @@ func needsLDAP(inv *inventory.Inventory) string {
 // (and group, if the inventory names one).
 func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 	l := s.Inv.LDAP
-	pool, err := caPool(l.CAFile)
+	pool, err := contractCA(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -116,9 +117,9 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 	}
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		// Read at each try: a rotation may rewrite the file meanwhile.
-		password, err := inventory.ReadSecret(l.BindPasswordFile)
+		password, err := nodeSecret(ctx, s, l.BindPasswordFile)
 		if err != nil {
-			return poll.Permanent(err)
+			return err
 		}
 		conn, err := dialLDAPS(ctx, addr, &tls.Config{RootCAs: pool, ServerName: l.Host})
 		if err != nil {
@@ -127,7 +128,7 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 		defer conn.Close()
 		if err := conn.Bind(l.BindDN, password); err != nil {
 			if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
-				return fmt.Errorf("the bind with the password of %s was refused: %w", l.BindPasswordFile, err)
+				return fmt.Errorf("the bind with the password of the contract's %s was refused: %w", l.BindPasswordFile, err)
 			}
 			return err
 		}
@@ -269,14 +270,34 @@ func dialAddr(e inventory.Endpoint, port int) (string, error) {
 	return addr, nil
 }
 
-func caPool(path string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(path)
+// contractCA is the CA of the ldap contract, from its file in the main
+// pod.
+func contractCA(ctx context.Context, s *State) (*x509.CertPool, error) {
+	return nodeCA(ctx, s, s.Inv.LDAP.CAFile, "fediversity.lldap.tls.caFile")
+}
+
+// nodeCA reads a CA file of the node's (option names it) in the main pod.
+func nodeCA(ctx context.Context, s *State, path, option string) (*x509.CertPool, error) {
+	data, err := nodeFile(ctx, s, path)
 	if err != nil {
-		return nil, poll.Permanent(fmt.Errorf("the contract's CA file: %w", err))
+		return nil, fmt.Errorf("the node's %s: %w", option, err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, poll.Permanent(fmt.Errorf("the contract's CA file %s holds no PEM certificate", path))
+		return nil, poll.Permanent(fmt.Errorf("the node's %s, %s in the main pod, holds no PEM certificate", option, path))
+	}
+	return pool, nil
+}
+
+// caPool reads a CA file of the inventory's (the runner's own files).
+func caPool(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, poll.Permanent(fmt.Errorf("CA file: %w", err))
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, poll.Permanent(fmt.Errorf("CA file %s holds no PEM certificate", path))
 	}
 	return pool, nil
 }

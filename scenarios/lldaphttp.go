@@ -16,62 +16,63 @@ import (
 // /api/graphql with the token as bearer) and runs only where the inventory
 // says the role runs lldap: this project's own machines cannot install
 // lldap, and slapd stands in for it there.
-func init() {
-	register(&Suite{
-		Name: "lldap-http",
-		Doc:  "logins at lldap's HTTP API through the Service and at each pod; a token of one replica works at the other",
-		Scenarios: []*Scenario{
-			{
-				Name: "login-through-service",
-				Spec: []string{"SC-003"},
-				Doc:  "the admin logs in at lldap's HTTP API through the role's Service",
-				Skip: needsLLDAP,
-				Steps: []Step{{Name: "log in at the Service", Do: func(ctx context.Context, s *State) error {
-					_, err := lldapLogin(ctx, s, *s.Inv.Roles[s.Inv.LDAP.Role].Service)
-					return err
-				}}},
-			},
-			{
-				Name: "login-at-each-pod",
-				Spec: []string{"SC-003"},
-				Doc:  "the admin logs in at each pod of the role",
-				Skip: needsLLDAP,
-				Steps: []Step{{Name: "log in at each pod", Do: func(ctx context.Context, s *State) error {
-					for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
-						if _, err := lldapLogin(ctx, s, pod); err != nil {
-							return fmt.Errorf("pod %s: %w", pod.Name, err)
-						}
-					}
-					return nil
-				}}},
-			},
-			{
-				Name: "token-accepted-by-other-replica",
-				Spec: []string{"SC-003"},
-				Doc:  "a token from one replica is accepted by the other",
-				Skip: func(inv *inventory.Inventory) string {
-					if why := needsLLDAP(inv); why != "" {
-						return why
-					}
-					if len(inv.Roles[inv.LDAP.Role].Pods) < 2 {
-						return "the role has one pod"
-					}
-					return ""
-				},
-				Steps: []Step{
-					{Name: "log in at the first pod", Do: func(ctx context.Context, s *State) error {
-						token, err := lldapLogin(ctx, s, s.Inv.Roles[s.Inv.LDAP.Role].Pods[0])
-						s.Values["token"] = token
-						return err
-					}},
-					{Name: "the second pod accepts the token", Do: func(ctx context.Context, s *State) error {
-						return lldapWhoAmI(ctx, s, s.Inv.Roles[s.Inv.LDAP.Role].Pods[1], s.Values["token"].(string))
-					}},
-				},
-			},
+var lldapHTTPSuite = &Suite{
+	Name: "lldap-http",
+	Doc:  "logins at lldap's HTTP API through the Service and at each pod; a token of one replica works at the other",
+	Scenarios: []*Scenario{
+		{
+			Name: "login-through-service",
+			Spec: []string{"SC-003"},
+			Doc:  "the admin logs in at lldap's HTTP API through the role's Service",
+			Skip: needsLLDAP,
+			Steps: Checks(Check{Name: "log in at the Service", Do: func(ctx context.Context, s *State) error {
+				_, err := lldapLogin(ctx, s, *s.Inv.Roles[s.Inv.LDAP.Role].Service)
+				return err
+			}}),
 		},
-	})
+		{
+			Name: "login-at-each-pod",
+			Spec: []string{"SC-003"},
+			Doc:  "the admin logs in at each pod of the role",
+			Skip: needsLLDAP,
+			Steps: Checks(Check{Name: "log in at each pod", Do: func(ctx context.Context, s *State) error {
+				for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
+					if _, err := lldapLogin(ctx, s, pod); err != nil {
+						return fmt.Errorf("pod %s: %w", pod.Name, err)
+					}
+				}
+				return nil
+			}}),
+		},
+		{
+			Name: "token-accepted-by-other-replica",
+			Spec: []string{"SC-003"},
+			Doc:  "a token from one replica is accepted by the other",
+			Skip: func(inv *inventory.Inventory) string {
+				if why := needsLLDAP(inv); why != "" {
+					return why
+				}
+				if len(inv.Roles[inv.LDAP.Role].Pods) < 2 {
+					return "the role has one pod"
+				}
+				return ""
+			},
+			Steps: Sequence(
+				Step[lldapToken]{Name: "log in at the first pod", Do: func(ctx context.Context, s *State, v *lldapToken) error {
+					var err error
+					v.token, err = lldapLogin(ctx, s, s.Inv.Roles[s.Inv.LDAP.Role].Pods[0])
+					return err
+				}},
+				Step[lldapToken]{Name: "the second pod accepts the token", Do: func(ctx context.Context, s *State, v *lldapToken) error {
+					return lldapWhoAmI(ctx, s, s.Inv.Roles[s.Inv.LDAP.Role].Pods[1], v.token)
+				}},
+			),
+		},
+	},
 }
+
+// lldapToken is what the steps of token-accepted-by-other-replica share.
+type lldapToken struct{ token string }
 
 func needsLLDAP(inv *inventory.Inventory) string {
 	if inv.LDAP == nil {

@@ -2,16 +2,19 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -97,19 +100,62 @@ func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file s
 // of a scenario: its steps poll, and a client per poll would open
 // connections faster than they close.
 func stateCluster(s *State) (*clusterView, error) {
-	if c, ok := s.Values[clusterKey].(*clusterView); ok {
-		return c, nil
+	if s.cluster != nil {
+		return s.cluster, nil
 	}
 	c, err := connect(s.Inv.Cluster.Kubeconfig)
 	if err != nil {
 		return nil, poll.Permanent(err)
 	}
-	s.Values[clusterKey] = c
+	s.cluster = c
 	return c, nil
 }
 
-// clusterKey holds stateCluster's client in State.Values.
-const clusterKey = "podroles: cluster client"
+// needsMainPod says why the node's own files cannot be read: the
+// inventory has no main pod to read them in.
+func needsMainPod(inv *inventory.Inventory) string {
+	main := inv.Roles[inventory.MainRole]
+	switch {
+	case main == nil || len(main.Pods) == 0:
+		return fmt.Sprintf("the inventory has no main pod (roles.%s) to read the node's files in", inventory.MainRole)
+	case main.Pods[0].RootDir == "" && !inCluster(inv, main.Pods[0]):
+		return fmt.Sprintf("the main pod %s has no rootDir in the inventory, and is no pod of a cluster", main.Pods[0].Name)
+	}
+	return ""
+}
+
+// nodeFile reads a file of the node's own by its path in the node, in the
+// main pod, where the node's readers open it (the ldap contract's CA and
+// password files, authelia's CA): locally under the main pod's rootDir, in
+// a cluster with cat through exec in its container node.
+func nodeFile(ctx context.Context, s *State, file string) ([]byte, error) {
+	if why := needsMainPod(s.Inv); why != "" {
+		return nil, poll.Permanent(errors.New(why))
+	}
+	pod := s.Inv.Roles[inventory.MainRole].Pods[0]
+	if !inCluster(s.Inv, pod) {
+		data, err := os.ReadFile(filepath.Join(pod.RootDir, file))
+		if err != nil {
+			return nil, fmt.Errorf("%s in the main pod %s: %w", file, pod.Name, errors.Unwrap(err))
+		}
+		return data, nil
+	}
+	c, err := stateCluster(s)
+	if err != nil {
+		return nil, err
+	}
+	return c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, plan.ContainerNode, []string{"cat", file})
+}
+
+// nodeSecret reads a secret of the node's own in the main pod, less its
+// final line end.
+func nodeSecret(ctx context.Context, s *State, file string) (string, error) {
+	data, err := nodeFile(ctx, s, file)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(data), "\r\n"), nil
+}
 
 // secretWhere names where readPodSecret reads, for a probe.
 func secretWhere(s *State, pod inventory.Endpoint, file string) string {

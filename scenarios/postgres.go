@@ -16,48 +16,50 @@ import (
 // The postgres suite: the role keeps its data in a Postgres out of its
 // pods, and the companion of lldap keeps exactly one OpenTofu state there
 // (SC-003, Known Deviations).
-func init() {
-	register(&Suite{
-		Name: "postgres",
-		Doc:  "the role's data is in a Postgres out of the pods, with one OpenTofu state of the companion",
-		Scenarios: []*Scenario{
-			{
-				Name: "data-outside-pod",
-				Spec: []string{"SC-003"},
-				Doc:  "the role's database is on a host that is none of the role's pods, and holds its users",
-				Skip: needsPostgres,
-				Steps: []Step{
-					{Name: "the database is not in a pod of the role", Do: databaseOutsidePods},
-					{Name: "the database holds the role's users", Do: func(ctx context.Context, s *State) error {
-						p := s.Inv.Postgres
-						if p.UsersTable == "" || s.Inv.LDAP == nil {
-							s.Note("the inventory names no users table: connected only")
-							return withDatabase(ctx, s, "a connection", func(ctx context.Context, db *pgx.Conn) error { return db.Ping(ctx) })
-						}
-						user := s.Inv.LDAP.User
-						return withDatabase(ctx, s, fmt.Sprintf("the user %s in table %s", user, p.UsersTable), func(ctx context.Context, db *pgx.Conn) error {
-							var n int
-							q := fmt.Sprintf("SELECT count(*) FROM %s WHERE user_id = $1", pgx.Identifier{p.UsersTable}.Sanitize())
-							if err := db.QueryRow(ctx, q, user).Scan(&n); err != nil {
-								return err
-							}
-							if n != 1 {
-								return poll.Saw("%d rows for %s", n, user)
-							}
-							s.Note("table %s holds %s", p.UsersTable, user)
-							return nil
-						})
-					}},
-				},
-			},
-			{
-				Name:  "one-opentofu-state",
-				Spec:  []string{"SC-003"},
-				Doc:   "the schema of the companion holds exactly one OpenTofu state, with the values of its objects",
-				Skip:  needsPostgres,
-				Steps: []Step{{Name: "exactly one state in the schema", Do: oneOpenTofuState}},
-			},
+var postgresSuite = &Suite{
+	Name: "postgres",
+	Doc:  "the role's data is in a Postgres out of the pods, with one OpenTofu state of the companion",
+	Scenarios: []*Scenario{
+		{
+			Name: "data-outside-pod",
+			Spec: []string{"SC-003"},
+			Doc:  "the role's database is on a host that is none of the role's pods, and holds its users",
+			Skip: needsPostgres,
+			Steps: Checks(
+				Check{Name: "the database is not in a pod of the role", Do: databaseOutsidePods},
+				Check{Name: "the database holds the role's users", Do: databaseHoldsUsers},
+			),
 		},
+		{
+			Name:  "one-opentofu-state",
+			Spec:  []string{"SC-003"},
+			Doc:   "the schema of the companion holds exactly one OpenTofu state, with the values of its objects",
+			Skip:  needsPostgres,
+			Steps: Checks(Check{Name: "exactly one state in the schema", Do: oneOpenTofuState}),
+		},
+	},
+}
+
+// databaseHoldsUsers finds the contract's user in the role's users table,
+// or, where the inventory names none, connects.
+func databaseHoldsUsers(ctx context.Context, s *State) error {
+	p := s.Inv.Postgres
+	if p.UsersTable == "" || s.Inv.LDAP == nil {
+		s.Note("the inventory names no users table: connected only")
+		return withDatabase(ctx, s, "a connection", func(ctx context.Context, db *pgx.Conn) error { return db.Ping(ctx) })
+	}
+	user := s.Inv.LDAP.User
+	return withDatabase(ctx, s, fmt.Sprintf("the user %s in table %s", user, p.UsersTable), func(ctx context.Context, db *pgx.Conn) error {
+		var n int
+		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE user_id = $1", pgx.Identifier{p.UsersTable}.Sanitize())
+		if err := db.QueryRow(ctx, q, user).Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return poll.Saw("%d rows for %s", n, user)
+		}
+		s.Note("table %s holds %s", p.UsersTable, user)
+		return nil
 	})
 }
 

@@ -19,10 +19,12 @@ type Report struct {
 
 // Summary counts the results.
 type Summary struct {
-	Passed  int  `json:"passed"`
-	Failed  int  `json:"failed"`
-	Skipped int  `json:"skipped"`
-	OK      bool `json:"ok"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+	// OK: none failed, and one at least passed: a run of nothing but
+	// skips proved nothing (unless the runner was told to allow it).
+	OK bool `json:"ok"`
 }
 
 // NewReport sums up results.
@@ -41,7 +43,7 @@ func NewReport(node string, results []*Result) *Report {
 			r.Summary.Skipped++
 		}
 	}
-	r.Summary.OK = r.Summary.Failed == 0
+	r.Summary.OK = r.Summary.Failed == 0 && r.Summary.Passed > 0
 	return r
 }
 
@@ -51,6 +53,9 @@ func (r *Report) Write(w io.Writer, format string) error { return report.Write(w
 // Line is the text line of one result.
 func (res *Result) Line() string {
 	line := fmt.Sprintf("%-7s %s [%s] (%s)", strings.ToUpper(string(res.Status)), res.ID(), strings.Join(res.Spec, ", "), res.Duration.Round(time.Millisecond))
+	if res.SelfCheck {
+		line += " (runner self-check)"
+	}
 	if res.Reason != "" {
 		line += ": " + res.Reason
 	}

@@ -24,83 +24,110 @@ import (
 
 // The rotation suite: a new value of a secret with restart restarts the
 // service in the same pod, and a new value of one without restart changes
-// its file and restarts nothing (US1-13); a new credential of the database
-// engine restarts authelia, the old one no longer logs in to Postgres, and
-// the portal works again (SC-005), and likewise for the replicas of lldap
-// (SC-003).
-func init() {
-	register(&Suite{
-		Name: "rotation",
-		Doc:  "new secret values restart exactly the services whose secrets ask for it, in the same pod; logins work again",
-		Scenarios: []*Scenario{
-			{
-				Name:      "new-credential-restarts-authelia",
-				Spec:      []string{"SC-005", "US1-13"},
-				Doc:       "revoking authelia's database credential restarts it in the same pod with a new one; the old one no longer logs in; the portal works again",
-				Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "authelia", true) },
-				Exclusive: true,
-				Steps: []Step{
-					step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "authelia") }),
-					step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "authelia") }),
-					step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "authelia") }),
-					step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
-					step("a login through the portal works again", func(ctx context.Context, s *State) error {
-						_, err := portalLogin(ctx, s, true)
-						return err
-					}),
-				},
-			},
-			{
-				Name:      "new-credential-restarts-lldap-replicas",
-				Spec:      []string{"SC-003", "US1-13"},
-				Doc:       "revoking lldap's database credential restarts each replica in its pod with a new one; each pod answers a bind again",
-				Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, "lldap", true) },
-				Exclusive: true,
-				Steps: []Step{
-					step("note each pod and its credential", func(ctx context.Context, s *State) error { return noteCredential(ctx, s, "lldap") }),
-					step("revoke the credential in OpenBao", func(ctx context.Context, s *State) error { return revokeCredential(ctx, s, "lldap") }),
-					step("each pod restarts its service with a new credential", func(ctx context.Context, s *State) error { return restartedWithNewCredential(ctx, s, "lldap") }),
-					step("the old credential no longer logs in", func(ctx context.Context, s *State) error { return oldCredentialRefused(ctx, s) }),
-					step("each pod answers a bind again", func(ctx context.Context, s *State) error {
-						if s.Inv.LDAP == nil || s.Inv.LDAP.Role != "lldap" {
-							s.Note("the inventory's ldap contract is not served by role lldap: no bind to try")
-							return nil
-						}
-						for _, pod := range s.Inv.Roles["lldap"].Pods {
-							if err := readerFinds(ctx, s, pod); err != nil {
-								return fmt.Errorf("pod %s: %w", pod.Name, err)
-							}
-						}
-						return nil
-					}),
-				},
-			},
-			{
-				Name:      "restart-secret-restarts",
-				Spec:      []string{"US1-13"},
-				Doc:       "a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod",
-				Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, true) },
-				Exclusive: true,
-				Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
-					return newKVValue(ctx, s, true)
-				})},
-			},
-			{
-				Name:      "secret-without-restart-restarts-nothing",
-				Spec:      []string{"US1-13"},
-				Doc:       "a new value of a KV secret without restart reaches each pod's file and restarts nothing",
-				Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, false) },
-				Exclusive: true,
-				Steps: []Step{step("write a new value and watch each pod", func(ctx context.Context, s *State) error {
-					return newKVValue(ctx, s, false)
-				})},
-			},
+// its file and restarts nothing (US1-13); a restart of the sidecar restarts
+// nothing where the secrets with restart keep their values, and restarts
+// the service where one of them is of an engine that issues a new value at
+// each read (US1-13 and its Known Deviation); a new credential of the
+// database engine restarts authelia, the old one no longer logs in to
+// Postgres, and the portal works again (SC-005), and likewise for the
+// replicas of lldap (SC-003).
+var rotationSuite = &Suite{
+	Name: "rotation",
+	Doc:  "new secret values and sidecar restarts restart exactly the services whose secrets ask for it, in the same pod; logins work again",
+	Scenarios: []*Scenario{
+		credentialRotation("new-credential-restarts-authelia", "authelia", []string{"SC-005", "US1-13"},
+			"revoking authelia's database credential restarts it in the same pod with a new one; the old one no longer logs in; the portal works again",
+			Check{Name: "a login through the portal works again", Do: func(ctx context.Context, s *State) error {
+				_, err := portalLogin(ctx, s, true)
+				return err
+			}}),
+		credentialRotation("new-credential-restarts-lldap-replicas", "lldap", []string{"SC-003", "US1-13"},
+			"revoking lldap's database credential restarts each replica in its pod with a new one; each pod answers a bind again",
+			Check{Name: "each pod answers a bind again", Do: func(ctx context.Context, s *State) error {
+				if s.Inv.LDAP == nil || s.Inv.LDAP.Role != "lldap" {
+					s.Note("the inventory's ldap contract is not served by role lldap: no bind to try")
+					return nil
+				}
+				for _, pod := range s.Inv.Roles["lldap"].Pods {
+					if err := readerFinds(ctx, s, pod); err != nil {
+						return fmt.Errorf("pod %s: %w", pod.Name, err)
+					}
+				}
+				return nil
+			}}),
+		kvRotation("restart-secret-restarts", true,
+			"a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod"),
+		kvRotation("secret-without-restart-restarts-nothing", false,
+			"a new value of a KV secret without restart reaches each pod's file and restarts nothing"),
+		{
+			Name:      "sidecar-restart-restarts-nothing",
+			Spec:      []string{"US1-13"},
+			Doc:       "a restart of the sidecar of a pod whose secrets with restart are all KV entries (their value is the same at a new read) rewrites none of them and restarts nothing, for the agent's render interval and the time a restart takes",
+			Skip:      func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, valuesKept) },
+			Exclusive: true,
+			Steps:     sidecarRestartKeepsService(),
 		},
-	})
+		{
+			Name:      "sidecar-restart-restarts-pki",
+			Spec:      []string{"US1-13", "Known Deviations"},
+			Doc:       "a restart of the sidecar of a pod with a secret with parameters and restart (an engine that issues a value at each read, as PKI does) writes a new value, and the service restarts in the same pod",
+			Skip:      func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, newValues) },
+			Exclusive: true,
+			Steps:     sidecarRestartRestartsService(),
+		},
+	},
 }
 
-func step(name string, do func(ctx context.Context, s *State) error) Step {
-	return Step{Name: name, Do: do}
+// credentialRotation is a scenario that revokes the database credential
+// of role, sees each pod restart its service with a new one in the same
+// pod and the old one refused, and then checks the service works again.
+func credentialRotation(name, role string, spec []string, doc string, again Check) *Scenario {
+	return &Scenario{
+		Name:      name,
+		Spec:      spec,
+		Doc:       doc,
+		Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, role, true) },
+		Exclusive: true,
+		Steps: Sequence(
+			Step[credentials]{Name: "note each pod and its credential", Do: func(ctx context.Context, s *State, v *credentials) error {
+				return noteCredential(ctx, s, role, v)
+			}},
+			Step[credentials]{Name: "revoke the credential in OpenBao", Do: func(ctx context.Context, s *State, v *credentials) error {
+				return revokeCredential(ctx, s, role, v)
+			}},
+			Step[credentials]{Name: "each pod restarts its service with a new credential", Do: func(ctx context.Context, s *State, v *credentials) error {
+				return restartedWithNewCredential(ctx, s, role, v)
+			}},
+			Step[credentials]{Name: "the old credential no longer logs in", Do: func(ctx context.Context, s *State, v *credentials) error {
+				return oldCredentialRefused(ctx, s, v)
+			}},
+			Step[credentials]{Name: again.Name, Do: func(ctx context.Context, s *State, _ *credentials) error { return again.Do(ctx, s) }},
+		),
+	}
+}
+
+// credentials is what the steps of a credential rotation share.
+type credentials struct {
+	// before is each pod's service and credential before the revocation.
+	before map[string]podBefore
+	// ttl bounds how long the sidecars take to notice the revocation.
+	ttl       time.Duration
+	revokedAt time.Time
+}
+
+// kvRotation is a scenario that writes a new value of the KV secret that
+// the inventory's rotation names, with restart or without.
+func kvRotation(name string, restart bool, doc string) *Scenario {
+	return &Scenario{
+		Name:      name,
+		Spec:      []string{"US1-13"},
+		Doc:       doc,
+		Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, restart) },
+		Exclusive: true,
+		Steps: Checks(Check{Name: "write a new value and watch each pod", Do: func(ctx context.Context, s *State) error {
+			return newKVValue(ctx, s, restart)
+		}}),
+	}
 }
 
 // needsRotation says why a role's credential cannot be rotated here.
@@ -172,7 +199,7 @@ type podBefore struct {
 	user, password string
 }
 
-func noteCredential(ctx context.Context, s *State, role string) error {
+func noteCredential(ctx context.Context, s *State, role string, v *credentials) error {
 	r := s.Inv.Roles[role]
 	before := map[string]podBefore{}
 	for _, pod := range r.Pods {
@@ -187,7 +214,7 @@ func noteCredential(ctx context.Context, s *State, role string) error {
 		before[pod.Name] = podBefore{st, user, password}
 		s.Note("pod %s (uid %s) runs its service for the %d. time, as %s", pod.Name, st.UID, st.RestartCount+1, user)
 	}
-	s.Values["before"] = before
+	v.before = before
 	return nil
 }
 
@@ -202,7 +229,7 @@ func baoClient(s *State) (*openbao.Client, error) {
 // revokeCredential revokes every lease of the role's database secrets, as
 // an operator does to rotate a credential, and notes the TTL that bounds
 // how long the sidecars take to notice.
-func revokeCredential(ctx context.Context, s *State, role string) error {
+func revokeCredential(ctx context.Context, s *State, role string, v *credentials) error {
 	bao, err := baoClient(s)
 	if err != nil {
 		return err
@@ -230,22 +257,19 @@ func revokeCredential(ctx context.Context, s *State, role string) error {
 	if ttl == 0 {
 		ttl = 30 * time.Second // the role's TTL was not readable
 	}
-	s.Values["ttl"] = ttl
-	s.Values["revokedAt"] = time.Now()
+	v.ttl, v.revokedAt = ttl, time.Now()
 	return nil
 }
 
 // restartedWithNewCredential waits, at most the credential's TTL and a
 // margin, until each pod restarted its service in the same pod with a new
 // credential.
-func restartedWithNewCredential(ctx context.Context, s *State, role string) error {
+func restartedWithNewCredential(ctx context.Context, s *State, role string, v *credentials) error {
 	r := s.Inv.Roles[role]
-	before := s.Values["before"].(map[string]podBefore)
-	ttl := s.Values["ttl"].(time.Duration)
-	revokedAt := s.Values["revokedAt"].(time.Time)
+	ttl, revokedAt := v.ttl, v.revokedAt
 	var errs []error
 	for _, pod := range r.Pods {
-		b := before[pod.Name]
+		b := v.before[pod.Name]
 		probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + 15*time.Second}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			st, err := podStatus(ctx, s, pod)
@@ -271,7 +295,7 @@ func restartedWithNewCredential(ctx context.Context, s *State, role string) erro
 }
 
 // oldCredentialRefused proves the noted credentials no longer log in.
-func oldCredentialRefused(ctx context.Context, s *State) error {
+func oldCredentialRefused(ctx context.Context, s *State, v *credentials) error {
 	if s.Inv.Postgres == nil {
 		return poll.Permanent(fmt.Errorf("the inventory has no postgres to try the old credential at"))
 	}
@@ -279,7 +303,8 @@ func oldCredentialRefused(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	for pod, b := range s.Values["before"].(map[string]podBefore) {
+	for _, pod := range slices.Sorted(maps.Keys(v.before)) {
+		b := v.before[pod]
 		u.User = url.UserPassword(b.user, b.password)
 		db, err := pgx.Connect(ctx, u.String())
 		if err == nil {
@@ -390,9 +415,9 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			})
 		}
 		if err == nil && !restart {
-			// The pod polls its secrets a few times a second: a window of
-			// two seconds shows it leaves the service alone.
-			err = poll.Consistently(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: 2 * time.Second}, func(ctx context.Context) error {
+			// The file has the new value: a restart for it would come
+			// within the time a restart takes to act on a file.
+			err = poll.Consistently(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: restartReaction}, func(ctx context.Context) error {
 				st, err := podStatus(ctx, s, pod)
 				if err != nil {
 					return err

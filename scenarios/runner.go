@@ -45,7 +45,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Op
 	var jobs []job
 	for _, su := range suites {
 		for _, sc := range su.Scenarios {
-			r := &Result{Suite: su.Name, Scenario: sc.Name, Spec: sc.Spec, Steps: []StepResult{}}
+			r := &Result{Suite: su.Name, Scenario: sc.Name, Spec: sc.Spec, SelfCheck: sc.SelfCheck, Steps: []StepResult{}}
 			if opts.Run != nil && !opts.Run.MatchString(r.ID()) {
 				continue
 			}
@@ -132,15 +132,20 @@ func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, op
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	state := &State{Inv: inv, Values: map[string]any{}, Patience: opts.Patience}
+	state := &State{Inv: inv, Patience: opts.Patience}
 	if state.Patience <= 0 {
 		state.Patience = DefaultPatience
 	}
 	res.Status = Passed
-	for _, step := range sc.Steps {
+	if sc.Steps.bind == nil {
+		res.Status, res.Reason = Failed, "the scenario has no steps"
+		return
+	}
+	for i, step := range sc.Steps.bind() {
+		name := sc.Steps.names[i]
 		stepStart := time.Now()
 		err := runStep(ctx, step, state)
-		sr := StepResult{Name: step.Name, Status: Passed, Seconds: time.Since(stepStart).Seconds(), Notes: state.notes}
+		sr := StepResult{Name: name, Status: Passed, Seconds: time.Since(stepStart).Seconds(), Notes: state.notes}
 		state.notes = nil
 		if err != nil {
 			switch {
@@ -150,7 +155,7 @@ func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, op
 				err = fmt.Errorf("the scenario's timeout (%s) passed: %w", timeout, err)
 			}
 			sr.Status, sr.Error = Failed, err.Error()
-			res.Status, res.Reason = Failed, fmt.Sprintf("%s: %s", step.Name, err)
+			res.Status, res.Reason = Failed, fmt.Sprintf("%s: %s", name, err)
 		}
 		res.Steps = append(res.Steps, sr)
 		if err != nil {
@@ -161,11 +166,11 @@ func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, op
 
 // runStep runs a step and turns a panic into its failure, so that one bad
 // step never takes the runner down.
-func runStep(ctx context.Context, step Step, s *State) (err error) {
+func runStep(ctx context.Context, step func(context.Context, *State) error, s *State) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)
 		}
 	}()
-	return step.Do(ctx, s)
+	return step(ctx, s)
 }

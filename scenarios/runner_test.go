@@ -23,31 +23,40 @@ var testInv = &inventory.Inventory{Node: "n"}
 
 func TestRunStatusesAndReasons(t *testing.T) {
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{
-		{Name: "passes", Spec: []string{"SC-001"}, Steps: []Step{
-			step("one", func(ctx context.Context, s *State) error { s.Values["x"] = 1; s.Note("set x"); return nil }),
-			step("two", func(ctx context.Context, s *State) error {
-				if s.Values["x"] != 1 {
+		{Name: "passes", Spec: []string{"SC-001"}, Steps: Sequence(
+			Step[int]{Name: "one", Do: func(ctx context.Context, s *State, x *int) error {
+				if *x != 0 {
+					return errors.New("a run's state is not new")
+				}
+				*x = 1
+				s.Note("set x")
+				return nil
+			}},
+			Step[int]{Name: "two", Do: func(ctx context.Context, s *State, x *int) error {
+				if *x != 1 {
 					return errors.New("lost x")
 				}
 				return nil
-			}),
-		}},
-		{Name: "fails", Spec: []string{"SC-002"}, Steps: []Step{
-			step("first", func(ctx context.Context, s *State) error { return errors.New("boom") }),
-			step("never", func(ctx context.Context, s *State) error { t.Error("a step after a failure ran"); return nil }),
-		}},
-		{Name: "skips", Skip: func(*inventory.Inventory) string { return "no lldap" }, Steps: []Step{
-			step("never", func(ctx context.Context, s *State) error { t.Error("a skipped scenario ran"); return nil }),
-		}},
-		{Name: "panics", Steps: []Step{step("p", func(ctx context.Context, s *State) error { panic("oops") })}},
+			}},
+		)},
+		{Name: "fails", Spec: []string{"SC-002"}, Steps: Checks(
+			Check{"first", func(ctx context.Context, s *State) error { return errors.New("boom") }},
+			Check{"never", func(ctx context.Context, s *State) error { t.Error("a step after a failure ran"); return nil }},
+		)},
+		{Name: "skips", Skip: func(*inventory.Inventory) string { return "no lldap" }, Steps: Checks(
+			Check{"never", func(ctx context.Context, s *State) error { t.Error("a skipped scenario ran"); return nil }},
+		)},
+		{Name: "panics", Steps: Checks(Check{"p", func(ctx context.Context, s *State) error { panic("oops") }})},
+		{Name: "empty"},
 	}}
-	results := Run(context.Background(), testInv, []*Suite{suite}, Options{Parallel: 2})
+	results := Run(context.Background(), testInv, []*Suite{suite, suite}, Options{Parallel: 2})
 	got := map[string]string{}
 	for _, r := range results {
 		got[r.Scenario] = string(r.Status) + ": " + r.Reason
 	}
 	want := map[string]string{
 		"passes": "passed: ", "fails": "failed: first: boom", "skips": "skipped: no lldap", "panics": "failed: p: panic: oops",
+		"empty": "failed: the scenario has no steps",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -63,7 +72,7 @@ func TestRunParallelLimitAndFilter(t *testing.T) {
 	var running, peak atomic.Int32
 	var scs []*Scenario
 	for _, name := range []string{"a1", "a2", "a3", "a4", "a5", "b1"} {
-		scs = append(scs, &Scenario{Name: name, Steps: []Step{step("wait", func(ctx context.Context, s *State) error {
+		scs = append(scs, &Scenario{Name: name, Steps: Checks(Check{"wait", func(ctx context.Context, s *State) error {
 			n := running.Add(1)
 			defer running.Add(-1)
 			for {
@@ -80,7 +89,7 @@ func TestRunParallelLimitAndFilter(t *testing.T) {
 				}
 				return nil
 			})
-		})}})
+		}})})
 	}
 	results := Run(context.Background(), testInv, []*Suite{{Name: "s", Scenarios: scs}}, Options{Parallel: 2, Run: regexp.MustCompile(`^s/a`)})
 	if len(results) != 5 {
@@ -92,9 +101,9 @@ func TestRunParallelLimitAndFilter(t *testing.T) {
 }
 
 func TestScenarioTimeoutAndCancel(t *testing.T) {
-	waits := &Scenario{Name: "waits", Steps: []Step{step("forever", func(ctx context.Context, s *State) error {
+	waits := &Scenario{Name: "waits", Steps: Checks(Check{"forever", func(ctx context.Context, s *State) error {
 		return poll.Eventually(ctx, poll.Probe{Endpoint: "nowhere:1", Expect: "an answer"}, func(context.Context) error { return poll.Saw("silence") })
-	})}}
+	}})}
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{waits}}
 	r := Run(context.Background(), testInv, []*Suite{suite}, Options{Timeout: 200 * time.Millisecond})[0]
 	if r.Status != Failed || !strings.Contains(r.Reason, "at nowhere:1: expected an answer; saw silence") {
@@ -167,7 +176,7 @@ func TestExclusiveScenariosRunAlone(t *testing.T) {
 	var order []string
 	var mu sync.Mutex
 	mk := func(name string, exclusive bool) *Scenario {
-		return &Scenario{Name: name, Exclusive: exclusive, Steps: []Step{step("s", func(ctx context.Context, s *State) error {
+		return &Scenario{Name: name, Exclusive: exclusive, Steps: Checks(Check{"s", func(ctx context.Context, s *State) error {
 			n := running.Add(1)
 			defer running.Add(-1)
 			mu.Lock()
@@ -183,7 +192,7 @@ func TestExclusiveScenariosRunAlone(t *testing.T) {
 				}
 				return nil
 			})
-		})}}
+		}})}
 	}
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{mk("x1", true), mk("p1", false), mk("x2", true), mk("p2", false), mk("p3", false)}}
 	for _, r := range Run(context.Background(), testInv, []*Suite{suite}, Options{Parallel: 4}) {

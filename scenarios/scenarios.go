@@ -5,15 +5,16 @@
 // poll the world (package poll) until a deadline, never sleep.
 //
 // The suites read where things are from an inventory (package inventory),
-// so they run unchanged against the local environment of package vmtests,
-// a deployment a person describes, or a cluster.
+// and what the node states (the ldap contract, authelia's host and CA, the
+// roles' secrets) from the node's facts, so they run unchanged against the
+// local environment of package vmtests, a deployment a person describes,
+// or a cluster.
 package scenarios
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -33,64 +34,88 @@ type Scenario struct {
 	// Spec lists the spec items the scenario proves, e.g. "SC-004".
 	Spec []string
 	Doc  string
+	// SelfCheck marks a scenario that proves the runner's own client
+	// (that it refuses what it must), not the deployment: its pass is no
+	// evidence about the node. `scenarios list` and the reports say so.
+	SelfCheck bool
 	// Skip, when set, says why the scenario cannot run on an inventory
 	// ("" when it can).
 	Skip func(inv *inventory.Inventory) string
 	// Exclusive scenarios change the world others observe (they restart
 	// services, write secrets): they run after the others, one at a time.
 	Exclusive bool
-	Steps     []Step
+	Steps     Steps
 }
 
-// Step is one action or check of a scenario.
-type Step struct {
+// Steps are a scenario's steps in order, with the state they share: made
+// by Sequence (steps that pass values to each other) or Checks (steps
+// that share nothing).
+type Steps struct {
+	names []string
+	// bind makes the steps of one run, over a new state.
+	bind func() []func(context.Context, *State) error
+}
+
+// Names are the steps' names, in order.
+func (st Steps) Names() []string { return st.names }
+
+// Step is one step of a scenario whose steps share a value of type T: what
+// one step found (a pod's restart count, the time of a login) is a field
+// of T that the next step reads, checked by the compiler.
+type Step[T any] struct {
+	Name string
+	Do   func(ctx context.Context, s *State, v *T) error
+}
+
+// Sequence makes the steps of a scenario that share a value of type T, a
+// new one for each run of the scenario.
+func Sequence[T any](steps ...Step[T]) Steps {
+	names := make([]string, len(steps))
+	for i, st := range steps {
+		names[i] = st.Name
+	}
+	return Steps{names: names, bind: func() []func(context.Context, *State) error {
+		v := new(T)
+		out := make([]func(context.Context, *State) error, len(steps))
+		for i, st := range steps {
+			out[i] = func(ctx context.Context, s *State) error { return st.Do(ctx, s, v) }
+		}
+		return out
+	}}
+}
+
+// Check is a step that shares nothing with the others.
+type Check struct {
 	Name string
 	Do   func(ctx context.Context, s *State) error
 }
 
-// State is what the steps of one run of a scenario share.
+// Checks makes the steps of a scenario whose steps share nothing.
+func Checks(checks ...Check) Steps {
+	names := make([]string, len(checks))
+	steps := make([]func(context.Context, *State) error, len(checks))
+	for i, c := range checks {
+		names[i], steps[i] = c.Name, c.Do
+	}
+	return Steps{names: names, bind: func() []func(context.Context, *State) error { return steps }}
+}
+
+// State is what the steps of one run of a scenario share, besides the
+// value of their Sequence.
 type State struct {
 	Inv *inventory.Inventory
-	// Values carries results from one step to the next.
-	Values map[string]any
 	// Patience bounds each wait for the world (poll.Probe.Within).
 	Patience time.Duration
 	notes    []string
+	// cluster is the inventory's cluster, connected at the first use in
+	// the run: steps poll, and a client per poll would open connections
+	// faster than they close.
+	cluster *clusterView
 }
 
 // Note records what a step saw, for the report.
 func (s *State) Note(format string, args ...any) {
 	s.notes = append(s.notes, fmt.Sprintf(format, args...))
-}
-
-// registry holds every suite, in the order `scenarios list` shows them.
-var registry []*Suite
-
-// register adds a suite; each suite's file registers it in init.
-func register(s *Suite) { registry = append(registry, s) }
-
-// Suites returns every suite.
-func Suites() []*Suite { return slices.Clone(registry) }
-
-// Select returns the suites named in names (all when names is empty), or an
-// error naming a suite that does not exist.
-func Select(names []string) ([]*Suite, error) {
-	if len(names) == 0 {
-		return Suites(), nil
-	}
-	var out []*Suite
-	for _, name := range names {
-		i := slices.IndexFunc(registry, func(s *Suite) bool { return s.Name == name })
-		if i < 0 {
-			var known []string
-			for _, s := range registry {
-				known = append(known, s.Name)
-			}
-			return nil, fmt.Errorf("no suite %q: the suites are %s", name, strings.Join(known, ", "))
-		}
-		out = append(out, registry[i])
-	}
-	return out, nil
 }
 
 // Status of a scenario's run.
@@ -105,12 +130,14 @@ const (
 
 // Result is what one scenario's run came to.
 type Result struct {
-	Suite    string        `json:"suite"`
-	Scenario string        `json:"scenario"`
-	Spec     []string      `json:"spec"`
-	Status   Status        `json:"status"`
-	Duration time.Duration `json:"-"`
-	Seconds  float64       `json:"seconds"`
+	Suite    string   `json:"suite"`
+	Scenario string   `json:"scenario"`
+	Spec     []string `json:"spec"`
+	// SelfCheck: the scenario proves the runner's client, not the node.
+	SelfCheck bool          `json:"selfCheck,omitempty"`
+	Status    Status        `json:"status"`
+	Duration  time.Duration `json:"-"`
+	Seconds   float64       `json:"seconds"`
 	// Reason says why it failed or was skipped.
 	Reason string       `json:"reason,omitempty"`
 	Steps  []StepResult `json:"steps"`

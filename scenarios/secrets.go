@@ -10,11 +10,14 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,55 +31,79 @@ import (
 
 // The secrets suite: each file that a role's sidecar writes in its pod's
 // /run/secrets holds exactly what the spec says for its kind (US1-9, 11,
-// 12, 16).
-func init() {
-	register(&Suite{
-		Name: "secrets",
-		Doc:  "each file of a pod's /run/secrets holds what its secret's kind says, from OpenBao",
-		Scenarios: []*Scenario{{
-			Name: "files-hold-their-values",
-			Spec: []string{"US1-9", "US1-11", "US1-12", "US1-16"},
-			Doc:  "a field is its KV value, base64 decoded, one variable of an environment file with no line end, a template rendered over the response (with its parameters sent)",
-			Skip: needsSecrets,
-			Steps: []Step{{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
-				token, err := inventory.ReadSecret(s.Inv.OpenBao.TokenFile)
-				if err != nil {
-					return poll.Permanent(err)
-				}
-				bao := openbao.New(s.Inv.OpenBao.Address, token)
-				var errs []error
-				for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-					role := s.Inv.Roles[roleName]
-					for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
-						for _, pod := range role.Pods {
-							if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
-								errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
-							}
+// 12, 16); the service started after its files existed, and cannot read
+// the pod's identity (US1-7).
+var secretsSuite = &Suite{
+	Name: "secrets",
+	Doc:  "each file of a pod's /run/secrets holds what its secret's kind says, from OpenBao; the service starts after them and cannot read the pod's identity",
+	Scenarios: []*Scenario{{
+		Name: "files-hold-their-values",
+		Spec: []string{"US1-9", "US1-11", "US1-12", "US1-16"},
+		Doc:  "a field is its KV value, base64 decoded, one variable of an environment file with no line end, a template rendered over the response (with its parameters sent)",
+		Skip: needsSecrets,
+		Steps: Checks(Check{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
+			bao, err := baoClient(s)
+			if err != nil {
+				return err
+			}
+			var errs []error
+			for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
+				role := s.Inv.Roles[roleName]
+				for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
+					for _, pod := range role.Pods {
+						if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
+							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
 						}
 					}
 				}
-				return joinErrors(errs)
-			}}},
-		}, {
-			Name: "identity-not-readable",
-			Spec: []string{"US1-7"},
-			Doc:  "the service of a pod with secrets cannot read the pod's identity: its service-account token is absent or unreadable to others",
-			Skip: func(inv *inventory.Inventory) string {
-				if why := needsSecrets(inv); why != "" {
-					return why
-				}
-				for _, r := range inv.Roles {
-					for _, p := range r.Pods {
-						if len(r.Secrets) > 0 && p.RootDir == "" && !inCluster(inv, p) {
-							return fmt.Sprintf("pod %s has no rootDir in the inventory, and is no pod of a cluster", p.Name)
-						}
+			}
+			return joinErrors(errs)
+		}}),
+	}, {
+		Name: "service-started-after-secrets",
+		Spec: []string{"US1-7"},
+		Doc:  "in each pod of a role with secrets, the service's container started after every file of /run/secrets existed: its start time against the files' times",
+		Skip: func(inv *inventory.Inventory) string {
+			if why := needsSecrets(inv); why != "" {
+				return why
+			}
+			return needsPodFiles(inv)
+		},
+		Steps: Checks(Check{Name: "compare each service's start with its files' times", Do: serviceStartedAfterSecrets}),
+	}, {
+		Name: "identity-not-readable",
+		Spec: []string{"US1-7"},
+		Doc:  "the service of a pod with secrets cannot read the pod's identity: its service-account token is absent or unreadable to the containers but secrets",
+		Skip: func(inv *inventory.Inventory) string {
+			if why := needsSecrets(inv); why != "" {
+				return why
+			}
+			for _, r := range inv.Roles {
+				for _, p := range r.Pods {
+					if len(r.Secrets) > 0 && p.RootDir == "" && !inCluster(inv, p) {
+						return fmt.Sprintf("pod %s has no rootDir in the inventory, and is no pod of a cluster", p.Name)
 					}
 				}
-				return ""
-			},
-			Steps: []Step{{Name: "look for each pod's service-account token", Do: identityNotReadable}},
-		}},
-	})
+			}
+			return ""
+		},
+		Steps: Checks(Check{Name: "look for each pod's service-account token", Do: identityNotReadable}),
+	}},
+}
+
+// needsPodFiles says why the pods' services and files cannot be looked
+// at: a pod of a role with secrets with neither a statusFile and a
+// secretsDir nor a cluster.
+func needsPodFiles(inv *inventory.Inventory) string {
+	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
+		r := inv.Roles[name]
+		for _, p := range r.Pods {
+			if len(r.Secrets) > 0 && (p.StatusFile == "" || p.SecretsDir == "") && !inCluster(inv, p) {
+				return fmt.Sprintf("pod %s has no statusFile and secretsDir in the inventory, and is no pod of a cluster", p.Name)
+			}
+		}
+	}
+	return ""
 }
 
 // serviceAccountToken is where Kubernetes mounts a pod's identity.
@@ -114,8 +141,8 @@ func identityNotReadable(ctx context.Context, s *State) error {
 }
 
 // identityNotReadableInPod tries to read the pod's service-account token
-// from each of its containers but the sidecar, through exec: it must not
-// be there.
+// in each of its containers but secrets, through exec: it must not be
+// there, or not readable.
 func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpoint) error {
 	c, err := stateCluster(s)
 	if err != nil {
@@ -130,7 +157,7 @@ func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpo
 	var errs []error
 	for _, container := range got.Spec.Containers {
 		if container.Name == plan.ContainerSidecar {
-			continue // the sidecar logs in with it
+			continue // a sidecar beside the service logs in with it
 		}
 		out, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", token})
 		switch {
@@ -398,6 +425,129 @@ func kvValuesMatch(ctx context.Context, bao *openbao.Client, path string, values
 		}
 	}
 	return nil
+}
+
+// serviceStartedAfterSecrets compares, in each pod of each role with
+// secrets, the start of the service's current run with the times its
+// secret files were written. A file written after the start is explained
+// only by a new value since: a secret with restart then restarts the
+// service (a restart is waited for), a KV entry's newer version is in its
+// metadata, and an engine that issues values (a credential, a
+// certificate) writes new ones by itself. Otherwise the service started
+// before the file existed.
+func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
+	bao, err := baoClient(s)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
+		role := s.Inv.Roles[roleName]
+		if len(role.Secrets) == 0 {
+			continue
+		}
+		files := slices.Sorted(maps.Keys(role.Secrets))
+		for _, pod := range role.Pods {
+			probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("the service of pod %s to have started after %s", pod.Name, strings.Join(files, ", ")), Within: s.Patience}
+			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+				st, err := podStatus(ctx, s, pod)
+				if err != nil {
+					return err
+				}
+				if st.StartedAt.IsZero() {
+					return poll.Saw("its service not running")
+				}
+				written, err := secretTimes(ctx, s, pod, files)
+				if err != nil {
+					return err
+				}
+				start := st.StartedAt
+				var due []string
+				for _, f := range files {
+					at, sec := written[f], role.Secrets[f]
+					if !at.After(start) {
+						continue
+					}
+					switch {
+					case sec.Restart:
+						due = append(due, fmt.Sprintf("%s (written at %s)", f, at.Format(timeOfDay)))
+					case keepsValues(sec):
+						version, err := bao.KVWritten(ctx, sec.Path)
+						if err != nil {
+							return err
+						}
+						if !version.After(start) {
+							return poll.Permanent(fmt.Errorf("pod %s: its service started at %s, before %s existed: the file was written at %s, and %s has no newer value to explain a rewrite (its version is of %s): the service must start after each secret is a file",
+								pod.Name, start.Format(timeOfDay), f, at.Format(timeOfDay), sec.Path, version.Format(timeOfDay)))
+						}
+						s.Note("pod %s: %s has a new value since the service started (a version of %s of %s)", pod.Name, f, sec.Path, version.Format(timeOfDay))
+					default:
+						s.Note("pod %s: %s was written anew by its engine since the service started: it says nothing of the start", pod.Name, f)
+					}
+				}
+				if len(due) > 0 {
+					return poll.Saw("its service started at %s (restart %d), before %s, secrets with restart that it did not restart for", start.Format(timeOfDay), st.RestartCount, strings.Join(due, ", "))
+				}
+				run := "its first run"
+				if st.RestartCount > 0 {
+					run = fmt.Sprintf("its current run, after %d restarts (no time of the first run is kept)", st.RestartCount)
+				}
+				s.Note("pod %s: the service started at %s, in %s, after its %d secret files", pod.Name, start.Format(timeOfDay), run, len(files))
+				return nil
+			})
+			errs = append(errs, err)
+		}
+	}
+	return joinErrors(errs)
+}
+
+// timeOfDay writes the times of starts and files, to the millisecond: a
+// start and a file's write may be a few apart.
+const timeOfDay = "15:04:05.000"
+
+// secretTimes are the times a pod's secret files were last written:
+// locally from its secretsDir, in a cluster with stat through exec in the
+// service's container (to the second, as the kubelet reports a start).
+func secretTimes(ctx context.Context, s *State, pod inventory.Endpoint, files []string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	if !inCluster(s.Inv, pod) {
+		for _, f := range files {
+			info, err := os.Stat(filepath.Join(pod.SecretsDir, f))
+			if err != nil {
+				return nil, err
+			}
+			out[f] = info.ModTime()
+		}
+		return out, nil
+	}
+	c, err := stateCluster(s)
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{"stat", "-c", "%Y %n", "--"}
+	for _, f := range files {
+		argv = append(argv, path.Join(plan.SecretsDir, f))
+	}
+	data, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, pod.Container, argv)
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		secs, name, ok := strings.Cut(line, " ")
+		n, err := strconv.ParseInt(secs, 10, 64)
+		if !ok || err != nil {
+			return nil, poll.Permanent(fmt.Errorf("stat in pod %s printed %q, not the time and name of a file", pod.Name, line))
+		}
+		// A start is known to the second: a file of the same second
+		// counts as before it.
+		out[path.Base(name)] = time.Unix(n, 0)
+	}
+	for _, f := range files {
+		if _, ok := out[f]; !ok {
+			return nil, fmt.Errorf("stat in pod %s printed no time of %s", pod.Name, f)
+		}
+	}
+	return out, nil
 }
 
 // ownedByService reports whether a file belongs to the user the pod's

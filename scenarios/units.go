@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fediversity/podroles/internal/poll"
@@ -20,20 +19,19 @@ import (
 // The units suite: in every pod of the node's image, each unit of the
 // node's lists is active exactly where its list permits: a role's units
 // only in that role's pods, mainUnits only in the main pod, sharedUnits in
-// all (SC-001, US1-2, US1-3, US1-4). It asks each pod's systemd through
-// exec, and shows the units × pods matrix.
-func init() {
-	register(&Suite{
-		Name: "units",
-		Doc:  "in every pod of the node's image, each unit is active exactly where its list permits",
-		Scenarios: []*Scenario{{
-			Name:  "units-where-their-lists-permit",
-			Spec:  []string{"SC-001", "US1-2", "US1-3", "US1-4"},
-			Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod; shown as a units × pods matrix",
-			Skip:  needsCluster,
-			Steps: []Step{{Name: "ask each pod's systemd for each unit of the lists", Do: unitsWhereListsPermit}},
-		}},
-	})
+// all (SC-001, US1-2, US1-3, US1-4). It finds the pods by their
+// Deployments' own selectors, asks each pod's systemd through exec in the
+// container the contract names (node), and shows the units × pods matrix.
+var unitsSuite = &Suite{
+	Name: "units",
+	Doc:  "in every pod of the node's image, each unit is active exactly where its list permits",
+	Scenarios: []*Scenario{{
+		Name:  "units-where-their-lists-permit",
+		Spec:  []string{"SC-001", "US1-2", "US1-3", "US1-4"},
+		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod; shown as a units × pods matrix",
+		Skip:  needsCluster,
+		Steps: Checks(Check{Name: "ask each pod's systemd for each unit of the lists", Do: unitsWhereListsPermit}),
+	}},
 }
 
 // unitProperties are what the suites ask systemctl show for.
@@ -108,34 +106,36 @@ type nodePod struct {
 	permitted  []string
 }
 
-// nodeImagePods lists the running pods of each planned Deployment of the
-// node's image, by its own selector.
+// nodeImagePods lists the Running pods of each Deployment of the node's
+// image (the main pod's, and each requested role's that runs no service),
+// found by the cluster's Deployment's own selector, with the units the
+// node's lists permit them.
 func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
+	n := c.node
 	var out []nodePod
 	for _, d := range c.plan.Deployments {
-		if !slices.ContainsFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == plan.ContainerNode }) {
+		role, r := c.roleOf(d)
+		if !r.RunsNodeImage() {
 			continue
 		}
-		var permitted []string
-		if a := d.Spec.Template.Annotations[plan.AnnotationUnits]; a != "" {
-			permitted = strings.Split(a, ",")
+		permitted := n.PodRoles.MainUnits
+		if role != plan.MainRole {
+			permitted = r.Units
 		}
-		pods, err := c.Clientset.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+		permitted = append(slices.Clone(permitted), n.PodRoles.SharedUnits...)
+		got, err := c.Clientset.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, discoverError("Pod", d.Namespace, d.Name+"-*", "list", err)
+			return nil, discoverError("Deployment", d.Namespace, d.Name, "get", err)
 		}
-		var names []string
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				names = append(names, p.Name)
-			}
+		pods, err := runningPods(ctx, c.Clientset, got)
+		if err != nil {
+			return nil, err
 		}
-		if len(names) == 0 {
+		if len(pods) == 0 {
 			return nil, poll.Saw("no Running pod of Deployment %s/%s", d.Namespace, d.Name)
 		}
-		slices.Sort(names)
-		for _, n := range names {
-			out = append(out, nodePod{name: n, role: d.Spec.Template.Labels[plan.LabelRole], permitted: permitted})
+		for _, p := range pods {
+			out = append(out, nodePod{name: p.Name, role: role, permitted: permitted})
 		}
 	}
 	return out, nil

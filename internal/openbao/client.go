@@ -122,3 +122,19 @@ func (c *Client) KV(ctx context.Context, path string) (map[string]any, error) {
 	}
 	return data, nil
 }
+
+// KVWritten is when the current version of a KV v2 entry was written, as
+// the entry's metadata says.
+func (c *Client) KVWritten(ctx context.Context, path string) (time.Time, error) {
+	s, err := c.Read(ctx, path, nil)
+	if err != nil {
+		return time.Time{}, err
+	}
+	meta, _ := s.Data["metadata"].(map[string]any)
+	created, _ := meta["created_time"].(string)
+	t, err := time.Parse(time.RFC3339Nano, created)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("openbao %s: no created_time in the KV v2 metadata (%q)", path, created)
+	}
+	return t, nil
+}

@@ -63,6 +63,10 @@ func (ca *CA) IssueClient(user string, groups ...string) (certPEM, keyPEM []byte
 }
 
 func (ca *CA) issue(subject pkix.Name, usage []x509.ExtKeyUsage, names []string) (certPEM, keyPEM []byte, err error) {
+	return ca.issueBetween(subject, usage, names, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+}
+
+func (ca *CA) issueBetween(subject pkix.Name, usage []x509.ExtKeyUsage, names []string, notBefore, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -70,8 +74,8 @@ func (ca *CA) issue(subject pkix.Name, usage []x509.ExtKeyUsage, names []string)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      subject,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  usage,
 	}
@@ -116,4 +120,11 @@ func (ca *CA) PublicKeyPEM() ([]byte, error) {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// IssueExpired makes a server certificate for the names that expired a
+// day ago, for a test that needs one.
+func (ca *CA) IssueExpired(names ...string) (certPEM, keyPEM []byte, err error) {
+	return ca.issueBetween(pkix.Name{CommonName: names[0]}, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, names,
+		time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
 }

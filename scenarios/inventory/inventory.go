@@ -1,9 +1,15 @@
 // Package inventory describes where a deployed node's world is: the Service
-// and pods of each role, the coordinates of the ldap contract, the Postgres
-// of the roles, OpenBao and the portal. The scenario suites read nothing
-// else. A person writes one for an existing deployment, `podroles env up`
-// writes one for its local servers, and a cluster discovery fills the same
-// model.
+// and pods of each role, the Postgres of the roles, OpenBao and the portal,
+// with what the node states (the ldap contract, authelia's host and CA,
+// the roles' secrets) taken from the node's facts. The scenario suites read
+// nothing else. A person writes one for an existing deployment, `podroles
+// env up` writes one for its local servers, and a cluster discovery fills
+// the same model.
+//
+// The node is the truth of what it states: an inventory adds only what the
+// node cannot know (addresses, the admin's password file, the database's
+// connection string), and where it repeats what the node states, Reconcile
+// holds it to the node's value and names both when they differ.
 //
 // Secrets (passwords, a DSN with its password, tokens) are never in the
 // inventory: it names the files that hold them.
@@ -17,6 +23,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,15 +34,27 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// MainRole names the main pod's role among the roles: the Deployment
+// <node>, which holds the node's own files (those the ldap contract
+// names). It is the plan's role label of the main pod.
+const MainRole = "main"
+
 // Inventory is one node's world.
 type Inventory struct {
 	// Node is the node's name.
 	Node string `json:"node"`
-	// Roles are the node's roles by name.
+	// FactsFile holds the node's facts, as podroles facts writes them:
+	// what the node states, which the inventory takes from it. Without
+	// it, the runner is given the node's sources.
+	FactsFile string `json:"factsFile,omitempty"`
+	// Roles are the node's roles by name, and the main pod's (MainRole).
 	Roles map[string]*Role `json:"roles"`
 	// LDAP is what the ldap contract returns to a reader, if the node
 	// has a role that serves LDAP.
 	LDAP *LDAP `json:"ldap,omitempty"`
+	// Authelia is what the node states of its authelia role, which the
+	// main pod's portal connects to; from the node.
+	Authelia *Authelia `json:"authelia,omitempty"`
 	// Postgres is the database out of the pods that a role keeps its data
 	// in.
 	Postgres *Postgres `json:"postgres,omitempty"`
@@ -49,15 +68,16 @@ type Inventory struct {
 	// Cluster is the Kubernetes cluster the node is deployed to, for the
 	// suites that compare it with the node's plan.
 	Cluster *Cluster `json:"cluster,omitempty"`
+
+	// Facts is the node the inventory describes, read from FactsFile or
+	// given to Reconcile.
+	Facts *facts.Node `json:"-"`
 }
 
 // Cluster says where the node's objects are and what they must be.
 type Cluster struct {
 	Kubeconfig string `json:"kubeconfig"`
 	Namespace  string `json:"namespace"`
-	// FactsFile holds the node's facts (podroles facts), from which the
-	// expected objects are planned.
-	FactsFile string `json:"factsFile"`
 }
 
 // Rotation names secrets by role and file.
@@ -90,7 +110,7 @@ type Role struct {
 	// Pods are the role's pods.
 	Pods []Endpoint `json:"pods"`
 	// Secrets are the role's secrets by file name, as the node defines
-	// them (fediversity.podRoles.roles.<r>.secrets).
+	// them (fediversity.podRoles.roles.<r>.secrets): from the node.
 	Secrets map[string]facts.Secret `json:"secrets,omitempty"`
 }
 
@@ -109,6 +129,13 @@ type Endpoint struct {
 	// RootDir is where a pod of the local environment has its file system
 	// (in a cluster, the pod itself, through exec).
 	RootDir string `json:"rootDir,omitempty"`
+	// SidecarStatusFile is where the sidecar of a pod of the local
+	// environment reports itself (its restart count), as a kubelet
+	// reports the container secrets; writing a new value into
+	// SidecarRestartFile restarts the sidecar, as `kill 1` in that
+	// container does in a cluster.
+	SidecarStatusFile  string `json:"sidecarStatusFile,omitempty"`
+	SidecarRestartFile string `json:"sidecarRestartFile,omitempty"`
 	// UID and Container are a cluster pod's UID and the container of its
 	// service, whose restart count the pod's status reports.
 	UID       string `json:"uid,omitempty"`
@@ -134,24 +161,32 @@ func (e Endpoint) Dial(port int) (string, bool) {
 }
 
 // LDAP is the coordinates of the ldap contract, as a reader gets them.
+// Role, Host, CAFile and BindPasswordFile are the node's
+// (fediversity.lldap.*): Reconcile fills them, and an inventory that gives
+// them must give the node's values. The files are the node's paths, which
+// a reader in the main pod opens: the runner reads them in the main pod.
 type LDAP struct {
-	// Role is the role that serves the directory.
-	Role string `json:"role"`
-	// Host is the contract's host: the name of the role's Service, which
-	// the certificate must be valid for.
-	Host string `json:"host"`
+	// Role is the role that serves the directory: the role whose service
+	// is lldap.
+	Role string `json:"role,omitempty"`
+	// Host is the contract's host (fediversity.lldap.host): the name of
+	// the role's Service, which the certificate must be valid for.
+	Host string `json:"host,omitempty"`
 	// Port is the LDAPS port, on the Service and the pods.
 	Port int `json:"port"`
 	// PlainPort is the plain LDAP port of the pods, which must not be on
 	// the Service; 0 when the pods have none.
 	PlainPort int `json:"plainPort,omitempty"`
-	// CAFile is the CA that the contract returns.
-	CAFile string `json:"caFile"`
+	// CAFile is the CA file that the contract returns
+	// (fediversity.lldap.tls.caFile), a path in the main pod.
+	CAFile string `json:"caFile,omitempty"`
 	// BaseDN is the directory's base.
 	BaseDN string `json:"baseDN"`
-	// BindDN and BindPasswordFile are the reader's credentials.
+	// BindDN and BindPasswordFile are the reader's credentials; the file
+	// (fediversity.lldap.readerBindPasswordFile) is a path in the main
+	// pod.
 	BindDN           string `json:"bindDN"`
-	BindPasswordFile string `json:"bindPasswordFile"`
+	BindPasswordFile string `json:"bindPasswordFile,omitempty"`
 	// User is a user the reader must find; default authelia-bind.
 	User string `json:"user,omitempty"`
 	// Group is a group with members the reader must find, if set.
@@ -161,6 +196,16 @@ type LDAP struct {
 	HTTPPort          int    `json:"httpPort,omitempty"`
 	AdminUser         string `json:"adminUser,omitempty"`
 	AdminPasswordFile string `json:"adminPasswordFile,omitempty"`
+}
+
+// Authelia is what the node states of its authelia role
+// (fediversity.authelia.*): the main pod's nginx connects to Host over
+// HTTPS and verifies its certificate against CAFile, a path in the main
+// pod. Reconcile fills it from the node.
+type Authelia struct {
+	Role   string `json:"role,omitempty"`
+	Host   string `json:"host,omitempty"`
+	CAFile string `json:"caFile,omitempty"`
 }
 
 // Postgres is the database out of the pods.
@@ -180,6 +225,28 @@ type OpenBao struct {
 	Address   string `json:"address"`
 	TokenFile string `json:"tokenFile"`
 	CAFile    string `json:"caFile,omitempty"`
+	// RenderInterval is how often the pods' agents render a secret that
+	// has no lease (a KV entry), as their static_secret_render_interval
+	// says; the agent's default, 5m, when empty. A scenario that waits to
+	// see that nothing restarts must wait this long: a render that would
+	// restart something may come that late.
+	RenderInterval string `json:"renderInterval,omitempty"`
+}
+
+// DefaultRenderInterval is the OpenBao agent's own
+// static_secret_render_interval.
+const DefaultRenderInterval = 5 * time.Minute
+
+// Render is how often the agents render a KV secret.
+func (o *OpenBao) Render() time.Duration {
+	if o == nil || o.RenderInterval == "" {
+		return DefaultRenderInterval
+	}
+	d, err := time.ParseDuration(o.RenderInterval)
+	if err != nil || d <= 0 {
+		return DefaultRenderInterval // Validate refuses it
+	}
+	return d
 }
 
 // Portal is the authelia portal.
@@ -197,12 +264,16 @@ type Portal struct {
 	StorageDSNFile string `json:"storageDSNFile,omitempty"`
 }
 
-// Load reads and checks an inventory. Relative file paths in it are taken
-// from the inventory's folder.
-func Load(path string) (*Inventory, error) {
+// Load reads an inventory, takes what the node states from node (or, when
+// node is nil, from the inventory's factsFile) and checks the whole.
+// Relative file paths in it are taken from the inventory's folder.
+func Load(path string, node *facts.Node) (*Inventory, error) {
 	inv, err := LoadBase(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := inv.FromNode(node); err != nil {
+		return nil, fmt.Errorf("inventory %s: %w", path, err)
 	}
 	if err := inv.Validate(); err != nil {
 		return nil, fmt.Errorf("inventory %s: %w", path, err)
@@ -211,8 +282,8 @@ func Load(path string) (*Inventory, error) {
 }
 
 // LoadBase reads an inventory that a cluster discovery completes: its
-// roles may be missing, since the discovery finds them; Validate runs on
-// the whole.
+// roles may be missing, since the discovery finds them, and the node is
+// the discovery's; Reconcile and Validate run on the whole.
 func LoadBase(path string) (*Inventory, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -228,11 +299,43 @@ func LoadBase(path string) (*Inventory, error) {
 	return inv, nil
 }
 
-// Parse reads an inventory from YAML (or JSON) and checks it; dir is the
-// folder that relative file paths start from.
-func Parse(data []byte, dir string) (*Inventory, error) {
+// FromNode reconciles the inventory with node, or with the node of its
+// factsFile when node is nil.
+func (inv *Inventory) FromNode(node *facts.Node) error {
+	if inv.Node == "" {
+		return fmt.Errorf("node: the node's name is missing")
+	}
+	if node == nil {
+		if inv.FactsFile == "" {
+			return fmt.Errorf("factsFile: missing, and no node's sources given: the node's facts (podroles facts) are the truth of its ldap contract, authelia and the roles' secrets")
+		}
+		doc, err := facts.ReadFile(inv.FactsFile)
+		if err != nil {
+			return fmt.Errorf("factsFile: %w", err)
+		}
+		var names []string
+		for _, n := range doc.Nodes {
+			if n.Name == inv.Node {
+				node = n
+			}
+			names = append(names, n.Name)
+		}
+		if node == nil {
+			return fmt.Errorf("factsFile: %s has no node %s (it has %s)", inv.FactsFile, inv.Node, strings.Join(names, ", "))
+		}
+	}
+	return inv.Reconcile(node)
+}
+
+// Parse reads an inventory from YAML (or JSON), reconciles it with node
+// (or its factsFile's) and checks it; dir is the folder that relative file
+// paths start from.
+func Parse(data []byte, dir string, node *facts.Node) (*Inventory, error) {
 	inv, err := parse(data, dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := inv.FromNode(node); err != nil {
 		return nil, err
 	}
 	if err := inv.Validate(); err != nil {
@@ -256,7 +359,7 @@ func (inv *Inventory) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	header := "# The world of node " + inv.Node + " for podroles scenarios; see README.md, \"The inventory\".\n"
+	header := "# The world of node " + inv.Node + " for podroles scenarios; see docs/scenarios-guide.md, \"The inventory\".\n"
 	return os.WriteFile(path, append([]byte(header), data...), 0o644)
 }
 
@@ -266,9 +369,9 @@ func (inv *Inventory) resolve(dir string) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
+	abs(&inv.FactsFile)
 	if l := inv.LDAP; l != nil {
-		abs(&l.CAFile)
-		abs(&l.BindPasswordFile)
+		// CAFile and BindPasswordFile are paths in the main pod.
 		abs(&l.AdminPasswordFile)
 		if l.User == "" {
 			l.User = "authelia-bind"
@@ -287,7 +390,6 @@ func (inv *Inventory) resolve(dir string) {
 	}
 	if c := inv.Cluster; c != nil {
 		abs(&c.Kubeconfig)
-		abs(&c.FactsFile)
 	}
 	for _, r := range inv.Roles {
 		if r == nil {
@@ -297,6 +399,8 @@ func (inv *Inventory) resolve(dir string) {
 			abs(&r.Pods[i].SecretsDir)
 			abs(&r.Pods[i].StatusFile)
 			abs(&r.Pods[i].RootDir)
+			abs(&r.Pods[i].SidecarStatusFile)
+			abs(&r.Pods[i].SidecarRestartFile)
 		}
 	}
 }
@@ -312,9 +416,6 @@ func (inv *Inventory) Validate() error {
 	if c := inv.Cluster; c != nil {
 		if c.Namespace == "" {
 			return fmt.Errorf("cluster.namespace: missing")
-		}
-		if err := fileExists("cluster.factsFile", c.FactsFile); err != nil {
-			return err
 		}
 		// No kubeconfig: the pod's service account (--in-cluster).
 		if c.Kubeconfig != "" {
@@ -359,8 +460,8 @@ func (inv *Inventory) Validate() error {
 			return fmt.Errorf("ldap.baseDN and ldap.bindDN: both are needed")
 		}
 		for field, f := range map[string]string{"ldap.caFile": l.CAFile, "ldap.bindPasswordFile": l.BindPasswordFile} {
-			if err := fileExists(field, f); err != nil {
-				return err
+			if !path.IsAbs(f) {
+				return fmt.Errorf("%s: %q is no absolute path in the node's pods", field, f)
 			}
 		}
 	}
@@ -378,6 +479,11 @@ func (inv *Inventory) Validate() error {
 		}
 		if err := fileExists("openbao.tokenFile", o.TokenFile); err != nil {
 			return err
+		}
+		if o.RenderInterval != "" {
+			if d, err := time.ParseDuration(o.RenderInterval); err != nil || d <= 0 {
+				return fmt.Errorf("openbao.renderInterval: %q is no duration, e.g. 2s or 5m", o.RenderInterval)
+			}
 		}
 	}
 	if p := inv.Portal; p != nil && p.URL == "" {

@@ -35,7 +35,7 @@ type authelia struct {
 // for its Service (Known Deviations: it serves HTTPS from tls.pem).
 func (a *authelia) secrets() map[string]facts.Secret {
 	str := func(s string) *string { return &s }
-	return map[string]facts.Secret{
+	secrets := map[string]facts.Secret{
 		"jwt":           {Path: "secret/data/authelia/jwt", Field: str("value")},
 		"session":       {Path: "secret/data/authelia/session", Field: str("value")},
 		"storage-key":   {Path: "secret/data/authelia/storage-key", Field: str("value")},
@@ -48,6 +48,11 @@ func (a *authelia) secrets() map[string]facts.Secret {
 			Template:   str("{{ .Data.certificate }}\n{{ .Data.private_key }}"),
 			Parameters: map[string]any{"common_name": a.site.autheliaServiceName(), "ttl": "24h"}},
 	}
+	if a.site.AutheliaStaticCredential {
+		secrets["db-username"] = facts.Secret{Path: "secret/data/authelia/static-db", Field: str("username"), Restart: true}
+		secrets["db-password"] = facts.Secret{Path: "secret/data/authelia/static-db", Field: str("password"), Restart: true}
+	}
+	return secrets
 }
 
 // autheliaSettings are where an authelia finds what its configuration
@@ -160,7 +165,7 @@ func (a *authelia) start(ctx context.Context) error {
 	if err := writeFile(conf, []byte(a.config()), 0o600); err != nil {
 		return err
 	}
-	argv, err := s.podCommand(s.autheliaPodName(), s.autheliaSecretsDir(), a.secrets(), nil, []string{s.tools.authelia, "--config", conf})
+	argv, err := s.podCommand(s.autheliaPodName(), "authelia", s.autheliaSecretsDir(), a.secrets(), nil, []string{s.tools.authelia, "--config", conf})
 	if err != nil {
 		return err
 	}

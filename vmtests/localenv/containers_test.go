@@ -36,7 +36,7 @@ func TestMain(m *testing.M) { vmtest.Main(m) }
 func TestContainersUpDown(t *testing.T) {
 	vmtest.Engine(t)
 	env := vmtest.NewEnv(t, localenv.Options{Provider: localenv.ProviderContainers, Images: localenv.Images{Servers: os.Getenv(localenv.EnvImageServers)}})
-	inv, err := inventory.Load(env.Inventory)
+	inv, err := inventory.Load(env.Inventory, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +49,9 @@ func TestContainersUpDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Postgres, OpenBao, two slapd pods and their sidecars, the lldap
-	// Service, authelia with its sidecar and Service, nginx; the network.
-	if len(left) != 12 {
+	// Service, the worker with its sidecar, authelia with its sidecar and
+	// Service, nginx; the network.
+	if len(left) != 14 {
 		t.Errorf("while up, the engine holds %d objects: %v", len(left), left)
 	}
 	if err := env.Down(); err != nil {
@@ -275,7 +276,7 @@ func TestContainersRunADynamicPodroles(t *testing.T) {
 		t.Skip("no vault built (make servers): no pod runs under the supervisor")
 	}
 	env := vmtest.NewEnv(t, localenv.Options{Provider: localenv.ProviderContainers, Images: localenv.Images{Servers: os.Getenv(localenv.EnvImageServers)}, Podroles: bin})
-	inv, err := inventory.Load(env.Inventory)
+	inv, err := inventory.Load(env.Inventory, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,7 @@ func (d *directory) start(ctx context.Context, ob *openBao) error {
 			before: [][]string{{s.tools.slapadd, "-f", conf, "-l", ldif}}}
 		listen := s.listen(s.podAddress(i))
 		urls := fmt.Sprintf("ldap://%s:%d/ ldaps://%s:%d/", listen, PortLDAP, listen, PortLDAPS)
-		argv, err := s.podCommand(s.podName(i), s.podSecretsDir(i), d.secrets(), nil, []string{s.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
+		argv, err := s.podCommand(s.podName(i), "lldap", s.podSecretsDir(i), d.secrets(), nil, []string{s.tools.slapd, "-d", "stats", "-f", conf, "-h", urls})
 		if err != nil {
 			return err
 		}
@@ -184,6 +184,34 @@ func (d *directory) changePassword(ctx context.Context, uid, password string) er
 		err = conn.Bind(adminDN, adminPassword)
 		if err == nil {
 			err = setPassword(conn, uid, password)
+		}
+		conn.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.directoryPod(i), err)
+		}
+	}
+	return nil
+}
+
+// acceptPassword adds a second password to a person in every replica, so
+// that a bind with either succeeds: a directory that takes a wrong
+// password (a test's, on purpose). slapd checks a bind against each value
+// of userPassword; lldap keeps one password, and is not changed so.
+func (d *directory) acceptPassword(ctx context.Context, uid, password string) error {
+	s := d.site
+	if s.servesLLDAP() {
+		return fmt.Errorf("lldap keeps one password per user: a second one is slapd's only")
+	}
+	for i := range replicas {
+		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(s.podAddress(i), fmt.Sprint(PortLDAP))))
+		if err != nil {
+			return err
+		}
+		err = conn.Bind("cn=admin,"+baseDN, s.secrets.rootDN)
+		if err == nil {
+			req := ldap.NewModifyRequest(fmt.Sprintf("uid=%s,ou=people,%s", ldap.EscapeDN(uid), baseDN), nil)
+			req.Add("userPassword", []string{ssha(password)})
+			err = conn.Modify(req)
 		}
 		conn.Close()
 		if err != nil {

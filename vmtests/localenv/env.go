@@ -61,9 +61,33 @@ type Options struct {
 	// PortalTrustsOtherCA points nginx's proxy_ssl_trusted_certificate at
 	// a CA that did not sign authelia's certificate (a test, on purpose).
 	PortalTrustsOtherCA bool
-	// NoRestart runs the pods without watching their secrets with
-	// restart (a test breaks US1-13 on purpose).
-	NoRestart bool
+	// The options below break the environment on purpose, one thing each,
+	// for the tests that see the scenario that guards it fail.
+	//
+	// NoRestartOn runs the pods of these roles ("lldap"), or a role's
+	// pods without watching one secret ("lldap/tls.pem"), without
+	// restarting the service when a secret with restart changes (US1-13).
+	NoRestartOn []string
+	// RestartOnEverySecret restarts a pod's service when any secret file
+	// changes, those without restart too (US1-13).
+	RestartOnEverySecret bool
+	// RestartWithSidecar restarts a pod's service whenever its sidecar
+	// restarts, whether a secret changed or not (US1-13).
+	RestartWithSidecar bool
+	// ServiceBeforeSecrets starts the worker role's service before its
+	// sidecar has written its secrets, with nothing to restart it when
+	// they come (US1-7).
+	ServiceBeforeSecrets bool
+	// PostgresInPod runs PostgreSQL at the address of the lldap role's
+	// first pod, as a database inside the role's pod (SC-003).
+	PostgresInPod bool
+	// ExpiredCertificate gives the lldap role's Service an expired
+	// certificate, of a CA made in Go that the contract's CA file holds.
+	ExpiredCertificate bool
+	// AutheliaStaticCredential gives authelia a Postgres credential that
+	// never expires, from a KV entry, instead of the database engine's
+	// (SC-005).
+	AutheliaStaticCredential bool
 	// Podroles is the podroles binary, whose hidden pod command
 	// supervises the pods of roles with secrets; found or built when
 	// empty.
@@ -104,6 +128,7 @@ type Env struct {
 	directory *directory
 	authelia  *authelia
 	portal    *portal
+	worker    *worker
 	// cluster is the control plane that Cluster started, if any; node
 	// its real node, clusterPlan the plan it runs, and clusterPortal the
 	// portal in front of its authelia.
@@ -181,6 +206,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		e.openbao = &openBao{site: s, postgres: e.postgres}
 		e.authelia = &authelia{site: s, postgres: e.postgres, openbao: e.openbao}
 		e.portal = &portal{site: s, openbao: e.openbao, name: "nginx", at: s.portalAddress()}
+		e.worker = &worker{site: s, openbao: e.openbao}
 	}
 	steps := []upStep{
 		{"network", s.run.prepare},
@@ -190,19 +216,22 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		{"sidecars", func(ctx context.Context) error { return e.openbao.startSidecars(ctx, e.directory) }},
 		{"directory", func(ctx context.Context) error { return e.directory.start(ctx, e.openbao) }},
 		{"haproxy", e.directory.startService},
+		{"worker", func(ctx context.Context) error { return e.worker.start(ctx) }},
 		{"authelia", func(ctx context.Context) error { return e.authelia.start(ctx) }},
 		{"haproxy-authelia", func(ctx context.Context) error { return e.authelia.startService(ctx) }},
 		{"nginx", func(ctx context.Context) error { return e.portal.start(ctx) }},
 	}
-	if len(e.CertNames) > 0 {
+	if e.ownCA() {
 		// authelia refuses a directory whose certificate is for another
-		// name: the portal cannot start.
+		// name, or expired, or of a CA not its own: the portal cannot
+		// start.
 		steps = slices.DeleteFunc(steps, isStep("authelia", "haproxy-authelia", "nginx"))
+		e.portal = nil
 	}
 	if e.openbao == nil {
 		// Without the OpenBao API, certificates come from a CA made in Go
 		// and the roles have no sidecars.
-		steps = slices.DeleteFunc(steps, isStep("openbao", "sidecars", "authelia", "haproxy-authelia", "nginx"))
+		steps = slices.DeleteFunc(steps, isStep("openbao", "sidecars", "worker", "authelia", "haproxy-authelia", "nginx"))
 	}
 	if e.Cluster != nil {
 		if e.openbao == nil {
@@ -355,6 +384,23 @@ func (e *Env) OpenBaoURL() string {
 // directory, bound as its admin.
 func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
 	return e.directory.changePassword(ctx, uid, password)
+}
+
+// AcceptPassword makes every replica of the directory take password for
+// uid as well as its own (slapd only): a test's wrong password then logs
+// in.
+func (e *Env) AcceptPassword(ctx context.Context, uid, password string) error {
+	return e.directory.acceptPassword(ctx, uid, password)
+}
+
+// LDAPCAFile is the CA file of the node's ldap contract
+// (fediversity.lldap.tls.caFile), a path in its main pod.
+func (e *Env) LDAPCAFile() string { return lldapCAFile }
+
+// MainPodFile is where the main pod keeps a file of the node's, by its
+// path in the node (the contract's CA file, the reader's password).
+func (e *Env) MainPodFile(path string) string {
+	return filepath.Join(e.site.podRoot(e.site.mainPodName()), path)
 }
 
 // checkAddresses refuses to start when a port the environment needs is

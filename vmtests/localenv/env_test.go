@@ -25,7 +25,7 @@ func TestUpDown(t *testing.T) {
 	start := time.Now()
 	env := vmtest.NewEnv(t, localenv.Options{})
 	t.Logf("up in %s", time.Since(start))
-	if _, err := inventory.Load(env.Inventory); err != nil {
+	if _, err := inventory.Load(env.Inventory, nil); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := os.Stat(env.Dir + "/logs"); err != nil || info.Mode().Perm() != 0o700 {
@@ -207,7 +207,7 @@ func TestChangePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := strings.TrimSpace(string(secret))
-	inv, err := inventory.Load(env.Inventory)
+	inv, err := inventory.Load(env.Inventory, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

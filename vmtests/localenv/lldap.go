@@ -112,7 +112,7 @@ func (d *directory) startLLDAP(ctx context.Context, ob *openBao) error {
 		return err
 	}
 	for i := range replicas {
-		argv, err := s.podCommand(s.podName(i), s.podSecretsDir(i), d.secrets(), lldapEnvFiles, []string{lldapBinary, "run"})
+		argv, err := s.podCommand(s.podName(i), "lldap", s.podSecretsDir(i), d.secrets(), lldapEnvFiles, []string{lldapBinary, "run"})
 		if err != nil {
 			return err
 		}

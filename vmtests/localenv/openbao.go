@@ -31,6 +31,11 @@ const (
 	credentialMaxTTL = "10m"
 )
 
+// RenderInterval is how often the pods' agents render a KV secret again
+// (static_secret_render_interval): short, so that a new value is quick to
+// see; the inventory says it to the suites.
+const RenderInterval = 2 * time.Second
+
 // openBao is Vault serving OpenBao's API in dev mode (OpenBao is not in
 // the registries this machine reaches), configured as the platform does,
 // and the agents that write its secrets into the pods.
@@ -113,6 +118,13 @@ func (o *openBao) configure(ctx context.Context) error {
 		"secret/data/authelia/jwt":         {"value": randomPassword() + randomPassword()},
 		"secret/data/authelia/session":     {"value": randomPassword() + randomPassword()},
 		"secret/data/authelia/storage-key": {"value": randomPassword() + randomPassword()},
+		// the worker's: a key with restart, a greeting without
+		"secret/data/worker/api-key":  {"value": randomPassword()},
+		"secret/data/worker/greeting": {"value": "hello " + randomPassword()},
+	}
+	if s.AutheliaStaticCredential {
+		// A credential of Postgres's own, which never expires.
+		o.kv["secret/data/authelia/static-db"] = map[string]any{"username": autheliaStaticUser, "password": s.secrets.pgAutheliaStatic}
 	}
 	keys := make([]string, 0, len(o.kv))
 	for k := range o.kv {
@@ -270,7 +282,7 @@ func (o *openBao) startSidecar(ctx context.Context, pod, dir string, secrets map
 		"auto_auth": map[string]any{"method": []any{map[string]any{
 			"type": "token_file", "config": map[string]any{"token_file_path": s.secretPath("openbao-token")},
 		}}},
-		"template_config": map[string]any{"static_secret_render_interval": "2s"},
+		"template_config": map[string]any{"static_secret_render_interval": RenderInterval.String()},
 		"template":        templates,
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
@@ -278,7 +290,11 @@ func (o *openBao) startSidecar(ctx context.Context, pod, dir string, secrets map
 	if err := writeFile(conf, data, 0o600); err != nil {
 		return err
 	}
-	p, err := s.launch(ctx, "sidecar-"+pod, []string{s.tools.vault, "agent", "-config=" + conf}, launchOptions{dir: s.Dir, env: []string{"HOME=" + filepath.Join(s.Dir, "openbao")}, image: s.Images.OpenBao})
+	argv, err := s.sidecarCommand(pod, []string{s.tools.vault, "agent", "-config=" + conf})
+	if err != nil {
+		return err
+	}
+	p, err := s.launch(ctx, "sidecar-"+pod, argv, launchOptions{dir: s.Dir, env: []string{"HOME=" + filepath.Join(s.Dir, "openbao")}, image: s.Images.OpenBao})
 	if err != nil {
 		return err
 	}

@@ -187,7 +187,11 @@ func (pg *postgres) fill(ctx context.Context, conn *pgx.Conn, super *url.URL) er
 		{"create database " + clusterAutheliaDatabase, "CREATE DATABASE " + clusterAutheliaDatabase + " OWNER authelia"},
 		// OpenBao's database engine makes and drops the credentials.
 		{"create role openbao", fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", s.secrets.pgOpenBao)},
+		pg.autheliaStatic(),
 	} {
+		if s.what == "" {
+			continue
+		}
 		// The statement holds a password: the error names what it does.
 		if _, err := conn.Exec(ctx, s.sql); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
@@ -231,6 +235,20 @@ func (pg *postgres) fill(ctx context.Context, conn *pgx.Conn, super *url.URL) er
 	}
 	return nil
 }
+
+// autheliaStatic makes, where a test asks for it, a credential of
+// authelia's storage that never expires (no VALID UNTIL), acting as its
+// owner as the database engine's do.
+func (pg *postgres) autheliaStatic() struct{ what, sql string } {
+	if !pg.site.AutheliaStaticCredential {
+		return struct{ what, sql string }{}
+	}
+	return struct{ what, sql string }{"create role " + autheliaStaticUser,
+		fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD '%s' IN ROLE authelia; ALTER ROLE %s SET role = 'authelia'`, autheliaStaticUser, pg.site.secrets.pgAutheliaStatic, autheliaStaticUser)}
+}
+
+// autheliaStaticUser is the credential of AutheliaStaticCredential.
+const autheliaStaticUser = "authelia_static"
 
 // dsn is the connection string of the lldap role's database.
 func (pg *postgres) dsn() string {

@@ -419,6 +419,9 @@ func (w *podWorld) runnable(ctx context.Context, d *appsv1.Deployment) error {
 		switch c.Name {
 		case plan.ContainerNode:
 			w.nodeContainer(spec, c, role)
+			if role == plan.MainRole {
+				err = w.nodeFiles(ctx, d, c)
+			}
 		case plan.ContainerCompanion:
 			err = w.companion(ctx, spec, c)
 		case plan.ContainerSidecar:
@@ -449,6 +452,33 @@ func (w *podWorld) nodeContainer(spec *corev1.PodSpec, c *corev1.Container, role
 		Items: []corev1.DownwardAPIVolumeFile{{Path: role, FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.labels['%s']", plan.LabelRole)}}},
 	}}})
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podrole", MountPath: PodRoleDir, ReadOnly: true})
+}
+
+// nodeFiles puts into the main pod the node's own files that a reader of
+// its contracts opens there: the CA files that fediversity.lldap.tls.caFile
+// and fediversity.authelia.caFile name (the PKI's CA), and the reader's
+// password file, fediversity.lldap.readerBindPasswordFile (which the main
+// pod's own OpenBao agent writes on the platform, from the KV entry of the
+// bind password).
+func (w *podWorld) nodeFiles(ctx context.Context, d *appsv1.Deployment, c *corev1.Container) error {
+	n := w.node
+	var caFiles []string
+	for _, f := range []*string{n.LLDAP.TLS.CAFile, n.Authelia.CAFile} {
+		if f != nil && !slices.Contains(caFiles, *f) {
+			caFiles = append(caFiles, *f)
+		}
+	}
+	files := map[string][]byte{}
+	if n.LLDAP.ReaderBindPasswordFile != nil {
+		files["bind-password"] = []byte(w.e.site.secrets.bind)
+	}
+	if err := w.mountConfig(ctx, d, c, files, caFiles...); err != nil {
+		return err
+	}
+	if f := n.LLDAP.ReaderBindPasswordFile; f != nil {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podroles-config", MountPath: *f, SubPath: "bind-password", ReadOnly: true})
+	}
+	return nil
 }
 
 // supervised runs argv under the pod supervisor: restarted, by the
@@ -739,10 +769,11 @@ func (e *Env) startClusterPortal(ctx context.Context) error {
 }
 
 // writeClusterInventory writes the base of the cluster's inventory: what
-// the cluster cannot tell (the ldap contract's coordinates and the
-// reader's password, Postgres, OpenBao, the cluster's portal) and each
-// role's secrets as the node defines them; the runner finds the pods
-// and Services.
+// neither the cluster nor the node can tell (the ldap contract's port and
+// DNs, the admin's password, Postgres, OpenBao and its agents' render
+// interval, the cluster's portal, the secrets the rotation suite may
+// write); the runner finds the pods and Services, and takes the rest (the
+// contract's host and files, the roles' secrets) from the node.
 func (e *Env) writeClusterInventory() error {
 	n := e.Cluster
 	inv := &inventory.Inventory{Node: n.Name, Roles: map[string]*inventory.Role{}}
@@ -756,7 +787,7 @@ func (e *Env) writeClusterInventory() error {
 		if err != nil {
 			return err
 		}
-		inv.Roles[r] = &inventory.Role{Server: server, Secrets: role.Secrets}
+		inv.Roles[r] = &inventory.Role{Server: server}
 		for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
 			s := role.Secrets[file]
 			if s.Field == nil || s.Variable != nil || s.Template != nil || !strings.Contains(s.Path, "/data/") {
@@ -772,14 +803,13 @@ func (e *Env) writeClusterInventory() error {
 		}
 		if server == inventory.ServerSlapd {
 			inv.LDAP = &inventory.LDAP{
-				Role: r, Host: n.LLDAP.Host, Port: PortLDAPS, PlainPort: PortLDAP, CAFile: "tls/ca.pem", BaseDN: baseDN,
-				BindDN: "uid=authelia-bind,ou=people," + baseDN, BindPasswordFile: "secrets/bind-password",
+				Port: PortLDAPS, PlainPort: PortLDAP, BaseDN: baseDN, BindDN: "uid=authelia-bind,ou=people," + baseDN,
 				User: "authelia-bind", Group: "lldap_strict_readonly", AdminUser: "admin", AdminPasswordFile: "secrets/admin-password",
 			}
 			inv.Postgres = &inventory.Postgres{Role: r, DSNFile: "secrets/postgres-dsn", Schema: "lldap_provision", UsersTable: "users"}
 		}
 	}
-	inv.OpenBao = &inventory.OpenBao{Address: e.OpenBaoURL(), TokenFile: "secrets/openbao-token"}
+	inv.OpenBao = &inventory.OpenBao{Address: e.OpenBaoURL(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}
 	if restart != nil || noRestart != nil {
 		inv.Rotation = &inventory.Rotation{Restart: restart, NoRestart: noRestart}
 	}

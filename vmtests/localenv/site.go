@@ -30,7 +30,7 @@ type site struct {
 // secrets are the environment's passwords, each also in a file of
 // secrets/, which the inventory names.
 type secrets struct {
-	bind, admin, rootDN, pgSuper, pgRole, pgOpenBao, openbaoRoot string
+	bind, admin, rootDN, pgSuper, pgRole, pgOpenBao, pgAutheliaStatic, openbaoRoot string
 }
 
 // provider is how an environment runs its servers: as local processes, or
@@ -87,13 +87,19 @@ func (s *site) reach(name, host string) string { return s.run.reach(name, host) 
 
 // Addresses of the environment's pods and Services, on its loopback
 // prefix.
-func (s *site) podAddress(i int) string         { return fmt.Sprintf("%s.%d", s.Loopback, i+1) }
-func (s *site) serviceAddress() string          { return s.Loopback + ".10" }
-func (s *site) autheliaServiceAddress() string  { return s.Loopback + ".11" }
-func (s *site) postgresAddress() string         { return s.Loopback + ".20" }
+func (s *site) podAddress(i int) string        { return fmt.Sprintf("%s.%d", s.Loopback, i+1) }
+func (s *site) serviceAddress() string         { return s.Loopback + ".10" }
+func (s *site) autheliaServiceAddress() string { return s.Loopback + ".11" }
+func (s *site) postgresAddress() string {
+	if s.PostgresInPod {
+		return s.podAddress(0)
+	}
+	return s.Loopback + ".20"
+}
 func (s *site) openbaoAddress() string          { return s.Loopback + ".30" }
 func (s *site) autheliaPodAddress() string      { return s.Loopback + ".40" }
 func (s *site) portalAddress() string           { return s.Loopback + ".50" }
+func (s *site) workerAddress() string           { return s.Loopback + ".60" }
 func (s *site) secretPath(name string) string   { return filepath.Join(s.Dir, "secrets", name) }
 func (s *site) podName(i int) string            { return fmt.Sprintf("%s-lldap-%d", s.Node, i) }
 func (s *site) autheliaPodName() string         { return s.Node + "-authelia-0" }
@@ -101,8 +107,17 @@ func (s *site) podStatusFile(pod string) string { return filepath.Join(s.podRoot
 func (s *site) podSecretsDir(i int) string      { return s.podSecrets(s.podName(i)) }
 func (s *site) autheliaSecretsDir() string      { return s.podSecrets(s.autheliaPodName()) }
 func (s *site) podSecrets(pod string) string    { return filepath.Join(s.podRoot(pod), "run", "secrets") }
-func (s *site) serviceName() string             { return s.roleServiceName("lldap") }
-func (s *site) autheliaServiceName() string     { return s.roleServiceName("authelia") }
+func (s *site) sidecarStatusFile(pod string) string {
+	return filepath.Join(s.podRoot(pod), "sidecar-status.json")
+}
+func (s *site) sidecarRestartFile(pod string) string {
+	return filepath.Join(s.podRoot(pod), "restart-sidecar")
+}
+func (s *site) mainPodName() string         { return s.Node + "-0" }
+func (s *site) workerPodName() string       { return s.Node + "-" + workerRole + "-0" }
+func (s *site) workerSecretsDir() string    { return s.podSecrets(s.workerPodName()) }
+func (s *site) serviceName() string         { return s.roleServiceName("lldap") }
+func (s *site) autheliaServiceName() string { return s.roleServiceName("authelia") }
 func (s *site) roleServiceName(role string) string {
 	return fmt.Sprintf("%s-%s.%s.svc.cluster.local", s.Node, role, s.Namespace)
 }
@@ -136,6 +151,7 @@ func (s *site) prepare() error {
 		{"bind-password", &s.secrets.bind}, {"admin-password", &s.secrets.admin}, {"rootdn-password", &s.secrets.rootDN},
 		{"postgres-superuser-password", &s.secrets.pgSuper}, {"postgres-lldap-password", &s.secrets.pgRole},
 		{"postgres-openbao-password", &s.secrets.pgOpenBao}, {"openbao-token", &s.secrets.openbaoRoot},
+		{"postgres-authelia-static-password", &s.secrets.pgAutheliaStatic},
 	} {
 		*sec.dst = randomPassword()
 		if err := writeFile(s.secretPath(sec.file), []byte(*sec.dst+"\n"), 0o600); err != nil {

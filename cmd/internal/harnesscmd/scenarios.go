@@ -39,17 +39,26 @@ func NewScenariosListCmd(io *cli.Streams) *cobra.Command {
 	}
 }
 
-// RunScenariosList lists the suites, each with its scenarios.
+// RunScenariosList lists the suites, each with its scenarios; a
+// scenario that proves only the runner's own client says so.
 func RunScenariosList(io *cli.Streams) error {
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	for _, su := range scenarios.Suites() {
 		fmt.Fprintf(tw, "%s\t%s\n", su.Name, su.Doc)
 		for _, sc := range su.Scenarios {
-			fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), sc.Doc)
+			doc := sc.Doc
+			if sc.SelfCheck {
+				doc = selfCheckMark + doc
+			}
+			fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), doc)
 		}
 	}
 	return tw.Flush()
 }
+
+// selfCheckMark starts the description of a scenario that proves the
+// runner's own client, not the deployment.
+const selfCheckMark = "(runner self-check, no evidence about the node) "
 
 // ScenariosRunOptions are podroles scenarios run's.
 type ScenariosRunOptions struct {
@@ -69,13 +78,16 @@ type ScenariosRunOptions struct {
 	Parallel int
 	Timeout  time.Duration
 	Patience time.Duration
+	// AllowSkip lets a run in which every selected scenario was skipped
+	// pass.
+	AllowSkip bool
 }
 
 // NewScenariosRunCmd is podroles scenarios run.
 func NewScenariosRunCmd(io *cli.Streams) *cobra.Command {
 	o := &ScenariosRunOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "run (--inventory FILE | (--kubeconfig FILE | --in-cluster) --namespace NS --node NODE SOURCES [--inventory BASE])",
+		Use:   "run (--inventory FILE [SOURCES] | (--kubeconfig FILE | --in-cluster) --namespace NS --node NODE SOURCES [--inventory BASE])",
 		Short: "Run the suites against the world an inventory describes",
 		Long: `Runs the scenarios of the suites (all, or those of --suite) against the
 node's world that the inventory describes, in parallel.
@@ -85,14 +97,26 @@ node's world in the cluster by itself: the Deployments of the node's plan,
 their pods by each Deployment's selector, and the Services. From outside
 the cluster every pod and Service port is port-forwarded to loopback
 through the API server; with --in-cluster the pods' and Services' own
-addresses are dialled. What a cluster cannot tell (the ldap contract's CA
-and password files, Postgres, OpenBao, the portal) comes from an
+addresses are dialled. What neither the cluster nor the node can tell (the
+ldap contract's port and DNs, Postgres, OpenBao, the portal) comes from an
 --inventory given as well, whose roles are then replaced by those found.
 
-Exit status: 0 when every scenario passed or was skipped, 1 when one
-failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
+The node is the truth of what it states: the ldap contract (host, CA file,
+reader's password file) from fediversity.lldap.*, authelia's host and CA
+from fediversity.authelia.*, and the roles' secrets, from the node's
+sources, or else from the facts file that the inventory names (factsFile).
+The contract's files are read where a reader opens them, in the main pod.
+Where the inventory gives one of these with another value than the node,
+the run stops before any scenario, naming both.
+
+Exit status: 0 when every scenario passed or was skipped and at least one
+ran, 1 when one failed or none ran (every selected one skipped: a skipped
+scenario proved nothing; --allow-skip lets that pass), 2 when the runner
+could not run (a wrong flag, a bad inventory, an inventory that the node
+contradicts).`,
 		Example: `  podroles env up --dir /tmp/env && podroles scenarios run --inventory /tmp/env/inventory.yaml
   podroles scenarios run --inventory node.yaml --suite ldap --run 'wrong-.*' --format junit -o scenarios.xml
+  podroles scenarios run --inventory world.yaml --flake .#directory
   podroles scenarios run --kubeconfig ~/.kube/config --namespace mastodon --node mastodon --flake .#mastodon --suite deployments,units`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
@@ -112,6 +136,7 @@ failed, 2 when the runner could not run (a wrong flag, a bad inventory).`,
 	f.IntVar(&o.Parallel, "parallel", 4, "how many scenarios run at once")
 	f.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "the time each scenario may take")
 	f.DurationVar(&o.Patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
+	f.BoolVar(&o.AllowSkip, "allow-skip", false, "exit 0 when every selected scenario was skipped (none ran)")
 	o.Sources.AddFlags(cmd)
 	return cmd
 }
@@ -154,6 +179,9 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 		return fmt.Errorf("no scenario matches --suite %s --run %q", strings.Join(o.Suites, ","), o.Run)
 	}
 	rep := scenarios.NewReport(inv.Node, results)
+	if o.AllowSkip && rep.Summary.Failed == 0 {
+		rep.Summary.OK = true
+	}
 	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
 		return err
 	}
@@ -163,8 +191,14 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted")
 	}
-	if !rep.Summary.OK {
+	switch {
+	case rep.Summary.Failed > 0:
 		return &cli.FailedError{Summary: fmt.Sprintf("%d scenarios failed", rep.Summary.Failed)}
+	case !rep.Summary.OK:
+		// A skipped scenario proved nothing: a run of nothing but skips
+		// is no pass for a script or CI.
+		fmt.Fprintf(o.IO.ErrOut, "podroles scenarios run: no scenario ran: all %d selected were skipped (each says why in the report); --allow-skip lets such a run pass\n", rep.Summary.Skipped)
+		return &cli.FailedError{Summary: "no scenario ran"}
 	}
 	return nil
 }
@@ -195,6 +229,30 @@ func progressLine(w io.Writer) func(scenarios.Event) {
 	}
 }
 
+// loadInventoryFile reads the inventory file and takes what the node
+// states from the node's sources, if given, or from its factsFile.
+func (o *ScenariosRunOptions) loadInventoryFile(ctx context.Context) (*inventory.Inventory, func(), error) {
+	nothing := func() {}
+	if len(o.Args) == 0 && !o.Sources.Given() {
+		inv, err := inventory.Load(o.Inventory, nil)
+		return inv, nothing, err
+	}
+	base, err := inventory.LoadBase(o.Inventory)
+	if err != nil {
+		return nil, nothing, err
+	}
+	name := o.Node
+	if name == "" {
+		name = base.Node
+	}
+	node, err := o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, name)
+	if err != nil {
+		return nil, nothing, err
+	}
+	inv, err := inventory.Load(o.Inventory, node)
+	return inv, nothing, err
+}
+
 // loadInventory reads the inventory file, or discovers the node's world in
 // the cluster from the node's facts, with the inventory file as its base.
 // It returns what stops the port-forwards and removes the files the
@@ -202,8 +260,7 @@ func progressLine(w io.Writer) func(scenarios.Event) {
 func (o *ScenariosRunOptions) loadInventory(ctx context.Context) (*inventory.Inventory, func(), error) {
 	nothing := func() {}
 	if o.Kubeconfig == "" && !o.InCluster {
-		inv, err := inventory.Load(o.Inventory)
-		return inv, nothing, err
+		return o.loadInventoryFile(ctx)
 	}
 	if o.Namespace == "" || o.Node == "" {
 		return nil, nothing, fmt.Errorf("--kubeconfig and --in-cluster need --namespace and --node")

@@ -21,6 +21,7 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/vmtests/containers"
@@ -74,10 +75,15 @@ func TestScenariosRun(t *testing.T) {
 
 func TestScenariosCannotRun(t *testing.T) {
 	dir := t.TempDir()
+	writeFacts(t, dir)
 	bad := filepath.Join(dir, "inv.yaml")
-	os.WriteFile(bad, []byte("node: n\nroles: {}\n"), 0o644)
+	os.WriteFile(bad, []byte("node: web\nfactsFile: facts.json\nroles: {}\n"), 0o644)
 	good := filepath.Join(dir, "good.yaml")
-	os.WriteFile(good, []byte("node: n\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	os.WriteFile(good, []byte("node: web\nfactsFile: facts.json\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	drift := filepath.Join(dir, "drift.yaml")
+	os.WriteFile(drift, []byte("node: web\nfactsFile: facts.json\nroles:\n  r: {secrets: {}, pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	noFacts := filepath.Join(dir, "nofacts.yaml")
+	os.WriteFile(noFacts, []byte("node: web\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
 	cases := []struct {
 		args []string
 		want string
@@ -91,6 +97,9 @@ func TestScenariosCannotRun(t *testing.T) {
 		{[]string{"scenarios", "run", "--in-cluster", "--namespace", "directory", "--node", "directory", repo("examples/directory.nix")}, "podroles scenarios run: in-cluster config: "},
 		{[]string{"scenarios", "run", "--inventory", bad}, "podroles scenarios run: inventory " + bad + ": roles: no roles"},
 		{[]string{"scenarios", "run", "--inventory", "nope.yaml"}, "podroles scenarios run: inventory nope.yaml: no such file"},
+		{[]string{"scenarios", "run", "--inventory", noFacts}, "podroles scenarios run: inventory " + noFacts + ": factsFile: missing, and no node's sources given"},
+		{[]string{"scenarios", "run", "--inventory", drift}, "podroles scenarios run: inventory " + drift + ": the inventory and node web disagree, and the node is the truth: roles.r.secrets lacks s, which the node has as fediversity.podRoles.roles.r.secrets.s"},
+		{[]string{"scenarios", "run", "--inventory", good, repo("examples/directory.nix")}, "podroles scenarios run: --node web: the sources give no node web"},
 		{[]string{"scenarios", "run", "--inventory", good, "--suite", "ldapp"}, `podroles scenarios run: --suite: no suite "ldapp"`},
 		{[]string{"scenarios", "run", "--inventory", good, "--run", "("}, `podroles scenarios run: --run "(": error parsing regexp`},
 		{[]string{"scenarios", "run", "--inventory", good, "--run", "nothing-matches"}, "podroles scenarios run: no scenario matches"},
@@ -105,22 +114,65 @@ func TestScenariosCannotRun(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.args, r.Code, r.ErrOut, c.want)
 		}
 	}
-	// With nothing to run against, every scenario is skipped: a pass.
-	total := 0
-	for _, su := range scenarios.Suites() {
-		total += len(su.Scenarios)
+	// With nothing to run against, every scenario is skipped: no
+	// scenario ran, which is no pass, unless --allow-skip says so.
+	total := len(scenarios.IDs())
+	r := run(t, "scenarios", "run", "--inventory", good)
+	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, fmt.Sprintf("0 passed, 0 failed, %d skipped", total)) ||
+		r.ErrOut != fmt.Sprintf("podroles scenarios run: no scenario ran: all %d selected were skipped (each says why in the report); --allow-skip lets such a run pass\n", total) {
+		t.Errorf("all skipped: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
-	if r := run(t, "scenarios", "run", "--inventory", good); r.Code != cli.ExitOK || !strings.Contains(r.Out, fmt.Sprintf("0 passed, 0 failed, %d skipped", total)) {
-		t.Errorf("exit %d\n%s", r.Code, r.Out)
+	r = run(t, "scenarios", "run", "--inventory", good, "--allow-skip", "--format", "json")
+	var rep scenarios.Report
+	if err := json.Unmarshal([]byte(r.Out), &rep); r.Code != cli.ExitOK || err != nil || !rep.Summary.OK || rep.Summary.Skipped != total {
+		t.Errorf("all skipped with --allow-skip: exit %d, %v\n%s%s", r.Code, err, r.Out, r.ErrOut)
+	}
+	r = run(t, "scenarios", "run", "--inventory", good, "--format", "json")
+	if err := json.Unmarshal([]byte(r.Out), &rep); r.Code != cli.ExitFailed || err != nil || rep.Summary.OK {
+		t.Errorf("all skipped, as JSON: exit %d, ok %v, %v", r.Code, rep.Summary.OK, err)
+	}
+}
+
+// writeFacts writes the facts of node web, of one role r with a secret s,
+// into dir/facts.json.
+func writeFacts(t *testing.T, dir string) {
+	t.Helper()
+	one, svc := 1, "svc"
+	data, err := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{{Name: "web", PodRoles: facts.PodRoles{Roles: map[string]facts.Role{
+		"r": {Replicas: &one, Service: &svc, Secrets: map[string]facts.Secret{"s": {Path: "secret/data/s", Field: &svc}}},
+	}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "facts.json"), data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func TestScenariosList(t *testing.T) {
 	r := run(t, "scenarios", "list")
-	for _, want := range []string{"ldap", "service-ldaps-bind", "[SC-004, US1-15]", "postgres", "one-opentofu-state", "lldap-http"} {
+	for _, want := range []string{"ldap", "service-ldaps-bind", "[SC-004, US1-15]", "postgres", "one-opentofu-state", "lldap-http",
+		"wrong-ca-refused                         [US1-15]          (runner self-check, no evidence about the node) "} {
 		if !strings.Contains(r.Out, want) {
 			t.Errorf("list lacks %q:\n%s", want, r.Out)
 		}
+	}
+	// The suites in the registry's order, each once, and only the two
+	// self-checks marked.
+	var names []string
+	for _, su := range scenarios.Suites() {
+		names = append(names, su.Name)
+	}
+	last := -1
+	for _, name := range names {
+		i := strings.Index(r.Out, "\n"+name+" ")
+		if !strings.HasPrefix(r.Out, name+" ") && (i < 0 || i < last) {
+			t.Errorf("suite %s is not listed in the registry's order %v", name, names)
+		}
+		last = i
+	}
+	if n := strings.Count(r.Out, "(runner self-check"); n != 2 {
+		t.Errorf("%d scenarios marked as self-checks, want ldap's two", n)
 	}
 }
 
@@ -278,7 +330,7 @@ func TestEnvUpWithCluster(t *testing.T) {
 	// The suites that need no waiting (scenarios' TestRealPodsPassEverySuite
 	// runs them all).
 	r = run(t, append(discover, "--suite", "deployments,units,ldap,postgres,secrets,authelia")...)
-	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 16 passed, 0 failed, 0 skipped") {
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 17 passed, 0 failed, 0 skipped") {
 		t.Errorf("scenarios run on the cluster: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	if r := run(t, "env", "down", "--dir", dir); r.Code != cli.ExitOK {
@@ -306,8 +358,9 @@ func TestRunWithoutCobra(t *testing.T) {
 		t.Errorf("env down where nothing ran: %v", err)
 	}
 	inv := filepath.Join(dir, "inv.yaml")
-	os.WriteFile(inv, []byte("node: n\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
-	err := RunScenarios(ctx, &ScenariosRunOptions{IO: io, Inventory: inv, Suites: []string{"ldap"}, Format: "json", Parallel: 2, Timeout: time.Minute, Patience: time.Second})
+	writeFacts(t, dir)
+	os.WriteFile(inv, []byte("node: web\nfactsFile: facts.json\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	err := RunScenarios(ctx, &ScenariosRunOptions{IO: io, Inventory: inv, Suites: []string{"ldap"}, Format: "json", Parallel: 2, Timeout: time.Minute, Patience: time.Second, AllowSkip: true})
 	if err != nil || !strings.Contains(out.String(), `"skipped"`) {
 		t.Errorf("scenarios run on an inventory without ldap: %v\n%s", err, out.String())
 	}

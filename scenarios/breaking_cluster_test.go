@@ -1,0 +1,326 @@
+package scenarios_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/vmtests/localenv"
+)
+
+// realWorld is what the cluster's breaking cases break: the directory
+// example's real pods on the machine's real node (the package's
+// realCluster), and the mastodon example's, deployed beside them once a
+// case needs them.
+type realWorld struct {
+	env    *localenv.Env
+	client kubernetes.Interface
+	kube   *kube.Client
+}
+
+// Worlds of the cluster's cases: the directory example's namespace, or
+// the mastodon example's.
+const (
+	directoryWorld = ""
+	mastodonWorld  = "mastodon"
+)
+
+// mastodonOnRealNode is the mastodon example deployed to the real
+// cluster, in namespace mastodon, once for the package.
+var mastodonOnRealNode struct {
+	once sync.Once
+	node *facts.Node
+	err  error
+}
+
+// mastodon deploys the mastodon example beside the directory example,
+// the first time, and returns its node.
+func (w *realWorld) mastodon(t *testing.T, ctx context.Context) *facts.Node {
+	t.Helper()
+	m := &mastodonOnRealNode
+	m.once.Do(func() {
+		m.node = exampleNode(t, ctx, "mastodon.nix")
+		m.err = w.env.DeployNode(ctx, m.node, mastodonWorld)
+	})
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	return m.node
+}
+
+// inventory finds a world in the real cluster, as scenarios run
+// --kubeconfig does.
+func (w *realWorld) inventory(t *testing.T, ctx context.Context, world string) *inventory.Inventory {
+	t.Helper()
+	if world == directoryWorld {
+		return discoverReal(t, ctx, w.env, w.env.ClusterKubeconfig())
+	}
+	found, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: w.env.ClusterKubeconfig(), Namespace: world, Node: w.mastodon(t, ctx), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(found.Close)
+	return found.Inventory
+}
+
+// TestBreakingCasesOnRealPods runs each case of the real pods, one after
+// the other (the machine has one node): it breaks them, runs the
+// scenario's suite (or the case's run), judges the results, mends what it
+// broke, and sees the scenario pass again, so that the next case starts
+// from a sound world.
+func TestBreakingCasesOnRealPods(t *testing.T) {
+	env := realCluster(t)
+	client, kc := clusterClient(t, env)
+	w := &realWorld{env: env, client: client, kube: kc}
+	for _, id := range slices.Sorted(maps.Keys(breakingCases)) {
+		for _, c := range breakingCases[id] {
+			if c.where != onCluster {
+				continue
+			}
+			t.Run(id+"/"+c.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+				defer cancel()
+				if c.world == mastodonWorld {
+					w.mastodon(t, ctx)
+				}
+				mend := c.breakCluster(t, ctx, w)
+				results := runSelected(t, ctx, w.inventory(t, ctx, c.world), 5*time.Second, selection(id, c.run), suiteOf(id))
+				judgeBreak(t, id, c, results)
+				mend()
+				again := runSelected(t, ctx, w.inventory(t, ctx, c.world), time.Minute, selection(id, id), suiteOf(id))[id]
+				if again.Status != scenarios.Passed {
+					t.Fatalf("mended, %s still %s: %s", id, again.Status, again.Reason)
+				}
+			})
+		}
+	}
+}
+
+// changeDeployment is a break that changes a Deployment of the directory
+// example and waits until it is rolled out; what it returns puts the
+// Deployment back as it was.
+func changeDeployment(name string, change func(*appsv1.Deployment)) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		var before *appsv1.Deployment
+		update(t, ctx, w.client, w.env.Namespace, name, func(d *appsv1.Deployment) {
+			before = d.DeepCopy()
+			change(d)
+		})
+		return func() {
+			update(t, ctx, w.client, w.env.Namespace, name, func(d *appsv1.Deployment) {
+				d.Spec.Replicas = before.Spec.Replicas
+				d.Spec.Template.Spec = before.Spec.Template.Spec
+			})
+		}
+	}
+}
+
+// withoutRestart drops the pod supervisor's --restart-on from the
+// service's container: nothing restarts it for a secret.
+func withoutRestart(d *appsv1.Deployment) {
+	c := &d.Spec.Template.Spec.Containers[0]
+	var cmd []string
+	for i := 0; i < len(c.Command); i++ {
+		if c.Command[i] == "--restart-on" {
+			i++
+			continue
+		}
+		cmd = append(cmd, c.Command[i])
+	}
+	c.Command = cmd
+}
+
+// setVariable sets a variable of a container, as the method might.
+func setVariable(container, name, value string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		for i, c := range d.Spec.Template.Spec.Containers {
+			if c.Name != container {
+				continue
+			}
+			for j, e := range c.Env {
+				if e.Name == name {
+					d.Spec.Template.Spec.Containers[i].Env[j].Value = value
+				}
+			}
+		}
+	}
+}
+
+// plainPortOnService puts the pods' plain LDAP port on lldap's Service.
+func plainPortOnService(t *testing.T, ctx context.Context, w *realWorld) func() {
+	ns := w.env.Namespace
+	changePorts := func(change func([]corev1.ServicePort) []corev1.ServicePort) {
+		svc, err := w.client.CoreV1().Services(ns).Get(ctx, "directory-lldap", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Ports = change(svc.Spec.Ports)
+		if _, err := w.client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
+		return append(ports, corev1.ServicePort{Name: "ldap", Port: localenv.PortLDAP, TargetPort: intstr.FromInt32(localenv.PortLDAP), Protocol: corev1.ProtocolTCP})
+	})
+	return func() {
+		changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
+			return slices.DeleteFunc(ports, func(p corev1.ServicePort) bool { return p.Port == localenv.PortLDAP })
+		})
+	}
+}
+
+// inPods runs commands in the container node of pods of a Deployment (by
+// their index in name order), and mends by deleting those pods: their
+// Deployment makes new ones, which never ran the commands.
+func inPods(namespace, deployment string, argvs map[int][]string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		if namespace == directoryWorld {
+			namespace = w.env.Namespace
+		}
+		pods := podsOf(t, ctx, w.client, namespace, deployment)
+		for _, i := range slices.Sorted(maps.Keys(argvs)) {
+			if _, err := w.kube.Exec(ctx, namespace, pods[i].Name, plan.ContainerNode, argvs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func() {
+			for i := range argvs {
+				if err := w.client.CoreV1().Pods(namespace).Delete(ctx, pods[i].Name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitAvailable(t, ctx, w.client, namespace, deployment)
+		}
+	}
+}
+
+// stopServer stops, on the host (SIGSTOP), the service of a pod of a
+// Deployment of the directory example, in container; SIGCONT mends it.
+func stopServer(deployment string, pod int, container string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		p := podsOf(t, ctx, w.client, w.env.Namespace, deployment)[pod]
+		pid := hostPID(t, ctx, w.env, p, container, true)
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		return func() { syscall.Kill(pid, syscall.SIGCONT) }
+	}
+}
+
+// wrongSecretInPod stops the agent of authelia's pod (SIGSTOP on the
+// host, so that it does not write the file again) and writes a wrong
+// value into its file session; the kubelet restarts the agent, killed,
+// which writes every file anew.
+func wrongSecretInPod(t *testing.T, ctx context.Context, w *realWorld) func() {
+	ns := w.env.Namespace
+	pod := podsOf(t, ctx, w.client, ns, "directory-authelia")[0]
+	agent := hostPID(t, ctx, w.env, pod, plan.ContainerSidecar, false)
+	if err := syscall.Kill(agent, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.kube.Exec(ctx, ns, pod.Name, plan.ContainerSidecar, []string{"sh", "-c", "printf wrong > /run/secrets/session"}); err != nil {
+		syscall.Kill(agent, syscall.SIGCONT)
+		t.Fatal(err)
+	}
+	return func() {
+		syscall.Kill(agent, syscall.SIGKILL)
+		waitAvailable(t, ctx, w.client, ns, "directory-authelia")
+	}
+}
+
+// identityInService mounts the pod's token into authelia's container too.
+func identityInService(d *appsv1.Deployment) {
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "identity", MountPath: plan.IdentityDir, ReadOnly: true})
+}
+
+// clusterCases are the breaking cases of the real pods, by scenario; the
+// table takes them in.
+func clusterCases() map[string][]breakingCase {
+	unitsBreak := inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{
+		// A main unit started in a sidekiq pod, its condition dropped.
+		0: {"sh", "-c", "mkdir -p /run/systemd/system/mastodon-web.service.d && printf '[Unit]\\nConditionPathExists=\\n' > /run/systemd/system/mastodon-web.service.d/break.conf && systemctl daemon-reload && systemctl start mastodon-web.service"},
+		// A shared unit stopped in the other.
+		1: {"systemctl", "stop", "prometheus-node-exporter.service"},
+	})
+	return map[string][]breakingCase{
+		"deployments/deployments-as-planned": {
+			{
+				name: "a replica of lldap less", where: onCluster,
+				breakCluster: changeDeployment("directory-lldap", func(d *appsv1.Deployment) { one := int32(1); d.Spec.Replicas = &one }),
+				reasons:      []string{"Deployment directory/directory-lldap", "role lldap: spec.replicas 1, planned 2"},
+			},
+			{
+				name: "a variable of lldap's image with another value", where: onCluster,
+				breakCluster: changeDeployment("directory-lldap", setVariable("lldap", "LLDAP_LDAPS_OPTIONS__PORT", "6361")),
+				reasons:      []string{`role lldap: container lldap has LLDAP_LDAPS_OPTIONS__PORT="6361", the node's fediversity.podRoles.services.lldap.environment says "6360"`},
+			},
+			{
+				name: "authelia's sidecar without its startup probe", where: onCluster,
+				breakCluster: changeDeployment("directory-authelia", func(d *appsv1.Deployment) { d.Spec.Template.Spec.InitContainers[0].StartupProbe = nil }),
+				reasons:      []string{"role authelia: the sidecar secrets has no startup probe: Kubernetes starts the service before its secrets are files"},
+			},
+		},
+		"deployments/services-as-planned": {{
+			name: "the plain LDAP port on lldap's Service", where: onCluster,
+			breakCluster: plainPortOnService,
+			reasons:      []string{"the Service directory-lldap has ports 17170/TCP,3890/TCP,6360/TCP, planned exactly 17170/TCP,6360/TCP"},
+		}},
+		"deployments/service-units-not-in-node-pods": {{
+			name: "lldap's unit started in the main pod", where: onCluster,
+			breakCluster: inPods(directoryWorld, "directory", map[int][]string{0: {"systemctl", "start", "lldap.service"}}),
+			reasons:      []string{"unit lldap (service of role lldap) ran in pod directory-", "of role main, where its list does not permit it"},
+		}},
+		"units/units-where-their-lists-permit": {{
+			name: "a main unit started in a sidekiq pod, a shared unit stopped in the other", where: onCluster, world: mastodonWorld,
+			breakCluster: unitsBreak,
+			reasons: []string{
+				"unit mastodon-web (mainUnits) ran in pod mastodon-sidekiq-", "of role sidekiq, where its list does not permit it",
+				"unit prometheus-node-exporter (sharedUnits) is not active in pod mastodon-sidekiq-",
+			},
+		}},
+		"ldap/each-pod-binds": {{
+			name: "the second lldap pod's slapd stopped", where: onCluster,
+			breakCluster: stopServer("directory-lldap", 1, "lldap"),
+			reasons:      []string{"pod directory-lldap-", ": at ldaps://"},
+		}},
+		"secrets/files-hold-their-values": {{
+			name: "authelia's agent stopped and its session file wrong", where: onCluster,
+			breakCluster: wrongSecretInPod,
+			run:          "secrets/files-hold-their-values",
+			reasons:      []string{"role authelia, pod directory-authelia-", "secret session", "5 bytes that are not field value of secret/data/authelia/session"},
+		}},
+		"secrets/identity-not-readable": {{
+			name: "the pod's token mounted into authelia's container", where: onCluster,
+			breakCluster: changeDeployment("directory-authelia", identityInService),
+			reasons:      []string{"container authelia reads the pod's service-account token /var/run/secrets/kubernetes.io/serviceaccount/token"},
+		}},
+		"rotation/new-credential-restarts-authelia": {{
+			name: "authelia's supervisor restarts it for no secret", where: onCluster,
+			breakCluster: changeDeployment("directory-authelia", withoutRestart),
+			run:          "rotation/new-credential-restarts-authelia",
+			reasons:      []string{"pod directory-authelia-", "to restart its service with a new credential within the TTL", "restart count 0"},
+		}},
+		"rotation/sidecar-restart-restarts-pki": {{
+			name: "authelia's supervisor restarts it for no secret", where: onCluster,
+			breakCluster: changeDeployment("directory-authelia", withoutRestart),
+			run:          "rotation/sidecar-restart-restarts-pki",
+			reasons:      []string{"a new tls.pem (a secret with parameters and restart), and the service's restart count 0 still"},
+		}},
+	}
+}

@@ -1,0 +1,318 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// restartReaction is the longest a pod takes to restart its service once
+// a file of a secret with restart holds a new value: the local
+// environment's pod supervisor looks at the files every 200ms and waits
+// one more look for them to settle; a kubelet starts an exited container
+// again within about a second. A window that shows that nothing restarts
+// after a file changed must last at least this long.
+const restartReaction = 3 * time.Second
+
+// keepsValues is a secret whose value is the same at a new read: a field
+// of a KV entry. A new sidecar writes it again as it was.
+func keepsValues(sec facts.Secret) bool {
+	return sec.Field != nil && sec.Template == nil && len(sec.Parameters) == 0 && strings.Contains(sec.Path, "/data/")
+}
+
+// issuesAtEachRead is a secret with restart of an engine that issues a
+// new value at each read, as the PKI engine does: a template with
+// parameters. A new sidecar writes a new value, and the service restarts
+// (Known Deviations).
+func issuesAtEachRead(sec facts.Secret) bool {
+	return sec.Restart && sec.Template != nil && len(sec.Parameters) > 0
+}
+
+// sidecarCase says which half of US1-13's sidecar restart a scenario shows.
+type sidecarCase int
+
+const (
+	// valuesKept: the secrets with restart all keep their values at a new
+	// read, and nothing restarts.
+	valuesKept sidecarCase = iota
+	// newValues: a secret with restart gets a new value at each read, and
+	// the service restarts.
+	newValues
+)
+
+// sidecarRole finds the role of the inventory (in name order) that a
+// sidecar restart scenario runs on, and the secrets it watches: for
+// valuesKept, a role with secrets with restart that all keep their values
+// (and those secrets); for newValues, a role with a secret with restart of
+// an engine that issues a value at each read (and those secrets).
+func sidecarRole(inv *inventory.Inventory, c sidecarCase) (string, []string) {
+	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
+		r := inv.Roles[name]
+		var watched []string
+		fits := true
+		for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
+			sec := r.Secrets[file]
+			switch {
+			case c == newValues && issuesAtEachRead(sec):
+				watched = append(watched, file)
+			case c == valuesKept && sec.Restart && keepsValues(sec):
+				watched = append(watched, file)
+			case c == valuesKept && sec.Restart:
+				fits = false
+			}
+		}
+		if fits && len(watched) > 0 {
+			return name, watched
+		}
+	}
+	return "", nil
+}
+
+// needsSidecarRestart says why no sidecar restart scenario of kind can run.
+func needsSidecarRestart(inv *inventory.Inventory, c sidecarCase) string {
+	if inv.OpenBao == nil {
+		return "the inventory has no openbao"
+	}
+	role, _ := sidecarRole(inv, c)
+	if role == "" {
+		if c == valuesKept {
+			return "no role of the inventory has secrets with restart that all keep their value at a new read (KV entries): a sidecar restart restarts a service with a secret of an engine that issues a value at each read (Known Deviations: sidecar-restart-restarts-pki)"
+		}
+		return "no role of the inventory has a secret with parameters and restart (an engine that issues a value at each read, as PKI does)"
+	}
+	for _, p := range inv.Roles[role].Pods {
+		local := p.StatusFile != "" && p.SecretsDir != "" && p.SidecarStatusFile != "" && p.SidecarRestartFile != ""
+		if !local && !inCluster(inv, p) {
+			return fmt.Sprintf("pod %s of role %s has no statusFile, secretsDir, sidecarStatusFile and sidecarRestartFile in the inventory, and is no pod of a cluster", p.Name, role)
+		}
+	}
+	return ""
+}
+
+// sidecarRestart is what the steps of a sidecar restart scenario share.
+type sidecarRestart struct {
+	role    string
+	watched []string
+	before  map[string]podAtRestart
+}
+
+// podAtRestart is a pod's service, sidecar and watched files before its
+// sidecar restarted.
+type podAtRestart struct {
+	service, sidecar *inventory.PodStatus
+	files            map[string]string // by file, a hash of its content
+}
+
+// noteBeforeRestart is the first step of both sidecar restart scenarios.
+func noteBeforeRestart(c sidecarCase) Step[sidecarRestart] {
+	return Step[sidecarRestart]{Name: "note each pod's service, sidecar and secrets", Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
+		v.role, v.watched = sidecarRole(s.Inv, c)
+		v.before = map[string]podAtRestart{}
+		for _, pod := range s.Inv.Roles[v.role].Pods {
+			b, err := podNow(ctx, s, pod, v.watched)
+			if err != nil {
+				return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+			}
+			v.before[pod.Name] = b
+			s.Note("pod %s of role %s: service restarted %d times, sidecar %d times; watching %s", pod.Name, v.role, b.service.RestartCount, b.sidecar.RestartCount, strings.Join(v.watched, ", "))
+		}
+		return nil
+	}}
+}
+
+func podNow(ctx context.Context, s *State, pod inventory.Endpoint, files []string) (podAtRestart, error) {
+	service, err := podStatus(ctx, s, pod)
+	if err != nil {
+		return podAtRestart{}, err
+	}
+	sidecar, err := sidecarStatus(ctx, s, pod)
+	if err != nil {
+		return podAtRestart{}, err
+	}
+	hashes := map[string]string{}
+	for _, f := range files {
+		data, err := readPodSecret(ctx, s, pod, f)
+		if err != nil {
+			return podAtRestart{}, err
+		}
+		sum := sha256.Sum256(data)
+		hashes[f] = hex.EncodeToString(sum[:8])
+	}
+	return podAtRestart{service, sidecar, hashes}, nil
+}
+
+// restartSidecars is the second step of both: each pod's sidecar
+// restarts, and runs again.
+var restartSidecars = Step[sidecarRestart]{Name: "restart each pod's sidecar", Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
+	var errs []error
+	for _, pod := range s.Inv.Roles[v.role].Pods {
+		b := v.before[pod.Name]
+		asked := restartSidecar(ctx, s, pod)
+		probe := poll.Probe{Endpoint: sidecarWhere(s, pod), Expect: fmt.Sprintf("the sidecar of pod %s to run again after its restart", pod.Name), Within: s.Patience}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			st, err := sidecarStatus(ctx, s, pod)
+			if err != nil {
+				return err
+			}
+			if st.RestartCount <= b.sidecar.RestartCount || st.StartedAt.IsZero() {
+				if asked != nil {
+					return poll.Saw("restart count %d still; asking it to restart: %v", st.RestartCount, asked)
+				}
+				return poll.Saw("restart count %d still", st.RestartCount)
+			}
+			s.Note("the sidecar of pod %s restarted (restart %d)", pod.Name, st.RestartCount)
+			return nil
+		})
+		errs = append(errs, err)
+	}
+	return joinErrors(errs)
+}}
+
+// sidecarRestartKeepsService: after a sidecar restart, the secrets with
+// restart (all KV entries) keep their values and the service runs on.
+func sidecarRestartKeepsService() Steps {
+	return Sequence(noteBeforeRestart(valuesKept), restartSidecars, Step[sidecarRestart]{
+		Name: "no secret with restart changes, and the service runs on",
+		Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
+			// The new agent renders every template once it runs, and a KV
+			// template again at each render interval: a render that would
+			// change a file comes at the latest one interval after the
+			// restart, and a restart for it within restartReaction.
+			render := s.Inv.OpenBao.Render()
+			window := render + restartReaction
+			pods := s.Inv.Roles[v.role].Pods
+			probe := poll.Probe{Endpoint: fmt.Sprintf("the %d pods of role %s", len(pods), v.role), Expect: "no secret with restart to change and no service to restart", Within: window}
+			err := poll.Consistently(ctx, probe, func(ctx context.Context) error {
+				for _, pod := range pods {
+					b := v.before[pod.Name]
+					now, err := podNow(ctx, s, pod, v.watched)
+					if err != nil {
+						return err
+					}
+					for _, f := range v.watched {
+						if now.files[f] != b.files[f] {
+							return poll.Saw("pod %s: a new value of %s after the sidecar's restart, though a KV entry keeps its value", pod.Name, f)
+						}
+					}
+					if now.service.UID != b.service.UID || now.service.RestartCount != b.service.RestartCount {
+						return poll.Saw("pod %s restarted its service (restart count %d, was %d; uid %s, was %s) after its sidecar restarted, though no secret with restart changed", pod.Name, now.service.RestartCount, b.service.RestartCount, now.service.UID, b.service.UID)
+					}
+				}
+				return nil
+			})
+			if err == nil {
+				s.Note("for %s (the agents' render interval %s, and %s for a restart to act) no pod of role %s changed %s or restarted its service", window, render, restartReaction, v.role, strings.Join(v.watched, ", "))
+			}
+			return err
+		},
+	})
+}
+
+// sidecarRestartRestartsService: after a sidecar restart, a secret of an
+// engine that issues a value at each read holds a new value, and the
+// service restarted in the same pod for it.
+func sidecarRestartRestartsService() Steps {
+	return Sequence(noteBeforeRestart(newValues), restartSidecars, Step[sidecarRestart]{
+		Name: "a new value, and the service restarted in the same pod",
+		Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
+			var errs []error
+			for _, pod := range s.Inv.Roles[v.role].Pods {
+				b := v.before[pod.Name]
+				probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to hold a new %s and restart its service in the same pod", pod.Name, strings.Join(v.watched, ", ")), Within: s.Patience}
+				err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+					now, err := podNow(ctx, s, pod, v.watched)
+					if err != nil {
+						return err
+					}
+					if now.service.UID != b.service.UID {
+						return poll.Permanent(fmt.Errorf("pod %s is a new pod (uid %s, was %s): the service must restart in the same pod", pod.Name, now.service.UID, b.service.UID))
+					}
+					var same []string
+					for _, f := range v.watched {
+						if now.files[f] == b.files[f] {
+							same = append(same, f)
+						}
+					}
+					if len(same) > 0 {
+						return poll.Saw("the value of %s the sidecar had before its restart", strings.Join(same, ", "))
+					}
+					if now.service.RestartCount <= b.service.RestartCount {
+						return poll.Saw("a new %s (a secret with parameters and restart), and the service's restart count %d still", strings.Join(v.watched, ", "), now.service.RestartCount)
+					}
+					s.Note("pod %s: a new %s from the restarted sidecar, and its service restarted in the same pod (restart %d)", pod.Name, strings.Join(v.watched, ", "), now.service.RestartCount)
+					return nil
+				})
+				errs = append(errs, err)
+			}
+			return joinErrors(errs)
+		},
+	})
+}
+
+// sidecarStatus reads what a pod reports of its sidecar: its restart
+// count and when it last started; from the local environment's status
+// file of it, or from the pod's status of its container secrets.
+func sidecarStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventory.PodStatus, error) {
+	if !inCluster(s.Inv, pod) {
+		return inventory.ReadPodStatus(pod.SidecarStatusFile)
+	}
+	c, err := stateCluster(s)
+	if err != nil {
+		return nil, err
+	}
+	ns := s.Inv.Cluster.Namespace
+	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, discoverError("Pod", ns, pod.Name, "get", err)
+	}
+	for _, st := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
+		if st.Name == plan.ContainerSidecar {
+			out := &inventory.PodStatus{Pod: got.Name, UID: string(got.UID), RestartCount: int(st.RestartCount)}
+			if st.State.Running != nil && (st.Started == nil || *st.Started) {
+				out.StartedAt = st.State.Running.StartedAt.Time
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s", ns, pod.Name, plan.ContainerSidecar)
+}
+
+// restartSidecar restarts a pod's sidecar, as its crash would: in a
+// cluster `kill 1` through exec in the container secrets, which ends the
+// agent (its PID 1) and the kubelet starts it again (restartPolicy
+// Always); locally, a new value in the pod's sidecarRestartFile, which the
+// sidecar's supervisor restarts it for. What it returns is only for a
+// report: the exec ends with the container it kills.
+func restartSidecar(ctx context.Context, s *State, pod inventory.Endpoint) error {
+	if !inCluster(s.Inv, pod) {
+		return os.WriteFile(pod.SidecarRestartFile, []byte(rand.Text()+"\n"), 0o600)
+	}
+	c, err := stateCluster(s)
+	if err != nil {
+		return err
+	}
+	_, err = c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, plan.ContainerSidecar, []string{"sh", "-c", "kill 1"})
+	return err
+}
+
+// sidecarWhere names where sidecarStatus looks, for a probe.
+func sidecarWhere(s *State, pod inventory.Endpoint) string {
+	if inCluster(s.Inv, pod) {
+		return fmt.Sprintf("pod %s/%s (status of container %s)", s.Inv.Cluster.Namespace, pod.Name, plan.ContainerSidecar)
+	}
+	return pod.SidecarStatusFile
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/cmd/internal/clitest"
+	"github.com/fediversity/podroles/internal/golden"
 	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
@@ -372,5 +373,34 @@ func TestRunWithoutCobra(t *testing.T) {
 	var failed *cli.FailedError
 	if !errors.As(err, &failed) || failed.Summary != "4 errors, 1 warnings" || !strings.Contains(out.String(), "PR101") {
 		t.Errorf("check of the broken example: %v\n%s", err, out.String())
+	}
+}
+
+// TestGoldenCheckReports: every format of check's report, on the bundled
+// examples (one broken, with locations and notes; two that pass), is in
+// testdata/check; make docs rewrites it. The check runs in the
+// repository's root, as a user runs it there, so that files are shown as
+// a user sees them; what varies from machine to machine is replaced by
+// name: the root's absolute path (SARIF's base) by $REPO.
+func TestGoldenCheckReports(t *testing.T) {
+	testdata, err := filepath.Abs("testdata/check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(repo("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GITHUB_WORKSPACE", "") // annotations' paths follow it
+	t.Chdir(root)
+	examples := []string{"examples/broken/mastodon-renamed.nix", "examples/directory.nix", "examples/mastodon-vm.nix"}
+	for _, format := range report.LocatedFormats {
+		t.Run(format, func(t *testing.T) {
+			r := run(t, append([]string{"check", "--format", format}, examples...)...)
+			if r.Code != cli.ExitFailed || r.ErrOut != "" {
+				t.Fatalf("exit %d, want 1\n%s", r.Code, r.ErrOut)
+			}
+			golden.Check(t, filepath.Join(testdata, "broken-and-passing."+format), []byte(strings.ReplaceAll(r.Out, root, "$REPO")))
+		})
 	}
 }

@@ -82,3 +82,33 @@ func TestBadInventoriesNameTheField(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// The example of docs/inventory.md is a valid inventory, with every part a
+// suite reads.
+func TestDocsExampleLoads(t *testing.T) {
+	page, err := os.ReadFile("../../docs/inventory.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(page), "```yaml\n")
+	example, _, closed := strings.Cut(rest, "```\n")
+	if !ok || !closed {
+		t.Fatal("docs/inventory.md has no ```yaml block")
+	}
+	// The files the example names, which Validate asks for.
+	dir := t.TempDir()
+	for _, f := range []string{"facts.json", "kubeconfig", "tls/ca.pem", "secrets/bind-password", "secrets/postgres-dsn", "secrets/openbao-token", "secrets/authelia-storage-dsn"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), nil, 0o600)
+	}
+	inv, err := Parse([]byte(example), dir)
+	if err != nil {
+		t.Fatalf("docs/inventory.md's example: %v", err)
+	}
+	if inv.LDAP == nil || inv.Postgres == nil || inv.OpenBao == nil || inv.Portal == nil || inv.Rotation == nil || inv.Cluster == nil || len(inv.Roles["lldap"].Pods) != 2 {
+		t.Errorf("docs/inventory.md's example lacks a part: %+v", inv)
+	}
+	if inv.LDAP.CAFile != filepath.Join(dir, "tls", "ca.pem") {
+		t.Errorf("relative paths are taken from the inventory's folder: %s", inv.LDAP.CAFile)
+	}
+}

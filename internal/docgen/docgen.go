@@ -45,11 +45,9 @@ nodes is in [check.md](check.md); the node surface that the rules read is in
 // reference text.
 func Rules() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, generated, "the rules' registry (checks.Rules, checks/explain/<ID>.md)")
-	b.WriteString(rulesIntro)
-	b.WriteString("| ID | name | severity | applies to | spec | refuses |\n|---|---|---|---|---|---|\n")
+	writeHead(&b, "the rules' registry (checks.Rules, checks/explain/<ID>.md)", rulesIntro, "ID", "name", "severity", "applies to", "spec", "refuses")
 	for _, r := range checks.Rules() {
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s | %s |\n", r.ID, Anchor(ruleHeading(r)), r.Name, r.Severity, r.Scope, r.Spec, r.Doc)
+		writeRow(&b, "["+r.ID+"](#"+Anchor(ruleHeading(r))+")", r.Name, string(r.Severity), r.Scope.String(), r.Spec, r.Doc)
 	}
 	for _, r := range checks.Rules() {
 		fmt.Fprintf(&b, "\n## %s\n\n", ruleHeading(r))
@@ -77,24 +75,44 @@ How to run them, on an inventory or on a cluster, is in
 // scenarios.
 func Scenarios() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, generated, "the suites' registry (scenarios.Suites)")
-	b.WriteString(scenariosIntro)
-	b.WriteString("| suite | scenarios | what it checks |\n|---|---|---|\n")
+	writeHead(&b, "the suites' registry (scenarios.Suites)", scenariosIntro, "suite", "scenarios", "what it checks")
 	for _, su := range scenarios.Suites() {
-		fmt.Fprintf(&b, "| [%s](#%s) | %d | %s |\n", su.Name, Anchor(su.Name), len(su.Scenarios), su.Doc)
+		writeRow(&b, "["+su.Name+"](#"+Anchor(su.Name)+")", fmt.Sprint(len(su.Scenarios)), su.Doc)
 	}
 	for _, su := range scenarios.Suites() {
 		fmt.Fprintf(&b, "\n## %s\n\n%s.\n\n", su.Name, upperFirst(su.Doc))
-		b.WriteString("| scenario | spec | checks |\n|---|---|---|\n")
+		writeTableHead(&b, "scenario", "spec", "checks")
 		for _, sc := range su.Scenarios {
 			doc := sc.Doc
 			if sc.Exclusive {
 				doc += " (exclusive: runs after the others, alone, since it changes what they observe)"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", sc.Name, strings.Join(sc.Spec, ", "), doc)
+			writeRow(&b, "`"+sc.Name+"`", strings.Join(sc.Spec, ", "), doc)
 		}
 	}
 	return b.Bytes()
+}
+
+// writeHead starts a page generated from source: the note not to edit it,
+// its hand-written intro, and the head of its first table.
+func writeHead(b *bytes.Buffer, source, intro string, columns ...string) {
+	fmt.Fprintf(b, generated, source)
+	b.WriteString(intro)
+	writeTableHead(b, columns...)
+}
+
+// writeTableHead writes a Markdown table's head.
+func writeTableHead(b *bytes.Buffer, columns ...string) {
+	b.WriteString("| " + strings.Join(columns, " | ") + " |\n|" + strings.Repeat("---|", len(columns)) + "\n")
+}
+
+// writeRow writes a row of a Markdown table, with each cell's own | escaped
+// so that it stays one cell.
+func writeRow(b *bytes.Buffer, cells ...string) {
+	for i, c := range cells {
+		cells[i] = strings.ReplaceAll(c, "|", `\|`)
+	}
+	b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 }
 
 // CLI is a page per command of root and of every command under it, but

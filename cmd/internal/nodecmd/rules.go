@@ -33,7 +33,7 @@ podroles rules explain ID prints the whole text of a rule.`,
 			return RunRules(o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print a Markdown table, as docs/rules.md has it")
+	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print the table in Markdown")
 	cmd.AddCommand(NewRulesExplainCmd(io))
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/internal/synthetic"
 	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/report"
 )
 
 var large = synthetic.Shape{Name: "large", Units: 5000, Roles: 50}
@@ -70,7 +71,7 @@ func BenchmarkLocations3000UnitModuleNode(b *testing.B) {
 				}
 				results := checks.Check(nodes)
 				cpu1, mid := fixture.ChildCPU(), time.Now()
-				if err := checks.Locate(context.Background(), results, ev.Locate, ""); err != nil {
+				if err := checks.Locate(context.Background(), results, ev.Locate, report.Paths{}); err != nil {
 					b.Fatal(err)
 				}
 				cpu2, end := fixture.ChildCPU(), time.Now()

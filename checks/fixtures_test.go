@@ -13,6 +13,7 @@ import (
 	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
+	"github.com/fediversity/podroles/report"
 )
 
 // The fixtures are nodes evaluated with the real nix: in testdata/rules,
@@ -55,7 +56,7 @@ func checkFixtures(t *testing.T, fixtures []*fixture.File) []*checks.Result {
 			t.Fatalf("got %d nodes from %d fixtures", len(got), len(indexes))
 		}
 		checked := checks.Check(got)
-		err = checks.Locate(ctx, checked, ev.Locate, "")
+		err = checks.Locate(ctx, checked, ev.Locate, report.Paths{})
 		cancel()
 		if err != nil {
 			t.Fatalf("locate the findings of the fixtures (--k8s-pod-module %q): %v", module, err)

@@ -3,11 +3,11 @@ package checks
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/report"
 )
 
 // place is what a finding is about, as definitions of the node: the first
@@ -66,9 +66,14 @@ const maxNotes = 5
 
 // Locate gives the findings of results their locations and notes. It asks
 // locate about the nodes with findings only, each reference once, in one
-// call: a report without findings costs nothing. Files inside base are
-// shown relative to it.
-func Locate(ctx context.Context, results []*Result, locate Locator, base string) error {
+// call: a report without findings costs nothing. Files are shown as paths
+// shows them, in the locations and in the findings' messages.
+func Locate(ctx context.Context, results []*Result, locate Locator, paths report.Paths) error {
+	for _, res := range results {
+		for i := range res.Findings {
+			res.Findings[i].Message = paths.Text(res.Findings[i].Message)
+		}
+	}
 	refs := map[facts.NodeRef][]facts.OptionRef{}
 	index := map[facts.NodeRef]map[string]int{}
 	for _, res := range results {
@@ -93,12 +98,6 @@ func Locate(ctx context.Context, results []*Result, locate Locator, base string)
 	if err != nil {
 		return err
 	}
-	// nix reads a flake at its real path: from a working directory reached
-	// through a symbolic link, its files are inside base's real path.
-	bases := []string{base}
-	if real, err := filepath.EvalSymlinks(base); err == nil && base != "" && real != base {
-		bases = append(bases, real)
-	}
 	for _, res := range results {
 		node := facts.NodeRef{Name: res.Node, Source: res.Source}
 		defsOf := func(r facts.OptionRef) []facts.Definition {
@@ -109,7 +108,7 @@ func Locate(ctx context.Context, results []*Result, locate Locator, base string)
 			return nil
 		}
 		for i := range res.Findings {
-			res.Findings[i].locate(defsOf, bases)
+			res.Findings[i].locate(defsOf, paths)
 		}
 	}
 	return nil
@@ -117,7 +116,7 @@ func Locate(ctx context.Context, results []*Result, locate Locator, base string)
 
 // locate sets the finding's location and notes from the definitions of its
 // place.
-func (f *Finding) locate(defsOf func(facts.OptionRef) []facts.Definition, base []string) {
+func (f *Finding) locate(defsOf func(facts.OptionRef) []facts.Definition, paths report.Paths) {
 	f.Location, f.Notes = nil, nil
 	// The first reference that a module of the host defines; else the
 	// first that nix locates, NixOS's own modules included (a unit of a
@@ -136,28 +135,30 @@ func (f *Finding) locate(defsOf func(facts.OptionRef) []facts.Definition, base [
 		if len(won) == 0 {
 			continue
 		}
-		loc := relative(won[0].Location, base)
+		loc := won[0].Location
+		loc.File = paths.File(loc.File)
 		f.Location = &loc
 		for _, d := range won[1:] {
-			f.note(base, d, "%s is also defined here", r.Option())
+			f.note(paths, d, "%s is also defined here", r.Option())
 		}
 		for _, d := range ranked(defs, true) {
-			f.note(base, d, "%s is also defined here with %s, which lost to %s", r.Option(), facts.PriorityName(d.Priority), facts.PriorityName(won[0].Priority))
+			f.note(paths, d, "%s is also defined here with %s, which lost to %s", r.Option(), facts.PriorityName(d.Priority), facts.PriorityName(won[0].Priority))
 		}
 		break
 	}
 	for _, r := range f.place.also {
 		for _, d := range ranked(defsOf(r), false) {
-			f.note(base, d, "see also %s, defined here", r.Option())
+			f.note(paths, d, "see also %s, defined here", r.Option())
 		}
 	}
 }
 
-func (f *Finding) note(base []string, d facts.Definition, format string, args ...any) {
+func (f *Finding) note(paths report.Paths, d facts.Definition, format string, args ...any) {
 	if len(f.Notes) == maxNotes {
 		return
 	}
-	loc := relative(d.Location, base)
+	loc := d.Location
+	loc.File = paths.File(loc.File)
 	f.Notes = append(f.Notes, Note{Message: fmt.Sprintf(format, args...), Location: &loc})
 }
 
@@ -185,25 +186,6 @@ func boolOrder(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// relative shows a file inside base relative to it: the path an editor
-// opened in base, or a CI annotation of the checkout, needs. base is the
-// folder, and its real path when it is reached through a link.
-func relative(l facts.Location, base []string) facts.Location {
-	if !filepath.IsAbs(l.File) {
-		return l
-	}
-	for _, b := range base {
-		if b == "" {
-			continue
-		}
-		if rel, err := filepath.Rel(b, l.File); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			l.File = rel
-			return l
-		}
-	}
-	return l
 }
 
 func refKey(r facts.OptionRef) string {

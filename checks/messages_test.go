@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/report"
 )
 
 func TestDNSLabelProblems(t *testing.T) {
@@ -116,7 +117,7 @@ func TestRelativeThroughALinkedWorkingDirectory(t *testing.T) {
 	locator := func(context.Context, map[facts.NodeRef][]facts.OptionRef) (map[facts.NodeRef][][]facts.Definition, error) {
 		return map[facts.NodeRef][][]facts.Definition{{Name: "web", Source: "flake:x#web"}: {{{Location: facts.Location{File: filepath.Join(real, "hosts", "web.nix"), Line: 3, Column: 5}, Priority: facts.PriorityPlain}}}}, nil
 	}
-	if err := Locate(t.Context(), res, locator, link); err != nil {
+	if err := Locate(t.Context(), res, locator, report.NewPaths(link)); err != nil {
 		t.Fatal(err)
 	}
 	if got := res[0].Findings[0].Location; got == nil || got.File != filepath.Join("hosts", "web.nix") {

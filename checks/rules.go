@@ -49,6 +49,12 @@ var rules = []*Rule{
 		check: listsReadSystemdServices,
 		needs: needsModuleSystem,
 	},
+	{
+		ID: "PR107", Name: "names-hidden-by-own-k8s-pod-module", Spec: "FR-008, SC-002", Severity: SeverityWarning, Scope: ScopeK8s,
+		Doc:   "The node imports a k8s-pod module itself that --k8s-pod-module does not name, and a name in its lists is a unit only through that module, so FR-008 could not judge it.",
+		check: namesHiddenByOwnK8sPodModule,
+		needs: needsModules,
+	},
 
 	// Roles (US2-3, US2-4, US2-7, US2-9).
 	{
@@ -800,9 +806,9 @@ func dnsLabelProblems(name string) []string {
 }
 
 func invalidDeploymentName(n *node, report reportFunc) {
-	if n.NamedAfterFile {
-		// The node's name was made up from a file name: hold only the
-		// role names against Kubernetes.
+	// A role name that is wrong whatever the node's name: held on its own
+	// where the node's name cannot be used.
+	rolesOnTheirOwn := func() {
 		n.eachRole(func(name string, r facts.Role) {
 			// The role name follows "<node>-", so it may start with -.
 			problems := slices.DeleteFunc(dnsLabelProblems(name), func(p string) bool { return p == "it starts with -" })
@@ -810,6 +816,11 @@ func invalidDeploymentName(n *node, report reportFunc) {
 				report(role(name), at(roleOpt(name)), "role %s makes a Deployment name <node>-%s, which is no DNS-1123 label: %s; rename the role", name, name, joinAnd(problems))
 			}
 		})
+	}
+	if n.NamedAfterFile {
+		// The node's name was made up from a file name: hold only the
+		// role names against Kubernetes.
+		rolesOnTheirOwn()
 		return
 	}
 	// The name of a file's node is its hostName; a flake's is its
@@ -820,6 +831,9 @@ func invalidDeploymentName(n *node, report reportFunc) {
 	}
 	if problems := dnsLabelProblems(n.Name); len(problems) > 0 {
 		report(Subject{SubjectNode, n.Name}, at(hostName...), "node name %q is not a valid name of the Deployment %s: %s (a DNS-1123 label has at most 63 characters, a-z, 0-9 and -, and starts and ends with a letter or digit); rename the node", n.Name, n.Name, joinAnd(problems))
+		// A role name that is wrong on its own stays wrong after the
+		// node is renamed: say so now, not after the next run.
+		rolesOnTheirOwn()
 		return
 	}
 	n.eachRole(func(name string, r facts.Role) {
@@ -961,6 +975,33 @@ func listsReadSystemdServices(n *node, report reportFunc) {
 			report(option(l.option), at(opt(l.path...)), "%s reads config.systemd.services: %s; %s", l.option, why, fix)
 		}
 	}
+}
+
+func namesHiddenByOwnK8sPodModule(n *node, report reportFunc) {
+	for _, m := range n.K8sPod.HostModules {
+		for _, u := range m.Units {
+			var where place
+			for _, l := range n.lists {
+				if slices.Contains(l.units, u) {
+					if len(where.first) == 0 {
+						where = at(l.holding(u))
+					} else {
+						where = where.and(l.holding(u))
+					}
+				}
+			}
+			report(unit(u), where.and(opt("fediversity", "k8sPod", "enable")), "%s names unit %s, which is a unit only through %s, a module the node imports itself that puts it on k8s-pod.nix (fediversity.k8sPod.enable) and is not the k8s-pod module podroles was given: if it is k8s-pod.nix, its conditions make a unit of every listed name, so FR-008 could not judge %s against the node before it and a misspelled name passes; check with --k8s-pod-module %s", joinAnd(n.listsNaming(u)), u, m.File, u, m.File)
+		}
+	}
+}
+
+// needsModules says why PR107 cannot judge a node that is no system of the
+// module system.
+func needsModules(n *facts.Node) string {
+	if n.ListsProbe == nil {
+		return "FR-008: the node is no system of the module system (lib.evalModules, lib.nixosSystem), whose definitions tell the modules that put a node on k8s-pod.nix apart"
+	}
+	return ""
 }
 
 func needsModuleSystem(n *facts.Node) string {

@@ -269,6 +269,24 @@ type K8sPod struct {
 	// without the module has none of them, so FR-008 does not count them
 	// as units of the node. Empty when no module was applied.
 	AddedUnits []string `json:"addedUnits,omitempty"`
+	// HostModules are the modules that the node imports itself which put
+	// it on k8s-pod.nix (they set fediversity.k8sPod.enable) and define
+	// units, that the k8s-pod module podroles applied is not (none was
+	// given, or another copy), each with the names in the lists that are
+	// units only through it. Such a module's conditions make a unit of a
+	// misspelled name, so FR-008 could not judge those names. Only modules
+	// that hide a name are given; nil on a node of no module system.
+	HostModules []HostModule `json:"hostModules,omitempty"`
+}
+
+// HostModule is a k8s-pod module that a node imports itself (see
+// K8sPod.HostModules).
+type HostModule struct {
+	// File is the module's file (of a flake, the checkout's).
+	File string `json:"file"`
+	// Units are the names in the lists that are units of the node only
+	// through this module's definitions.
+	Units []string `json:"units"`
 }
 
 // LLDAP is fediversity.lldap.

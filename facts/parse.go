@@ -298,6 +298,14 @@ func parseNode(v gjson.Result) (*Node, error) {
 		if len(n.K8sPod.AddedUnits) == 0 {
 			n.K8sPod.AddedUnits = nil
 		}
+		d.list(k8s.Get("hostModules"), "k8sPod.hostModules", func(_ int, e gjson.Result, opt string) {
+			if d.object(e, opt) {
+				n.K8sPod.HostModules = append(n.K8sPod.HostModules, HostModule{
+					File:  d.str(e.Get("file"), opt+".file", ""),
+					Units: d.strings(e.Get("units"), opt+".units"),
+				})
+			}
+		})
 	}
 
 	if p := v.Get("listsProbe"); p.Exists() && p.Type != gjson.Null && d.object(p, "listsProbe") {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -50,6 +52,11 @@ type EvalError struct {
 	// Detail is what nix printed on stderr: the trace, which podroles
 	// check --show-trace prints.
 	Detail string
+
+	// recursingLists are the lists of pod roles (their options) that the
+	// trace of an infinite recursion evaluated together with
+	// systemd.services: those that read the units (FR-007).
+	recursingLists []string
 }
 
 func (e *EvalError) Error() string {
@@ -93,17 +100,23 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 	}
 
 	var lines []string
+	// roots are where the flakes' sources are in the store, by source.
+	roots := map[*Source]string{}
 	for _, line := range strings.Split(string(stderr), "\n") {
 		if mark, ok := strings.CutPrefix(line, evalMark); ok {
 			var at struct {
 				Source int     `json:"source"`
 				Node   *string `json:"node"`
+				Root   string  `json:"root"`
 			}
 			if json.Unmarshal([]byte(mark), &at) == nil && at.Source >= 0 && at.Source < len(sources) {
 				failing = &sources[at.Source]
 				ee.Source, ee.Node = failing.String(), ""
 				if at.Node != nil && failing.Attr == "" {
 					ee.Node = *at.Node
+				}
+				if at.Root != "" {
+					roots[failing] = at.Root
 				}
 			}
 			continue
@@ -131,8 +144,23 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 	}
 	ee.Option = tr.option()
 	ee.Location = tr.userLocation(ownDir)
+	if strings.Contains(ee.Message, "infinite recursion") {
+		ee.recursingLists = tr.listsWithUnits()
+	}
 	if ee.Message == "" {
 		ee.Message = fmt.Sprintf("nix failed (%v) and said nothing", runErr)
+	}
+	if failing != nil {
+		if msg, ok := lockNeedsChanges(ee.Message, *failing); ok {
+			ee.Message, ee.Location = msg, ""
+		}
+		if root := roots[failing]; root != "" && failing.Checkout != "" {
+			if msg, ok := missingFlakeFile(ee.Message, root, *failing); ok {
+				ee.Message, ee.Location = msg, ""
+			}
+			ee.Message = checkoutPaths(ee.Message, root, failing.Checkout)
+			ee.Location = checkoutPaths(ee.Location, root, failing.Checkout)
+		}
 	}
 	if dir, missing := missingGitDir(failing); missing {
 		// Nix 2.8 says "program 'git' failed with exit code 128", 2.24
@@ -294,6 +322,39 @@ func (tr trace) failedAssertion() (string, bool) {
 	return "", false
 }
 
+// listOption is an option that holds a list of units (or the set of roles,
+// whose names the lists follow).
+var listOption = regexp.MustCompile(`^fediversity\.podRoles\.(mainUnits|sharedUnits|roles(\..+\.units)?)$`)
+
+// listsWithUnits are the options of the lists that nix was evaluating
+// together with systemd.services, outermost first: in an infinite
+// recursion, the lists that read the units. (With --k8s-pod-module the
+// FR-007 probe says it; a node that imports k8s-pod.nix itself recurses in
+// the probe too, and only the trace tells.) The set of roles counts only
+// when no role's units are in the trace: a role's units are evaluated
+// through it.
+func (tr trace) listsWithUnits() []string {
+	var lists []string
+	units := false
+	for _, f := range slices.Backward(tr.frames) {
+		m := optionFrame.FindStringSubmatch(f.text)
+		switch {
+		case m == nil:
+		case m[1] == "systemd.services":
+			units = true
+		case listOption.MatchString(m[1]) && !slices.Contains(lists, m[1]):
+			lists = append(lists, m[1])
+		}
+	}
+	if !units {
+		return nil
+	}
+	if slices.ContainsFunc(lists, func(l string) bool { return strings.HasSuffix(l, ".units") }) {
+		lists = slices.DeleteFunc(lists, func(l string) bool { return l == "fediversity.podRoles.roles" })
+	}
+	return lists
+}
+
 // option is the innermost option of the module system nix was evaluating.
 func (tr trace) option() string {
 	for _, f := range tr.frames {
@@ -332,6 +393,12 @@ func (tr trace) userLocation(ownDir string) string {
 				libDirs = append(libDirs, strings.TrimSuffix(file, core[len("/lib"):])+"/")
 			}
 		}
+		// lib by itself, as a flake input of its own (path:…/lib, or
+		// nixpkgs.lib's source at the top of the input).
+		if dir := filepath.Dir(file); filepath.Base(file) == "modules.nix" && filepath.Base(dir) != "lib" &&
+			exists(filepath.Join(dir, "options.nix")) && exists(filepath.Join(dir, "types.nix")) {
+			libDirs = append(libDirs, dir+"/")
+		}
 	}
 	ours := func(c string) bool { return ownDir != "" && strings.HasPrefix(c, ownDir+"/") }
 	for _, c := range candidates {
@@ -360,4 +427,181 @@ func fileOf(position string) string {
 		position = position[:i]
 	}
 	return position
+}
+
+// checkoutPaths writes the files of a flake's source in the store (root)
+// in text as the files of the checkout they were copied from, as the
+// locations of findings are: the user edits those.
+func checkoutPaths(text, root, checkout string) string {
+	return strings.ReplaceAll(text, root+"/", checkout+"/")
+}
+
+// missingInStore reads nix's message for a file it could not find: 2.8
+// says "getting status of 'P': No such file or directory", 2.24 "path 'P'
+// does not exist".
+var missingInStore = regexp.MustCompile(`^(?:getting status of '([^']+)': No such file or directory|path '([^']+)' does not exist)$`)
+
+// missingFlakeFile explains nix's message that a file of the flake's
+// source in the store (root) does not exist. In a git work tree nix copies
+// only the files git tracks, so the file the user sees in the checkout is
+// missing from the copy: say so, and the git add that fixes it. A file
+// that the checkout lacks too does not exist.
+func missingFlakeFile(message, root string, s Source) (string, bool) {
+	m := missingInStore.FindStringSubmatch(message)
+	if m == nil {
+		return "", false
+	}
+	rel, ok := strings.CutPrefix(m[1]+m[2], root+"/")
+	if !ok {
+		return "", false
+	}
+	local := filepath.Join(s.Checkout, rel)
+	if _, err := os.Lstat(local); err != nil {
+		return fmt.Sprintf("%s does not exist", local), true
+	}
+	if !strings.HasPrefix(s.Ref, "git+file:") {
+		return "", false
+	}
+	add := "git add"
+	why := "is not tracked by git"
+	if gitIgnores(s.Checkout, rel) {
+		add, why = "git add -f", "is ignored by git (.gitignore)"
+	}
+	return fmt.Sprintf("%s %s, and nix reads a flake in a git work tree from the files git tracks only: %s", local, why, gitCommand(s.Checkout, add, rel)), true
+}
+
+// gitIgnores says whether git ignores file of the work tree at root.
+func gitIgnores(root, file string) bool {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return false
+	}
+	return exec.Command(git, "-C", root, "check-ignore", "-q", "--", file).Run() == nil
+}
+
+// gitCommand is the git command (e.g. "git add") on file of the work tree
+// at root, written to run where podroles ran: with file relative to the
+// working directory inside the work tree, else with -C root.
+func gitCommand(root, command, file string) string {
+	if rel, ok := fromHere(root, filepath.Join(root, file)); ok {
+		return command + " " + rel
+	}
+	return fmt.Sprintf("git -C %s %s %s", root, strings.TrimPrefix(command, "git "), file)
+}
+
+// fromHere is path relative to the working directory, when that is inside
+// root (a checkout), where a command the user runs takes it so.
+func fromHere(root, path string) (string, bool) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	if rel, err := filepath.Rel(root, wd); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	rel, err := filepath.Rel(wd, path)
+	return rel, err == nil
+}
+
+// lockNeedsChanges explains nix 2.8's refusal of a flake whose flake.lock
+// needs changes: builtins.getFlake may not write it ("requires lock file
+// changes but they're not allowed due to '--no-update-lock-file'").
+func lockNeedsChanges(message string, s Source) (string, bool) {
+	if !strings.Contains(message, "requires lock file changes but they're not allowed") {
+		return "", false
+	}
+	return lockMessage(s), true
+}
+
+// lockMessage says that the flake of s has no flake.lock, or one that
+// needs changes, and how to write it. nix build, nixos-rebuild and nix flake
+// check would write it into the checkout (and git add -N it); podroles
+// writes nothing there, and checks the flake as the checkout holds it, so
+// that what it checks is what a checkout of the repository builds
+// elsewhere (docs/check.md).
+func lockMessage(s Source) string {
+	if s.Checkout == "" {
+		return fmt.Sprintf("flake %s needs changes to its flake.lock, which podroles does not make: lock it where it is written (nix flake lock)", s.Ref)
+	}
+	dir := s.Checkout
+	sub := ""
+	if _, query, ok := strings.Cut(s.Ref, "?"); ok {
+		if q, err := url.ParseQuery(query); err == nil {
+			sub = q.Get("dir")
+		}
+	}
+	dir = filepath.Join(dir, sub)
+	lock := filepath.Join(dir, "flake.lock")
+	git := strings.HasPrefix(s.Ref, "git+file:")
+	state := fmt.Sprintf("%s needs changes (an input of flake.nix is new, changed or gone)", lock)
+	_, statErr := os.Stat(lock)
+	switch {
+	case statErr != nil:
+		state = fmt.Sprintf("%s does not exist", lock)
+	case git && !gitTracks(s.Checkout, filepath.Join(sub, "flake.lock")):
+		state = fmt.Sprintf("git does not track %s, and nix reads a flake in a git work tree from the files git tracks only", lock)
+	}
+	fix := "run " + nixFlakeLock(s.Checkout, dir)
+	if git {
+		fix += " and " + gitCommand(s.Checkout, "git add", filepath.Join(sub, "flake.lock"))
+	}
+	return fmt.Sprintf("%s; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: %s", state, fix)
+}
+
+// gitTracks says whether git tracks file of the work tree at root (true
+// when git cannot say: nix, which runs git itself, will).
+func gitTracks(root, file string) bool {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return true
+	}
+	out, err := exec.Command(git, "-C", root, "ls-files", "--", file).Output()
+	return err != nil || len(strings.TrimSpace(string(out))) > 0
+}
+
+// nixFlakeLock is the command that locks the flake in dir of the checkout
+// root, written to run where podroles ran: a path that nix reads as a path
+// (./dir, never dir, which nix reads as the registry's entry).
+func nixFlakeLock(root, dir string) string {
+	rel, ok := fromHere(root, dir)
+	switch {
+	case !ok:
+		return "nix flake lock " + dir
+	case rel == ".":
+		return "nix flake lock"
+	case strings.HasPrefix(rel, "."):
+		return "nix flake lock " + rel
+	}
+	return "nix flake lock ./" + rel
+}
+
+// lockNotWritten refuses a flake whose flake.lock nix 2.24 changed in
+// memory: its builtins.getFlake locks what the lock file lacks without
+// writing it, and says only "warning: not writing modified lock file of
+// flake 'REF':" and the changes, where nix 2.8 refuses (lockNeedsChanges).
+// podroles refuses on both, with the same line.
+func lockNotWritten(stderr []byte, sources []Source) error {
+	const warning = "warning: not writing modified lock file of flake '"
+	for _, line := range strings.Split(string(stderr), "\n") {
+		rest, ok := strings.CutPrefix(line, warning)
+		if !ok {
+			continue
+		}
+		ref, _, _ := strings.Cut(rest, "'")
+		// The flake is the source of that reference, or the only flake.
+		s := Source{Kind: SourceFlake, Display: ref, Ref: ref}
+		var flakes []Source
+		for _, c := range sources {
+			if c.Kind == SourceFlake {
+				flakes = append(flakes, c)
+			}
+		}
+		if i := slices.IndexFunc(flakes, func(c Source) bool { return c.Ref == ref }); i >= 0 {
+			s = flakes[i]
+		} else if len(flakes) == 1 {
+			s = flakes[0]
+		}
+		return &EvalError{Kind: KindEval, Source: s.String(), Message: lockMessage(s), Detail: strings.TrimSpace(string(stderr))}
+	}
+	return nil
 }

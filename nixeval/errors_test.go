@@ -129,6 +129,13 @@ func errorCases() []errorCase {
 			"2.8":  "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix)",
 			"2.24": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered (at $T/loop.nix:2:54)",
 		}},
+		// A node that imports k8s-pod.nix (here, its conditions) itself
+		// and computes a list from the units: without --k8s-pod-module the
+		// trace says which list read them (FR-007).
+		{name: "lists that read the units on k8s-pod.nix", kind: KindEval, run: moduleSystemNode(map[string]string{"on-k8s-pod.nix": "{ config, lib, ... }: {\n  fediversity.k8sPod.enable = true;\n  systemd.services = lib.genAttrs config.fediversity.podRoles.mainUnits (name: { });\n  fediversity.podRoles.mainUnits = lib.attrNames config.systemd.services;\n}\n"}), want: map[string]string{
+			"2.8":  "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:3:22)",
+			"2.24": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:3:35)",
+		}},
 		{name: "missing flake node", run: flake("$D/flake#nope"), want: map[string]string{
 			"2.8": "eval flake $D/flake#nope: podroles: flake $D/flake has no nixosConfigurations.nope; it has: web",
 		}},
@@ -137,6 +144,35 @@ func errorCases() []errorCase {
 		}},
 		{name: "missing git+file flake dir", run: flake("git+file://$D/no-such-repo#web"), want: map[string]string{
 			"2.8": "eval flake git+file://$D/no-such-repo#web: git+file://$D/no-such-repo: directory $D/no-such-repo does not exist",
+		}},
+		// A flake in a git work tree, as nix reads it (files git tracks
+		// only), its files named as the checkout's, never the store's.
+		{name: "an import that git does not track", kind: KindEval, run: gitFlake("x"), want: map[string]string{
+			"2.8": "eval flake $D/hosts#x: $D/hosts/hosts/x/extra.nix is not tracked by git, and nix reads a flake in a git work tree from the files git tracks only: git -C $D/hosts add hosts/x/extra.nix",
+		}},
+		{name: "an import that git ignores", kind: KindEval, run: gitFlake("ignored"), want: map[string]string{
+			"2.8": "eval flake $D/hosts#ignored: $D/hosts/hosts/ignored/local.nix is ignored by git (.gitignore), and nix reads a flake in a git work tree from the files git tracks only: git -C $D/hosts add -f hosts/ignored/local.nix",
+		}},
+		{name: "an import that does not exist in a flake", kind: KindEval, run: gitFlake("gone"), want: map[string]string{
+			"2.8": "eval flake $D/hosts#gone: $D/hosts/hosts/gone/gone.nix does not exist",
+		}},
+		{name: "an error in a file of a flake", kind: KindEval, run: gitFlake("throws"), want: map[string]string{
+			"2.8":  "eval flake $D/hosts#throws: the host refuses (at $D/hosts/hosts/throws/default.nix:1:3)",
+			"2.24": "eval flake $D/hosts#throws: the host refuses (at $D/hosts/hosts/throws/default.nix:1:22)",
+		}},
+		// A flake.lock that the flake lacks, or that needs changes: nix 2.8
+		// refuses, 2.24 locks in memory; podroles refuses on both.
+		{name: "a flake without flake.lock", kind: KindEval, run: lockFlake("missing"), want: map[string]string{
+			"2.8": "eval flake $D/missing#x: $D/missing/flake.lock does not exist; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock $D/missing and git -C $D/missing add flake.lock",
+		}},
+		{name: "a flake.lock that git does not track", kind: KindEval, run: lockFlake("untracked"), want: map[string]string{
+			"2.8": "eval flake $D/untracked#x: git does not track $D/untracked/flake.lock, and nix reads a flake in a git work tree from the files git tracks only; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock $D/untracked and git -C $D/untracked add flake.lock",
+		}},
+		{name: "a flake.lock that needs changes", kind: KindEval, run: lockFlake("stale"), want: map[string]string{
+			"2.8": "eval flake $D/stale#x: $D/stale/flake.lock needs changes (an input of flake.nix is new, changed or gone); nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock $D/stale and git -C $D/stale add flake.lock",
+		}},
+		{name: "a path: flake without flake.lock", kind: KindEval, run: lockFlake("path"), want: map[string]string{
+			"2.8": "eval flake path:$D/path#x: $D/path/flake.lock does not exist; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock $D/path",
 		}},
 		{name: "timeout", kind: KindTimeout, run: func(t *testing.T, dir string) error {
 			nix, log := countingNix(t)
@@ -184,6 +220,81 @@ func errorCases() []errorCase {
 		}, want: map[string]string{
 			"2.8": "$T/nix is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later",
 		}},
+	}
+}
+
+// gitFlake evaluates node of a flake in hosts/, a git work tree whose
+// tracked files import what git does not track, ignores, or nobody wrote,
+// or throw.
+func gitFlake(node string) func(t *testing.T, dir string) error {
+	return func(t *testing.T, dir string) error {
+		repo := fixture.NewRepoAt(t, filepath.Join(dir, "hosts"))
+		repo.Write("flake.nix", `{ outputs = { self }: { nixosConfigurations = builtins.mapAttrs (name: _: { config = import (./hosts + "/${name}"); }) (builtins.readDir ./hosts); }; }`)
+		repo.Write("hosts/x/default.nix", `{ systemd.services = import ./extra.nix; }`)
+		repo.Write("hosts/x/extra.nix", `{ }`)
+		repo.Write("hosts/ignored/default.nix", `{ systemd.services = import ./local.nix; }`)
+		repo.Write("hosts/ignored/local.nix", `{ }`)
+		repo.Write(".gitignore", "local.nix\n")
+		repo.Write("hosts/gone/default.nix", `{ systemd.services = import ./gone.nix; }`)
+		repo.Write("hosts/throws/default.nix", `{ systemd.services = throw "the host refuses"; }`)
+		repo.Add("flake.nix", ".gitignore", "hosts/x/default.nix", "hosts/ignored/default.nix", "hosts/gone/default.nix", "hosts/throws/default.nix")
+		s, err := FlakeSource(repo.Dir + "#" + node)
+		if err != nil {
+			return err
+		}
+		_, err = extract(t, evaluator(t), []Source{s})
+		return err
+	}
+}
+
+// lockFlake evaluates a flake with an input, in a git work tree (but for
+// "path", a path: flake), whose flake.lock is missing, untracked, or
+// lacks an input that flake.nix has.
+func lockFlake(name string) func(t *testing.T, dir string) error {
+	return func(t *testing.T, dir string) error {
+		input := func(names ...string) string {
+			var b strings.Builder
+			for _, n := range names {
+				b.WriteString(`inputs.` + n + ` = { url = "path:` + filepath.Join(dir, "input") + `"; flake = false; }; `)
+			}
+			return `{ ` + b.String() + `outputs = { self, ... }: { nixosConfigurations.x = { config = { }; }; }; }`
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "input"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "input", "default.nix"), []byte("{ }"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		flake := filepath.Join(dir, name)
+		ref := flake + "#x"
+		if name == "path" {
+			if err := os.MkdirAll(flake, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(flake, "flake.nix"), []byte(input("a")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ref = "path:" + ref
+		} else {
+			repo := fixture.NewRepoAt(t, flake)
+			repo.Write("flake.nix", input("a"))
+			repo.Add("flake.nix")
+			switch name {
+			case "untracked":
+				repo.Lock(".")
+				repo.Git("rm", "--quiet", "--cached", "flake.lock")
+			case "stale":
+				repo.Lock(".")
+				repo.Write("flake.nix", input("a", "b"))
+				repo.Add("flake.nix")
+			}
+		}
+		s, err := FlakeSource(ref)
+		if err != nil {
+			return err
+		}
+		_, err = extract(t, evaluator(t), []Source{s})
+		return err
 	}
 }
 

@@ -328,6 +328,11 @@ func (e *Evaluator) evalJSON(ctx context.Context, program string, req any, sourc
 		}
 		return gjson.Result{}, err
 	}
+	// Nix 2.24 locks in memory what a flake.lock lacks, where 2.8 refuses
+	// before it evaluates anything.
+	if err := lockNotWritten(stderr, sources); err != nil && ctx.Err() == nil {
+		return gjson.Result{}, err
+	}
 	if runErr != nil {
 		// Nix prints the JSON it has so far before it fails: stdout is
 		// never read then.
@@ -418,6 +423,9 @@ func explainRecursion(err error, stderr []byte) error {
 		if json.Unmarshal([]byte(mark), &at) == nil {
 			lists = at.Lists // the last mark is the node nix failed on
 		}
+	}
+	if len(lists) == 0 {
+		lists = ee.recursingLists
 	}
 	if len(lists) > 0 {
 		ee.Message = fmt.Sprintf("%s: %s %s config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options", ee.Message, strings.Join(lists, ", "), map[bool]string{true: "reads", false: "read"}[len(lists) == 1])

@@ -13,10 +13,12 @@
 # keeps to locate the node's definitions later (locate.nix).
 #
 # Before forcing a source's node list, and again before each node, it traces
-# `podroles-eval {"source":I,"node":N}`: when nix fails, the last such line
-# on stderr tells podroles which source and node the error belongs to. Before
-# the facts of a node whose lists failed the FR-007 probe, the line also has
-# "lists": the options that read config.systemd.services.
+# `podroles-eval {"source":I,"node":N}` (for a flake, also
+# `{"source":I,"root":STORE}`: where its source is in the store): when nix
+# fails, the last such line on stderr tells podroles which source and node
+# the error belongs to. Before the facts of a node whose lists failed the
+# FR-007 probe, the line also has "lists": the options that read
+# config.systemd.services.
 request:
 let
   node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; listsProbe = request.listsProbe or true; };
@@ -29,12 +31,14 @@ let
       systems = flake.nixosConfigurations or
         (throw "podroles: flake ${s.display} has no nixosConfigurations");
       names = if s.attr == null then builtins.attrNames systems else [ s.attr ];
-      k8sPod = node.k8sPodIn { checkout = s.checkout or ""; storeRoot = flake.sourceInfo.outPath or flake.outPath; };
+      # The flake's source in the store, and the checkout it was copied from.
+      sourceRoot = { checkout = s.checkout or ""; storeRoot = toString (flake.sourceInfo.outPath or flake.outPath); };
+      k8sPod = node.k8sPodIn sourceRoot;
       one = name: mark { source = i; node = name; } (
         if systems ? ${name}
         then node.systemFacts {
           describe = "nixosConfigurations.${name}";
-          inherit name k8sPod;
+          inherit name k8sPod sourceRoot;
           source = "flake:${s.ref}#${name}";
           extra.origin = i;
           onProbeFailed = lists: mark { source = i; node = name; inherit lists; };
@@ -42,7 +46,10 @@ let
         else throw "podroles: flake ${s.display} has no nixosConfigurations.${name}; it has: ${builtins.concatStringsSep ", " (builtins.attrNames systems)}"
       );
     in
-    mark { source = i; } (map one names);
+    # The second mark says where the flake's source is in the store, so
+    # that an error names the checkout's files: after the first, since
+    # getFlake may fail.
+    mark { source = i; } (mark { source = i; root = sourceRoot.storeRoot; } (map one names));
 
   fromFile = i: s:
     [

@@ -150,9 +150,15 @@ func TestFlakeReferencesAsNixReadsThem(t *testing.T) {
 	})
 	t.Run("an untracked flake.nix", func(t *testing.T) {
 		repo.Write("new/flake.nix", emptyFlake)
+		// The git add to run is written for where podroles runs.
 		_, err := FlakeSource(filepath.Join(repo.Dir, "new"))
-		if err == nil || !strings.Contains(err.Error(), "git add new/flake.nix") {
-			t.Errorf("err = %v", err)
+		if err == nil || !strings.Contains(err.Error(), "git -C "+repo.Dir+" add new/flake.nix") {
+			t.Errorf("outside the work tree: err = %v", err)
+		}
+		t.Chdir(filepath.Join(repo.Dir, "deploy"))
+		_, err = FlakeSource("../new")
+		if err == nil || !strings.HasSuffix(err.Error(), ": git add ../new/flake.nix") {
+			t.Errorf("inside the work tree: err = %v", err)
 		}
 	})
 	t.Run("no flake", func(t *testing.T) {
@@ -314,4 +320,31 @@ func TestK8sPodModuleGivenByALink(t *testing.T) {
 	if want := []string{"nscd", "systemd-tmpfiles-resetup"}; !reflect.DeepEqual(nodes[0].K8sPod.PlatformUnits, want) {
 		t.Errorf("platform units %q: the module was applied twice, by the link and by the file", nodes[0].K8sPod.PlatformUnits)
 	}
+}
+
+// TestK8sPodModuleImportedByALink: the other direction of
+// TestK8sPodModuleGivenByALink, in a flake: the host imports
+// k8s-pod-link.nix, a link (tracked by git, copied as a link into the store)
+// to the checkout's k8s-pod.nix, which --k8s-pod-module names. It is the
+// same file: the module is applied once, under the host's name for it, and
+// the unit that only its condition makes is named.
+func TestK8sPodModuleImportedByALink(t *testing.T) {
+	requireNix(t)
+	repo := fixture.HostsFlake(t)
+	link := filepath.Join(repo.Dir, "k8s-pod-link.nix")
+	os.Remove(link)
+	if err := os.Symlink("k8s-pod.nix", link); err != nil {
+		t.Fatal(err)
+	}
+	flake, err := os.ReadFile(filepath.Join(repo.Dir, "deploy", "flake.nix"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(flake), `../hosts/mastodon ../k8s-pod.nix ]`, `../hosts/mastodon ../k8s-pod-link.nix ]`, 1)
+	if text == string(flake) {
+		t.Fatal("the flake has no node that imports ../k8s-pod.nix")
+	}
+	repo.Write("deploy/flake.nix", text)
+	repo.Add("deploy/flake.nix", "k8s-pod-link.nix")
+	checkoutModuleAppliedOnce(t, repo.Dir)
 }

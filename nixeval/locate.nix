@@ -294,7 +294,7 @@ let
       root = toString (flake.sourceInfo.outPath or flake.outPath);
       describe = if s.kind == "flake" then "nixosConfigurations.${n.attr}" else s.display;
       base = node.checked describe (if s.kind == "flake" then flake.nixosConfigurations.${n.attr} else import (/. + s.path));
-      k8sPod = if s.kind == "flake" then node.k8sPodIn { checkout = s.checkout or ""; storeRoot = root; } else node.k8sPodIn { checkout = ""; storeRoot = ""; };
+      k8sPod = node.importedAs base (if s.kind == "flake" then node.k8sPodIn { checkout = s.checkout or ""; storeRoot = root; } else node.k8sPodIn { checkout = ""; storeRoot = ""; });
       onPod = (n.onK8sPod or false) && k8sPod != null;
       system = if onPod then node.onK8sPod { inherit describe k8sPod; } base else base;
     in

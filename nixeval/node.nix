@@ -56,14 +56,20 @@ rec {
   # and the module system must see one module, not two. (The copy is a
   # string of the store, which import takes and the module system keys by
   # the same name as the path.)
+  #
+  # The module also carries roots, the flake's source in the store, whose
+  # files are the node's own (see importedAs).
   k8sPodIn = { checkout, storeRoot }:
     let
       names = if isString k8sPodModule then filter (hasPrefix (checkout + "/")) ([ k8sPodModule ] ++ k8sPodModuleAliases) else [ ];
       inCheckout = builtins.head names;
       copy = storeRoot + substring (stringLength checkout) (stringLength inCheckout) inCheckout;
+      module =
+        if checkout == "" || names == [ ] then given
+        else if pathExists copy then k8sPod copy ([ copy k8sPodModule ] ++ k8sPodModuleAliases) else given;
     in
-    if given == null || checkout == "" || names == [ ] then given
-    else if pathExists copy then k8sPod copy ([ copy k8sPodModule ] ++ k8sPodModuleAliases) else given;
+    if given == null then null
+    else module // { roots = if storeRoot == "" then [ ] else [ storeRoot ]; };
 
   # configOf describe system: the config of a NixOS system, or a config
   # itself; anything else (a module function, a list) is refused by name.
@@ -136,14 +142,12 @@ rec {
   k8sPodFilesOf = files: base: onPod:
     let
       ofModule = m: elem m.key files || elem m.file files;
-      below = ms: concatMap (m: [ m.file ] ++ below m.imports) ms;
-      ofK8sPod = ms: concatMap (m: if ofModule m then below [ m ] else ofK8sPod m.imports) ms;
       elsewhere = ms: concatMap (m: if ofModule m then [ ] else [ m.file ] ++ elsewhere m.imports) ms;
       others = elsewhere onPod.graph;
       onK8sPodByItself = (configOf "" base).fediversity.k8sPod.enable or false;
     in
     if !(onPod ? graph) || !onK8sPodByItself then files
-    else files ++ filter (f: !(elem f others)) (ofK8sPod onPod.graph);
+    else filter (f: elem f files || !(elem f others)) (modulesBelow files onPod.graph);
 
   # addedUnits files base onPod: the units of the node on k8s-pod.nix that
   # the node does not have without it (FR-008 judges the lists against the
@@ -156,12 +160,7 @@ rec {
   addedUnits = files: base: onPod:
     let
       units = attrNames (onPod.config.systemd.services or { });
-      definitions = onPod.options.systemd.services.definitionsWithLocations;
-      k8sPodFiles = k8sPodFilesOf files base onPod;
-      own = filter (d: !(elem d.file k8sPodFiles) && isAttrs d.value) definitions;
-      ownNames = listToAttrs (concatMap
-        (d: map (name: { inherit name; value = null; }) (filter (name: present d.value.${name}) (attrNames d.value)))
-        own);
+      ownNames = definedOutside (k8sPodFilesOf files base onPod) onPod;
       before = (configOf "" base).systemd.services or { };
     in
     if isModuleSystem onPod && onPod.options ? systemd.services.definitionsWithLocations
@@ -178,27 +177,131 @@ rec {
     deepSeq projected projected;
 
   # onK8sPod { describe, k8sPod ? the module given } system: the system
-  # extended with the k8s-pod module, as the k8s method evaluates it; the
-  # system itself without a module.
+  # extended with the k8s-pod module (as importedAs names it for the
+  # system), as the k8s method evaluates it; the system itself without a
+  # module.
   onK8sPod = { describe, k8sPod ? given }: base:
     if k8sPod == null then base
-    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ (importedAs base k8sPod).module ]; }
+    else if isAttrs base && base ? extendModules then base.extendModules { modules = [ k8sPod.module ]; }
     else throw "podroles: a k8s-pod module needs a NixOS system with extendModules, and ${describe} is a plain config";
 
-  # importedAs base k8sPod: the module given on the command line by the name
-  # under which the node already imports its file, when that is one of its
-  # aliases (a host imports k8s-pod.nix by its real path, the command line
-  # names a link to it): the module system keys a file's module by its
-  # path, and must see one module, not two. Only a module with aliases
-  # costs the walk through the node's imports.
+  # importedAs base k8sPod: the k8s-pod module given on the command line
+  # (or by mkCheck) by the name under which the node already imports its
+  # file: the module system keys a file's module by its path, and must see
+  # one module, not two. The node's import is the same file when it is one
+  # of the module's aliases (a host imports k8s-pod.nix by its real path,
+  # the command line names a link to it), or a file of the host's own with
+  # the same text (the host imports ./link.nix, a link to k8s-pod.nix, and
+  # the command line names k8s-pod.nix; or an unchanged copy of it). The
+  # host's own files are those outside the store and outside NixOS's
+  # modulesPath, or in the flake's source (k8sPod.roots): the thousands of
+  # NixOS's own modules are never read. The name is added to the module's
+  # files.
   importedAs = base: k8sPod:
     let
       keys = ms: concatMap (m: [ m.key ] ++ keys m.imports) ms;
-      imported = keys base.graph;
-      found = filter (name: elem name imported) k8sPodModuleAliases;
+      imported = filter isString (keys base.graph);
+      main = builtins.head k8sPod.files;
+      text = p: builtins.hashFile "sha256" (if pathExists (p + "/default.nix") then p + "/default.nix" else p);
+      mainText = text main;
+      roots = k8sPod.roots or [ ];
+      # NixOS's modules may be outside the store too (a nixpkgs checkout).
+      nixos = toString (base._module.specialArgs.modulesPath or "");
+      ofHost = k: hasPrefix "/" k && (!hasPrefix (builtins.storeDir + "/") k || builtins.any (r: hasPrefix (r + "/") k) roots)
+        && (nixos == "" || !hasPrefix (nixos + "/") k) && pathExists k;
+      found = filter (k: k != main && (elem k k8sPodModuleAliases || ofHost k && text k == mainText)) imported;
+      name = builtins.head found;
     in
-    if k8sPodModuleAliases == [ ] || k8sPod != given || !(base ? graph) || elem k8sPodModule imported || found == [ ] then k8sPod
-    else given // { module = { _file = anonymousK8sPodFile; imports = [ (/. + builtins.head found) ]; }; };
+    if k8sPod == null || !(base ? graph) || !(isString main && hasPrefix "/" main) || elem main imported || found == [ ] then k8sPod
+    else k8sPod // {
+      module = { _file = anonymousK8sPodFile; imports = [ (if hasPrefix (builtins.storeDir + "/") name then name else /. + name) ]; };
+      files = k8sPod.files ++ filter (f: !(elem f k8sPod.files)) found;
+    };
+
+  # modulesBelow files graph: files and the files of every module that a
+  # module of theirs imports, by the module system's graph of imports.
+  modulesBelow = files: graph:
+    let
+      all = ms: concatMap (m: [ m.file ] ++ all m.imports) ms;
+      from = ms: concatMap (m: if elem m.key files || elem m.file files then all [ m ] else from m.imports) ms;
+    in
+    files ++ from graph;
+
+  # definedOutside files system: the names of the units that a definition
+  # from a file outside files defines (after mkIf, mkMerge, mkOverride and
+  # mkOrder), as an attribute set.
+  definedOutside = files: system:
+    let
+      own = filter (d: !(elem d.file files) && isAttrs d.value) system.options.systemd.services.definitionsWithLocations;
+    in
+    listToAttrs (concatMap
+      (d: map (name: { inherit name; value = null; }) (filter (name: present d.value.${name}) (attrNames d.value)))
+      own);
+
+  # setsTrue value: whether a definition is true, after mkIf, mkMerge,
+  # mkOverride and mkOrder.
+  setsTrue = v:
+    let type = if isAttrs v then v._type or null else null; in
+    if type == "if" then v.condition && setsTrue v.content
+    else if type == "merge" then builtins.any setsTrue v.contents
+    else if type == "override" || type == "order" then setsTrue v.content
+    else v == true;
+
+  # hostK8sPodModules files base: the modules that the node imports itself
+  # which act as k8s-pod.nix does, other than the k8s-pod module of files
+  # (and the modules it imports): a host that imports k8s-pod.nix without
+  # --k8s-pod-module, or a different copy of it. Such a module puts the
+  # node on k8s-pod.nix (a definition of fediversity.k8sPod.enable = true),
+  # and it or a module it imports puts a condition on every listed name,
+  # which makes a unit of the name. The second is tested as it is: the node
+  # is extended with a name no unit has in sharedUnits, and a file whose
+  # definitions of systemd.services then define that name makes units of
+  # the names in the lists. A host's own module that sets enable (and
+  # defines its units, as a test node may) defines no such name. [] for a
+  # node that is not on k8s-pod.nix by itself, or no module system; only a
+  # node with a module that sets enable and is not the given one pays for
+  # the extension.
+  hostK8sPodModules = files: base:
+    let
+      graph = base.graph or [ ];
+      named = modulesBelow files graph;
+      defs = base.options.fediversity.k8sPod.enable.definitionsWithLocations or [ ];
+      enabling = builtins.foldl' (acc: f: if elem f acc || elem f named then acc else acc ++ [ f ]) [ ] (map (d: d.file) (filter (d: setsTrue d.value) defs));
+      listedName = "podroles-fr-008-probe-of-conditions";
+      extended = base.extendModules {
+        modules = [ { _file = "<podroles: FR-008 conditions probe>"; config.fediversity.podRoles.sharedUnits = mkOverride 0 [ listedName ]; } ];
+      };
+      conditions = map (d: d.file) (filter (d: isAttrs d.value && d.value ? ${listedName} && present d.value.${listedName})
+        (extended.options.systemd.services.definitionsWithLocations or [ ]));
+      makesConditions = f: builtins.any (g: elem g conditions) (modulesBelow [ f ] graph);
+    in
+    if !(isModuleSystem base) || !((configOf "" base).fediversity.k8sPod.enable or false) || enabling == [ ] then [ ]
+    else filter makesConditions enabling;
+
+  # unjudged modules base sourceRoot: for each module of hostK8sPodModules,
+  # its file (in the checkout, for a flake) and the names in the lists that
+  # are units only through it: units that no file outside it (and outside
+  # the modules it imports) defines. Its conditions make a unit of a
+  # misspelled name: FR-008 could not judge these names before it. A
+  # module whose every listed name is defined elsewhere too hides nothing,
+  # and is left out.
+  unjudged = modules: base: sourceRoot:
+    let
+      config = configOf "" base;
+      podRoles = config.fediversity.podRoles or { };
+      listed = concatMap (r: r.units or [ ]) (builtins.attrValues (podRoles.roles or { })) ++ podRoles.mainUnits or [ ] ++ podRoles.sharedUnits or [ ];
+      units = config.systemd.services or { };
+      shown = f:
+        if sourceRoot == null || sourceRoot.checkout == "" || !hasPrefix (sourceRoot.storeRoot + "/") f then f
+        else sourceRoot.checkout + substring (stringLength sourceRoot.storeRoot) (stringLength f) f;
+      of = f:
+        let
+          outside = definedOutside (modulesBelow [ f ] (base.graph or [ ])) base;
+          only = builtins.foldl' (acc: u: if elem u acc || !(units ? ${u}) || outside ? ${u} then acc else acc ++ [ u ]) [ ] listed;
+        in
+        { file = shown f; units = only; };
+    in
+    filter (m: m.units != [ ]) (map of modules);
 
   # listsFailingProbe p: the options of the lists that failed the probe.
   listsFailingProbe = p:
@@ -207,7 +310,7 @@ rec {
     ++ (if p.mainUnits then [ "fediversity.podRoles.mainUnits" ] else [ ])
     ++ (if p.sharedUnits then [ "fediversity.podRoles.sharedUnits" ] else [ ]);
 
-  # systemFacts { describe, name, source, k8sPod ? the module given, extra ? { }, onProbeFailed ? _: v: v } system:
+  # systemFacts { describe, name, source, k8sPod ? the module given, sourceRoot ? null, extra ? { }, onProbeFailed ? _: v: v } system:
   # the entry of a system. A system of the module system is probed for
   # FR-007 first. With a k8s-pod module, the system is extended with it,
   # and the units only the module made are named; unless the probe failed:
@@ -215,17 +318,25 @@ rec {
   # facts are those of the node as given, which says so. A node that is on
   # k8s-pod.nix by itself cannot be saved that way: onProbeFailed lists
   # (extract.nix traces them) lets podroles explain the infinite recursion
-  # that nix then stops with.
-  systemFacts = { describe, name, source, k8sPod ? given, extra ? { }, onProbeFailed ? _: v: v }: system:
+  # that nix then stops with. The modules that the node imports itself and
+  # that act as k8s-pod.nix does, other than the given one, are named in the
+  # facts (k8sPod.hostModules) with the names in the lists that are units
+  # only through them; sourceRoot ({ checkout, storeRoot } of a flake) writes
+  # their files as the checkout's.
+  systemFacts = { describe, name, source, k8sPod ? given, sourceRoot ? null, extra ? { }, onProbeFailed ? _: v: v }: system:
     let
       base = checked describe system;
-      probe = probeLists (if k8sPod == null then [ ] else k8sPod.files) base;
-      skipK8sPod = k8sPod != null && probeFailed probe;
-      onPod = if skipK8sPod then base else onK8sPod { inherit describe k8sPod; } base;
+      module = importedAs base k8sPod;
+      moduleFiles = if module == null then [ ] else module.files;
+      probe = probeLists moduleFiles base;
+      skipK8sPod = module != null && probeFailed probe;
+      onPod = if skipK8sPod then base else onK8sPod { inherit describe; k8sPod = module; } base;
       config = configOf describe onPod;
-      added = if k8sPod == null || skipK8sPod then null else addedUnits k8sPod.files base onPod;
+      added = if module == null || skipK8sPod then null else addedUnits moduleFiles base onPod;
+      hidden = unjudged (hostK8sPodModules moduleFiles base) base sourceRoot;
       probeFacts = if probe == null then { } else { listsProbe = probe // (if skipK8sPod then { k8sPodModuleSkipped = true; } else { }); };
-      addedFacts = if added == null then { } else { k8sPod = (facts config).k8sPod // { addedUnits = added; }; };
+      k8sPodFacts = (if added == null then { } else { addedUnits = added; }) // (if hidden == [ ] then { } else { hostModules = hidden; });
+      addedFacts = if k8sPodFacts == { } then { } else { k8sPod = (facts config).k8sPod // k8sPodFacts; };
     in
     (if probeFailed probe then onProbeFailed (listsFailingProbe probe) else (v: v))
       (nodeFacts describe ({ inherit name source; } // extra // probeFacts // addedFacts) config);

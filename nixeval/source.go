@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -196,15 +195,10 @@ func resolveLocalFlake(ref string) (resolved, checkout string, err error) {
 // nix copies only what git tracks, so its error would name a path in the
 // store that does not exist.
 func tracked(root, file string) error {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		return nil // nix, which runs git itself, will say so
-	}
-	out, err := exec.Command(git, "-C", root, "ls-files", "--", file).Output()
-	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+	if gitTracks(root, file) {
 		return nil
 	}
-	return fmt.Errorf("git does not track %s in the work tree %s, and nix reads a flake in a git work tree from the files git tracks; git add %s", file, root, file)
+	return fmt.Errorf("git does not track %s, and nix reads a flake in a git work tree from the files git tracks only: %s", filepath.Join(root, file), gitCommand(root, "git add", file))
 }
 
 func exists(path string) bool {
@@ -242,16 +236,25 @@ func localSource(kind SourceKind, path string) (Source, error) {
 }
 
 // GuessSource reads a bare argument: a .json file is facts, a .nix file is a
-// node file, anything else a flake reference.
+// node file, anything else a flake reference. A bare argument that names
+// no file or folder here and has no scheme is refused, where nix would look
+// it up in its flake registry, fetched from the network: a typing error
+// (tpyo.nx) must not reach for the network. A remote flake, or one of the
+// registry, is named with its scheme (github:, git+https:, flake:) or with
+// --flake.
 func GuessSource(arg string) (Source, error) {
 	switch {
 	case strings.HasSuffix(arg, ".json"):
 		return FactsSource(arg)
 	case strings.HasSuffix(arg, ".nix") && !strings.Contains(arg, "#"):
 		return FileSource(arg)
-	default:
-		return FlakeSource(arg)
 	}
+	local, _, _ := strings.Cut(arg, "#")
+	local, _, _ = strings.Cut(local, "?")
+	if !urlScheme.MatchString(arg) && !exists(local) {
+		return Source{}, fmt.Errorf("%s: no such file or folder; a remote flake is named with its scheme (github:OWNER/REPO#NODE, git+https://HOST/REPO#NODE, flake:NAME#NODE for nix's flake registry) or with --flake", local)
+	}
+	return FlakeSource(arg)
 }
 
 // fileNodeName is the name of a file's node when it sets no hostName: its

@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fediversity/podroles/report"
 )
 
 // Exit codes that scripts can trust.
@@ -71,7 +73,9 @@ func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 
 // Main runs root with args and returns the exit code: 0, 1 for a
 // FailedError, 2 for any other error, which it writes on one line to
-// errOut, named by the command that failed.
+// errOut, named by the command that failed. The files the line names are
+// shown as the reports show them (report.Paths): relative to the working
+// directory when inside it.
 func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -86,7 +90,8 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 	if cmd != nil {
 		name = cmd.CommandPath()
 	}
-	fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(err.Error()))
+	paths := report.NewPaths(report.WorkingBase())
+	fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(paths.Text(err.Error())))
 	return ExitCantRun
 }
 

@@ -9,9 +9,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -83,16 +80,16 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 		return err
 	}
 	results := checks.Check(nodes)
-	base := locationBase()
-	if err := checks.Locate(ctx, results, o.Sources.Evaluator.Locate, base); err != nil {
+	paths := report.NewPaths(report.WorkingBase())
+	if err := checks.Locate(ctx, results, o.Sources.Evaluator.Locate, paths); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
 		// The findings stand without their places.
-		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", cli.OneLine(err.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", cli.OneLine(paths.Text(err.Error())))
 	}
 	rep := checks.NewReport(results, o.Strict)
-	rep.ToolVersion, rep.Base = o.Version, base
+	rep.ToolVersion, rep.Base = o.Version, paths.Base()
 	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
 		return err
 	}
@@ -105,20 +102,4 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 		return &cli.FailedError{Summary: fmt.Sprintf("%d errors, %d warnings", rep.Summary.Errors, rep.Summary.Warnings)}
 	}
 	return nil
-}
-
-// locationBase is the folder that the files of findings are shown relative
-// to: the working directory, or in GitHub or Forgejo Actions the checkout
-// ($GITHUB_WORKSPACE) that contains it, whose paths annotations take.
-func locationBase() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	if ws := os.Getenv("GITHUB_WORKSPACE"); ws != "" && filepath.IsAbs(ws) {
-		if rel, err := filepath.Rel(ws, wd); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return filepath.Clean(ws)
-		}
-	}
-	return wd
 }

@@ -3,12 +3,15 @@ package nodecmd
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/internal/fixture"
+	"github.com/fediversity/podroles/internal/nixtest"
 )
 
 // The command on hosts written as real ones are (testdata/modules, through
@@ -109,7 +112,8 @@ func TestCheckFlakeInGitWorkTree(t *testing.T) {
 // computes a list from config.systemd.services cannot be evaluated: nix
 // stops with an infinite recursion, and the check cannot run (exit 2, one
 // line), which names the list when --k8s-pod-module names the module the
-// host imports. Without k8s-pod.nix the probe names the list (exit 1).
+// host imports, or none: the FR-007 probe disables the modules that put the
+// node on k8s-pod.nix. Without k8s-pod.nix the probe names the list (exit 1).
 func TestCheckListsThatRecurse(t *testing.T) {
 	fixture.NixpkgsLib(t)
 	dir := t.TempDir()
@@ -119,17 +123,122 @@ func TestCheckListsThatRecurse(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "on-k8s.nix"), []byte(node(" "+modules("k8s-pod.nix"))), 0o644)
 	os.WriteFile(filepath.Join(dir, "off-k8s.nix"), []byte(node("")), 0o644)
 
-	r := run(t, "check", filepath.Join(dir, "on-k8s.nix"))
-	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "infinite recursion") || strings.Count(strings.TrimSpace(r.ErrOut), "\n") > 0 {
-		t.Errorf("exit %d, stderr:\n%s", r.Code, r.ErrOut)
+	// With and without --k8s-pod-module, the line names the list.
+	for _, flags := range [][]string{nil, {"--k8s-pod-module", modules("k8s-pod.nix")}} {
+		r := run(t, append(append([]string{"check"}, flags...), filepath.Join(dir, "on-k8s.nix"))...)
+		if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "infinite recursion encountered") || strings.Count(strings.TrimSpace(r.ErrOut), "\n") > 0 ||
+			!strings.Contains(r.ErrOut, ": fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix") {
+			t.Errorf("%q: exit %d, stderr:\n%s", flags, r.Code, r.ErrOut)
+		}
 	}
-	r = run(t, "check", "--k8s-pod-module", modules("k8s-pod.nix"), filepath.Join(dir, "on-k8s.nix"))
-	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "infinite recursion encountered") ||
-		!strings.Contains(r.ErrOut, ": fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix") {
-		t.Errorf("exit %d, stderr:\n%s", r.Code, r.ErrOut)
-	}
-	r = run(t, "check", filepath.Join(dir, "off-k8s.nix"))
+	r := run(t, "check", filepath.Join(dir, "off-k8s.nix"))
 	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "PR106 option fediversity.podRoles.mainUnits") {
 		t.Errorf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+}
+
+// TestCheckFlakeAsTheCheckoutHoldsIt: run from the checkout, as a platform
+// engineer runs it, each one-line error names the checkout's files relative
+// to the working directory (as findings do) and gives the command that
+// fixes it; following it, the check runs.
+func TestCheckFlakeAsTheCheckoutHoldsIt(t *testing.T) {
+	work := fixture.HostsFlake(t)
+	t.Chdir(work.Dir)
+	oneLine := func(r clitest.Result, want string) {
+		t.Helper()
+		if r.Code != cli.ExitCantRun || r.ErrOut != want+"\n" {
+			t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.Code, r.ErrOut, want)
+		}
+	}
+
+	// A tracked module imports one that git does not track: nix's copy of
+	// the flake lacks it.
+	work.Write("site/mastodon/roles.nix", `{ imports = [ ./cleanup.nix ]; fediversity.podRoles.mainUnits = [ "mastodon-cleanup" ]; }`+"\n")
+	work.Write("site/mastodon/cleanup.nix", `{ systemd.services.mastodon-cleanup.script = "tootctl cache clear"; }`+"\n")
+	work.Add("site/mastodon/roles.nix")
+	oneLine(run(t, "check", "--flake", "./deploy#mastodon"),
+		"podroles check: eval flake ./deploy#mastodon: site/mastodon/cleanup.nix is not tracked by git, and nix reads a flake in a git work tree from the files git tracks only: git add site/mastodon/cleanup.nix")
+	work.Add("site/mastodon/cleanup.nix")
+	if r := run(t, "check", "--flake", "./deploy#mastodon"); r.Code != cli.ExitOK {
+		t.Errorf("added, the fix is read: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+
+	// An import that the checkout lacks too.
+	work.Write("site/directory/extra.nix", `{ imports = [ ./gone.nix ]; }`+"\n")
+	work.Add("site/directory/extra.nix")
+	oneLine(run(t, "check", "--flake", "./deploy#directory"),
+		"podroles check: eval flake ./deploy#directory: site/directory/gone.nix does not exist")
+	work.Git("rm", "--quiet", "--cached", "site/directory/extra.nix")
+
+	// flake.lock that git does not track: what the error says to run,
+	// run as it says, lets the check run.
+	work.Git("rm", "--quiet", "--cached", "deploy/flake.lock")
+	r := run(t, "check", "--flake", "./deploy#mastodon")
+	want := "podroles check: eval flake ./deploy#mastodon: git does not track deploy/flake.lock, and nix reads a flake in a git work tree from the files git tracks only; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock ./deploy and git add deploy/flake.lock"
+	oneLine(r, want)
+	lock := exec.Command(nixtest.Nix(t), "--extra-experimental-features", "nix-command flakes", "flake", "lock", "./deploy")
+	if out, err := lock.CombinedOutput(); err != nil {
+		t.Fatalf("nix flake lock ./deploy: %v\n%s", err, out)
+	}
+	work.Add("deploy/flake.lock")
+	if r := run(t, "check", "--flake", "./deploy#mastodon"); r.Code != cli.ExitOK {
+		t.Errorf("locked and added: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+
+	// From a folder of the checkout, the paths and the commands are
+	// written for that folder.
+	work.Git("rm", "--quiet", "--cached", "deploy/flake.lock")
+	t.Chdir(filepath.Join(work.Dir, "deploy"))
+	oneLine(run(t, "check", "--flake", ".#mastodon"),
+		"podroles check: eval flake .#mastodon: git does not track flake.lock, and nix reads a flake in a git work tree from the files git tracks only; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock and git add flake.lock")
+}
+
+// TestCheckWarnsOfItsOwnK8sPodModule: a host of the flake imports
+// k8s-pod.nix itself, and site/mastodon/roles.nix lists mastodon-cleanup,
+// which only the module's condition makes a unit of. Without
+// --k8s-pod-module podroles warns, at the list, and names the checkout's
+// module to give; given, the name is PR101.
+func TestCheckWarnsOfItsOwnK8sPodModule(t *testing.T) {
+	work := fixture.HostsFlake(t)
+	t.Chdir(work.Dir)
+	r := run(t, "check", "--flake", "./deploy#mastodon-on-k8s")
+	want := "site/mastodon/roles.nix:1:3: warning PR107 unit mastodon-cleanup [FR-008, SC-002]: mainUnits names unit mastodon-cleanup, which is a unit only through k8s-pod.nix, a module the node imports itself"
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, want) || !strings.Contains(r.Out, "check with --k8s-pod-module k8s-pod.nix\n") {
+		t.Errorf("exit %d, want the warning %q ... check with --k8s-pod-module k8s-pod.nix:\n%s%s", r.Code, want, r.Out, r.ErrOut)
+	}
+	r = run(t, "check", "--flake", "./deploy#mastodon-on-k8s", "--k8s-pod-module", "k8s-pod.nix")
+	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "site/mastodon/roles.nix:1:3: error PR101 unit mastodon-cleanup") || strings.Contains(r.Out, "PR107") {
+		t.Errorf("with the module named: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+}
+
+// TestCheckRefusesABareNameOfNothing: a bare argument that names no file or
+// folder here is refused before nix runs, where nix would look it up in its
+// flake registry, on the network; with a scheme, or as --flake, it reaches
+// nix.
+func TestCheckRefusesABareNameOfNothing(t *testing.T) {
+	t.Chdir(t.TempDir())
+	marker := filepath.Join(t.TempDir(), "nix-ran")
+	nix := filepath.Join(t.TempDir(), "nix")
+	if err := os.WriteFile(nix, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range []string{"tpyo.nx", "hosts", "nixpkgs/nixos-26.05", "mastodon#web"} {
+		r := run(t, "check", "--nix", nix, arg)
+		local, _, _ := strings.Cut(arg, "#")
+		want := "podroles check: " + local + ": no such file or folder; a remote flake is named with its scheme (github:OWNER/REPO#NODE, git+https://HOST/REPO#NODE, flake:NAME#NODE for nix's flake registry) or with --flake\n"
+		if r.Code != cli.ExitCantRun || r.ErrOut != want {
+			t.Errorf("%s: exit %d, stderr %q, want %q", arg, r.Code, r.ErrOut, want)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: nix ran", arg)
+		}
+	}
+	for _, args := range [][]string{{"flake:mastodon#web"}, {"github:example/platform#web"}, {"--flake", "mastodon#web"}} {
+		run(t, append([]string{"check", "--nix", nix}, args...)...)
+		if _, err := os.Stat(marker); err != nil {
+			t.Errorf("%q: did not reach nix", args)
+		}
+		os.Remove(marker)
 	}
 }

@@ -108,9 +108,9 @@ func TestCheckBrokenJSON(t *testing.T) {
 	if l := f.Location; l == nil || l.File != example || l.Line != 13 || l.Column == 0 {
 		t.Errorf("first finding's location = %+v", f.Location)
 	}
-	// On k8s every rule runs, but the FR-007 probe, which a plain config
-	// cannot have.
-	if len(broken.RulesRun) != len(checks.Rules())-1 || len(broken.RulesSkipped) != 1 || broken.RulesSkipped[0].Rule != "PR106" {
+	// On k8s every rule runs, but the FR-007 probe and PR107, which need
+	// the module system that a plain config does not have.
+	if len(broken.RulesRun) != len(checks.Rules())-2 || len(broken.RulesSkipped) != 2 || broken.RulesSkipped[0].Rule != "PR106" || broken.RulesSkipped[1].Rule != "PR107" {
 		t.Errorf("on k8s every rule runs: ran %d, skipped %+v", len(broken.RulesRun), broken.RulesSkipped)
 	}
 	if len(vm.RulesSkipped) == 0 || !strings.HasPrefix(vm.RulesSkipped[0].Reason, "FR-013") {

@@ -54,9 +54,12 @@ nix24:
 
 # Both binaries, static: podroles has every command; podroles-check the node
 # commands alone (check, facts, rules, plan), what the flake's checks run.
+# Beside them, the pause program of the test cluster's real node (a static
+# sandbox process, put alone in an image FROM scratch).
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(CHECK_BIN) ./cmd/podroles-check
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/podroles-pause ./vmtests/kubenode/pause
 
 # Checks the bundled examples (they pass), then a broken one (it must fail
 # with exit 1, naming the units).
@@ -67,15 +70,16 @@ demo: deps build
 	  if [ $$rc -ne 1 ]; then echo "expected exit 1 from the broken example, got $$rc"; exit 1; fi; \
 	  echo "(exit 1: the broken example is refused, as it should be)"
 
-# The scenario runner's walk-through: a local environment with a cluster,
-# the suites on its inventory and on the cluster's, and everything stopped
-# again.
+# The scenario runner's walk-through: a local environment with a cluster
+# whose real node (containerd and the kubelet, one per machine; as root)
+# runs the directory example's pods, every suite on the local inventory and
+# on the real pods, and everything stopped again.
 ENV_DIR ?= /tmp/podroles-env
-env-demo: deps servers build
+env-demo: deps servers images build
 	$(BIN) env up --dir $(ENV_DIR) --cluster examples/directory.nix
 	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; \
 	  $(BIN) scenarios run --kubeconfig $(ENV_DIR)/cluster/kubeconfig --namespace directory --node directory \
-	    --inventory $(ENV_DIR)/inventory.yaml examples/directory.nix --suite deployments,units,ldap,postgres,secrets || rc=$$?; \
+	    --inventory $(ENV_DIR)/cluster-inventory.yaml examples/directory.nix || rc=$$?; \
 	  $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
 # Servers built from the Go module proxy at exact versions, each from a
@@ -152,6 +156,14 @@ endif
 ifndef PODROLES_IMAGE_AUTHELIA
 export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(call image_tag,vmtests/images/authelia/Dockerfile servers/authelia/go.mod servers/authelia/go.sum)
 endif
+# The test cluster's real node: the base of the nodes' stand-in images
+# (Debian with systemd), and slapd alone for the lldap role's pods.
+ifndef PODROLES_IMAGE_NODE
+export PODROLES_IMAGE_NODE := localhost/podroles-node:$(call image_tag,vmtests/images/node/Dockerfile)
+endif
+ifndef PODROLES_IMAGE_SLAPD
+export PODROLES_IMAGE_SLAPD := localhost/podroles-slapd:$(call image_tag,vmtests/images/slapd/Dockerfile)
+endif
 # server_image IMAGE,NAME,BINARY: build vmtests/images/NAME with BINARY in its
 # context, unless the engine has IMAGE.
 define server_image
@@ -170,23 +182,31 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers >/dev/null
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
+	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_NODE) >/dev/null 2>&1 || \
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_NODE) -t localhost/podroles-node:bookworm vmtests/images/node >/dev/null
+	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SLAPD) >/dev/null 2>&1 || \
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SLAPD) -t localhost/podroles-slapd:bookworm vmtests/images/slapd >/dev/null
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
 # All of them run on Debian's nix; those of NIX_PKGS (the packages whose
 # tests run nix) run again on Nix 2.24 (TEST_NIX24=no skips that run). Each
 # run names its nix in PODROLES_TEST_NIX (internal/nixtest), with a nix first
 # on PATH that refuses to run, so that no test runs another nix unawares.
+# The 2.24 run skips env up --cluster: its minutes go to the real node, which
+# no nix version changes, and its node is read as every other env up's.
+# The packages that use the machine's real node take it in turn, so the
+# tests' timeout is longer than go test's ten minutes.
 PKGS ?= ./...
 NIX_PKGS ?= ./nixeval/... ./checks/... ./cmd/... ./flaketest/... ./plan/... ./facts/...
 TEST_NIX24 ?= yes
 NO_NIX_ON_PATH := $(CURDIR)/scripts/no-nix-on-path
 test: deps $(if $(filter yes,$(TEST_NIX24)),nix24) servers images build vet
-	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 $(TESTFLAGS) $(PKGS)
+	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 30m $(TESTFLAGS) $(PKGS)
 ifeq ($(TEST_NIX24),yes)
 	@pkgs="$(filter $(shell $(GO) list $(NIX_PKGS)),$(shell $(GO) list $(PKGS)))"; \
 	  if [ -z "$$pkgs" ]; then echo "nix 2.24: none of these packages runs nix"; exit 0; fi; \
 	  echo "the same tests on nix 2.24: $$pkgs" | sed 's|github.com/fediversity/podroles/|./|g'; \
-	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(NIX24) $(GO) test -count=1 $(TESTFLAGS) $$pkgs && \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(NIX24) $(GO) test -count=1 -timeout 30m -skip '^TestEnvUpWithCluster$$' $(TESTFLAGS) $$pkgs && \
 	  echo "Debian's nix after the 2.24 run:" && \
 	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -run '^(TestExtractFlake|TestManyNodesOneProcess)$$' ./nixeval/
 endif

@@ -5,7 +5,7 @@
 buildGoModule {
   inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-1/mo7Lhqhu3Hs7gnN8yYQjXvO8YcMv8zJ0njkPISpdw=";
+  vendorHash = "sha256-TdnD7MsNArHHa/7BGXdc7taaMNndBw+32L+oMBrPl6M=";
   subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

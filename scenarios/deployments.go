@@ -95,38 +95,75 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 		return err
 	}
 	client, p := c.Clientset, c.plan
+	// Images are the method's (node-surface): compared as relations with
+	// the main pod's image, never with the plan's placeholders.
+	var nodeImage string
+	if main, err := client.AppsV1().Deployments(p.Deployments[0].Namespace).Get(ctx, p.Deployments[0].Name, metav1.GetOptions{}); err == nil {
+		nodeImage = imageOf(main.Spec.Template.Spec.Containers, plan.ContainerNode)
+	}
 	var errs []error
 	for _, want := range p.Deployments {
-		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of %s", *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers)), Within: s.Patience}
+		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("%d ready replicas of containers %s", *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers)), Within: s.Patience}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
 				return discoverError("Deployment", want.Namespace, want.Name, "get", err)
 			}
-			return compareDeployment(want, got)
+			return compareDeployment(want, got, nodeImage)
 		})
 		if err == nil {
-			s.Note("Deployment %s: %d ready replicas of %s", want.Name, *want.Spec.Replicas, containersOf(want.Spec.Template.Spec.Containers))
+			s.Note("Deployment %s: %d ready replicas of %s", want.Name, *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers))
 		}
 		errs = append(errs, err)
 	}
 	return joinErrors(errs)
 }
 
-func containersOf(cs []corev1.Container) string {
+func containerNames(cs []corev1.Container) string {
 	var out []string
 	for _, c := range cs {
-		out = append(out, c.Name+"="+c.Image)
+		out = append(out, c.Name)
 	}
 	return strings.Join(out, ",")
 }
 
-func compareDeployment(want, got *appsv1.Deployment) error {
+func imageOf(cs []corev1.Container, name string) string {
+	for _, c := range cs {
+		if c.Name == name {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// compareDeployment compares a Deployment with the plan: its replicas,
+// its containers by name, their images by relation (a pod of the node's
+// image runs the main pod's image, nodeImage; a service's container and
+// its companion run one image that is not the node's), and its replicas
+// ready.
+func compareDeployment(want, got *appsv1.Deployment, nodeImage string) error {
 	if got.Spec.Replicas == nil || *got.Spec.Replicas != *want.Spec.Replicas {
 		return poll.Saw("spec.replicas %v, planned %d", ptrValue(got.Spec.Replicas), *want.Spec.Replicas)
 	}
-	if w, g := containersOf(want.Spec.Template.Spec.Containers), containersOf(got.Spec.Template.Spec.Containers); w != g {
+	cs := got.Spec.Template.Spec.Containers
+	if w, g := containerNames(want.Spec.Template.Spec.Containers), containerNames(cs); w != g {
 		return poll.Saw("containers %s, planned %s", g, w)
+	}
+	for _, c := range cs {
+		switch c.Name {
+		case plan.ContainerNode:
+			if nodeImage != "" && c.Image != nodeImage {
+				return poll.Saw("container node runs image %s, not the main pod's %s", c.Image, nodeImage)
+			}
+		case plan.ContainerCompanion:
+			if c.Image != cs[0].Image {
+				return poll.Saw("container companion runs image %s, not the service's %s", c.Image, cs[0].Image)
+			}
+		default:
+			if c.Image == nodeImage {
+				return poll.Saw("container %s runs the node's image %s, not its service's", c.Name, c.Image)
+			}
+		}
 	}
 	if got.Status.ReadyReplicas != *want.Spec.Replicas {
 		return poll.Saw("%d of %d replicas ready", got.Status.ReadyReplicas, *want.Spec.Replicas)

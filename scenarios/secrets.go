@@ -17,10 +17,12 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -65,8 +67,8 @@ func init() {
 				}
 				for _, r := range inv.Roles {
 					for _, p := range r.Pods {
-						if len(r.Secrets) > 0 && p.RootDir == "" {
-							return fmt.Sprintf("pod %s has no rootDir in the inventory", p.Name)
+						if len(r.Secrets) > 0 && p.RootDir == "" && !inCluster(inv, p) {
+							return fmt.Sprintf("pod %s has no rootDir in the inventory, and is no pod of a cluster", p.Name)
 						}
 					}
 				}
@@ -88,6 +90,10 @@ func identityNotReadable(ctx context.Context, s *State) error {
 			continue
 		}
 		for _, pod := range role.Pods {
+			if inCluster(s.Inv, pod) {
+				errs = append(errs, identityNotReadableInPod(ctx, s, pod))
+				continue
+			}
 			path := filepath.Join(pod.RootDir, serviceAccountToken)
 			info, err := os.Stat(path)
 			switch {
@@ -102,6 +108,38 @@ func identityNotReadable(ctx context.Context, s *State) error {
 			default:
 				s.Note("pod %s has a service-account token that only another user reads", pod.Name)
 			}
+		}
+	}
+	return joinErrors(errs)
+}
+
+// identityNotReadableInPod tries to read the pod's service-account token
+// from each of its containers but the sidecar, through exec: it must not
+// be there.
+func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpoint) error {
+	c, err := stateCluster(s)
+	if err != nil {
+		return err
+	}
+	ns := s.Inv.Cluster.Namespace
+	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		return discoverError("Pod", ns, pod.Name, "get", err)
+	}
+	token := "/" + serviceAccountToken
+	var errs []error
+	for _, container := range got.Spec.Containers {
+		if container.Name == plan.ContainerSidecar {
+			continue // the sidecar logs in with it
+		}
+		out, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", token})
+		switch {
+		case err == nil && len(out) > 0:
+			errs = append(errs, fmt.Errorf("pod %s: container %s reads the pod's service-account token %s: the service could act as the pod", pod.Name, container.Name, token))
+		case err != nil && !strings.Contains(err.Error(), "exited with status"):
+			errs = append(errs, err) // exec itself failed: nothing was learnt
+		default:
+			s.Note("pod %s: container %s cannot read %s", pod.Name, container.Name, token)
 		}
 	}
 	return joinErrors(errs)

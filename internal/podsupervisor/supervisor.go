@@ -43,7 +43,30 @@ type Options struct {
 	// Command is the service.
 	Command []string
 	Log     io.Writer
+	// Exit makes the supervisor a container's entrypoint on a real node:
+	// it runs the service once, and where the local environment's pod
+	// would restart it, it stops the service and exits instead, so that
+	// the kubelet restarts the container and counts the restart, as the
+	// k8s method's restart does. A service that exited makes it exit
+	// with the service's code (ServiceExited); a new value of a secret
+	// with restart, with 0. No status file is written: the kubelet
+	// reports the container's.
+	Exit bool
 }
+
+// ServiceExited is the end of a supervisor in Exit mode whose service
+// exited by itself: the container exits with the service's code.
+type ServiceExited struct {
+	Pod  string
+	Code int
+}
+
+func (e *ServiceExited) Error() string {
+	return fmt.Sprintf("pod %s: the service exited with status %d", e.Pod, e.Code)
+}
+
+// ExitCode is the code the supervisor exits with.
+func (e *ServiceExited) ExitCode() int { return e.Code }
 
 // Run runs the service until ctx ends, and restarts it when a file of
 // RestartOn changes or when it exits (a container's restart policy
@@ -80,18 +103,33 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("pod %s: start %s: %w", o.Name, o.Command[0], err)
 		}
 		status.ServicePID, status.StartedAt = cmd.Process.Pid, time.Now()
-		if err := writeStatus(o.Status, status); err != nil {
-			cmd.Process.Kill()
-			return err
+		if !o.Exit {
+			if err := writeStatus(o.Status, status); err != nil {
+				cmd.Process.Kill()
+				return err
+			}
 		}
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
 		why, crashed := waitForRestart(ctx, o.RestartOn, seen, exited)
-		fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
 		if ctx.Err() != nil {
+			fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
 			stopService(cmd, exited)
 			return nil
 		}
+		if o.Exit {
+			fmt.Fprintf(o.Log, "pod %s: %s; exiting instead, for the kubelet to restart the container\n", o.Name, strings.TrimSuffix(why, ": restarting it"))
+			stopService(cmd, exited)
+			if crashed {
+				code := cmd.ProcessState.ExitCode()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					code = 128 + int(ws.Signal()) // as a shell reports it
+				}
+				return &ServiceExited{Pod: o.Name, Code: code}
+			}
+			return nil
+		}
+		fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
 		// The restart counts from the moment it begins, before the
 		// service is stopped, so that a slow stop hides nothing.
 		status.RestartCount++

@@ -3,6 +3,7 @@ package podsupervisor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,5 +129,58 @@ func TestReadEnvFiles(t *testing.T) {
 	missing := filepath.Join(dir, "missing.env")
 	if _, err := readEnvFiles([]string{missing}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// As a container's entrypoint (Exit), the supervisor ends where it would
+// restart the service: with 0 for a new value of a secret with restart,
+// after stopping the service; with the service's own status when it
+// exits (a kill's as a shell reports it). It writes no status file: the
+// kubelet reports the container's.
+func TestPodExitsForTheKubelet(t *testing.T) {
+	dir := t.TempDir()
+	secret, started := filepath.Join(dir, "key-seed"), filepath.Join(dir, "started")
+	os.WriteFile(secret, []byte("one"), 0o600)
+	run := func(command string) (string, error) {
+		t.Helper()
+		log := &syncBuffer{}
+		done := make(chan error, 1)
+		os.Remove(started)
+		go func() {
+			done <- Run(context.Background(), Options{Name: "pod-0", Exit: true, RestartOn: []string{secret}, Log: log,
+				Command: []string{"sh", "-c", "touch " + started + "; " + command}})
+		}()
+		probe := poll.Probe{Endpoint: started, Expect: "the service to start", Within: 15 * time.Second}
+		if err := poll.Eventually(context.Background(), probe, func(context.Context) error {
+			_, err := os.Stat(started)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		err := <-done
+		return log.String(), err
+	}
+
+	// A new value of the secret: the service stopped, the supervisor ends
+	// with no error.
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		os.WriteFile(secret, []byte("two"), 0o600)
+	}()
+	if log, err := run("exec sleep 60"); err != nil || !strings.Contains(log, "a new value of key-seed: restarting the service; exiting instead, for the kubelet to restart the container") {
+		t.Errorf("new secret: %v\n%s", err, log)
+	}
+	// The service exits: its status.
+	log, err := run("exit 7")
+	var exited *ServiceExited
+	if !errors.As(err, &exited) || exited.ExitCode() != 7 {
+		t.Errorf("the service exited 7: %v\n%s", err, log)
+	}
+	_, err = run("kill -KILL $$")
+	if !errors.As(err, &exited) || exited.ExitCode() != 137 {
+		t.Errorf("the service killed: %v", err)
+	}
+	if matches, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(matches) > 0 {
+		t.Errorf("a status file was written: %v", matches)
 	}
 }

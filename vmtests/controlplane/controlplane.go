@@ -1,9 +1,10 @@
 // Package controlplane starts a Kubernetes control plane of real
 // components on a loopback address for the tests and env up --cluster:
 // etcd and kube-apiserver, and with Nodes the controllers, the scheduler
-// and KWOK as the kubelet of a fake node whose pods answer exec and
-// port-forward as Bind says. Its processes are a procgroup.Group of its
-// own, stopped by their PIDs.
+// and either KWOK as the kubelet of a fake node, whose pods run nothing
+// (tests of many objects), or, with RealNode, what the machine's real node
+// needs (vmtests/kubenode), which the caller starts. Its processes are a
+// procgroup.Group of its own, stopped by their PIDs.
 package controlplane
 
 import (
@@ -17,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +37,7 @@ import (
 // ControlPlane is a Kubernetes control plane of real components built by
 // make servers, on a loopback address: etcd and kube-apiserver, and with
 // Nodes, kube-controller-manager, kube-scheduler and KWOK as the kubelet of
-// a fake node, so that Deployments get Running pods.
+// a fake node (without RealNode), so that Deployments get Running pods.
 type ControlPlane struct {
 	dir   string
 	procs *procgroup.Group
@@ -163,6 +163,9 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		realNodeFlags = []string{
 			"--kubelet-client-certificate", filepath.Join(cpDir, "kubelet-client.pem"), "--kubelet-client-key", filepath.Join(cpDir, "kubelet-client.key"),
 			"--kubelet-certificate-authority", filepath.Join(cpDir, "ca.pem"),
+			// The pods of a node's image run systemd, which wants to write
+			// cgroups.
+			"--allow-privileged",
 		}
 	}
 	for name, data := range files {
@@ -233,15 +236,24 @@ func (cp *ControlPlane) startNodes(ctx context.Context, loopback string, fake bo
 	if err != nil {
 		return err
 	}
+	controllers := "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,endpointslice-controller,serviceaccount-controller"
+	var controllerFlags []string
+	if !fake {
+		// A real kubelet mounts a pod's projected token with the
+		// cluster's CA, from the ConfigMap kube-root-ca.crt that this
+		// controller puts in each namespace.
+		controllers += ",root-ca-certificate-publisher-controller"
+		controllerFlags = []string{"--root-ca-file", filepath.Join(cpDir, "ca.pem")}
+	}
 	for _, c := range []struct {
 		name string
 		args []string
 	}{
 		// node-lifecycle-controller clears the not-ready taint of the
 		// fake node; without it no pod is scheduled.
-		{"kube-controller-manager", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
+		{"kube-controller-manager", append([]string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--use-service-account-credentials=false",
 			"--bind-address", addr, "--secure-port", strconv.Itoa(ports[0]),
-			"--controllers", "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,endpointslice-controller,serviceaccount-controller"}},
+			"--controllers", controllers}, controllerFlags...)},
 		{"kube-scheduler", []string{"--kubeconfig", cp.Kubeconfig, "--leader-elect=false", "--bind-address", addr, "--secure-port", strconv.Itoa(ports[1])}},
 	} {
 		if _, err := cp.procs.Start(ctx, c.name, append([]string{tools[c.name]}, c.args...), procgroup.Options{Dir: cpDir}); err != nil {
@@ -263,42 +275,19 @@ options:
   nodeLeaseParallelism: 4
   podPlayStageParallelism: 4
   nodePlayStageParallelism: 4
-  # else exec and port-forward are refused
+  # else port-forward upgrades are refused, and a discovery of the
+  # cluster with them (behind which nothing answers)
   enableDebuggingHandlers: true
 ---
 `), stages...)
 	if err := writeFile(filepath.Join(cpDir, "kwok.yaml"), config, 0o644); err != nil {
 		return err
 	}
-	// kwok maps a pod's exec and ports through its Exec and PortForward
-	// objects, whose definitions live in its module too.
-	crds, err := exec.CommandContext(ctx, tools["kwok-stages"], "crds").Output()
-	if err != nil {
-		return fmt.Errorf("kwok-stages crds: %w", err)
-	}
-	if err := cp.applyCRDs(ctx, crds); err != nil {
-		return err
-	}
-	// kwok runs an exec'd command from its own PATH: the fake pods'
-	// systemctl and cat come first on it.
-	bin := filepath.Join(cpDir, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return err
-	}
-	cat, err := exec.LookPath("cat")
-	if err != nil {
-		return fmt.Errorf("control plane: the pods' cat stands in front of the host's, and there is none: %w", err)
-	}
-	for name, script := range map[string]string{"systemctl": fakeSystemctl, "cat": strings.ReplaceAll(fakeCat, "exec CAT", "exec '"+strings.ReplaceAll(cat, "'", `'\''`)+"'")} {
-		if err := writeFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
-			return err
-		}
-	}
+	// Its pods run nothing: exec and port-forward are the real node's.
 	kubelet := net.JoinHostPort(kubeletAddr, strconv.Itoa(kubeletPorts[0]))
 	if _, err := cp.procs.Start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
 		"--manage-all-nodes", "--node-ip", kubeletAddr, "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
-		"--enable-crds", "Exec,PortForward",
-	}, procgroup.Options{Dir: cpDir, Env: []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}}); err != nil {
+	}, procgroup.Options{Dir: cpDir}); err != nil {
 		return err
 	}
 	client, err := cp.Client()

@@ -50,15 +50,29 @@ func (a *authelia) secrets() map[string]facts.Secret {
 	}
 }
 
-// config is authelia's configuration: its LDAP backend the lldap
+// autheliaSettings are where an authelia finds what its configuration
+// names: its CAs' folder, the address it listens on, its secrets' folder
+// (the pod's /run/secrets), the lldap role's Service (LDAPS), the
+// Postgres address and database, where it writes notifications, its
+// reader's bind password file, and whether its database credential is in
+// files of its secrets (db-username, db-password) or in its environment
+// (a pod whose db.env the supervisor reads).
+type autheliaSettings struct {
+	trusted, listen, secrets, ldap, postgres, database, notifier, bindPassword string
+	credentialFiles                                                            bool
+}
+
+// autheliaConfig is authelia's configuration: its LDAP backend the lldap
 // role's Service over LDAPS, verified against the PKI's CA, its storage
 // the Postgres out of the pod with the dynamic credential, HTTPS from its
-// pod's tls.pem. Secrets come from files, through the template filter and
-// the _FILE variables.
-func (a *authelia) config() string {
-	s := a.site
-	secrets := s.autheliaSecretsDir()
-	return fmt.Sprintf(`# authelia of the local environment; see vmtests/authelia.go
+// pod's tls.pem. Secrets come from files, through the template filter,
+// or from its environment.
+func (s *site) autheliaConfig(a autheliaSettings) string {
+	credential := ""
+	if a.credentialFiles {
+		credential = fmt.Sprintf("    username: '{{ secret \"%[1]s/db-username\" }}'\n    password: '{{ secret \"%[1]s/db-password\" }}'\n", a.secrets)
+	}
+	return fmt.Sprintf(`# authelia of the podroles test environment; see vmtests/localenv
 certificates_directory: '%[1]s'
 server:
   address: 'tcp://%[2]s/'
@@ -89,7 +103,7 @@ authentication_backend:
     additional_groups_dn: 'ou=groups'
     groups_filter: '(&(uniqueMember={dn})(objectClass=groupOfUniqueNames))'
     user: 'uid=authelia-bind,ou=people,%[6]s'
-    password: '{{ secret "%[3]s/bind-password" }}'
+    password: '{{ secret "%[11]s" }}'
     attributes:
       username: 'uid'
       display_name: 'cn'
@@ -106,16 +120,24 @@ storage:
   encryption_key: '{{ secret "%[3]s/storage-key" }}'
   postgres:
     address: 'tcp://%[9]s'
-    database: 'authelia'
-    username: '{{ secret "%[3]s/db-username" }}'
-    password: '{{ secret "%[3]s/db-password" }}'
-notifier:
+    database: '%[13]s'
+%[12]snotifier:
   disable_startup_check: true
   filesystem:
     filename: '%[10]s/notifications.txt'
-`, filepath.Join(s.Dir, "tls", "trusted"), net.JoinHostPort(s.listen(s.autheliaPodAddress()), fmt.Sprint(PortAuthelia)), secrets,
-		net.JoinHostPort(s.reach("haproxy", s.serviceAddress()), fmt.Sprint(PortLDAPS)), s.serviceName(), baseDN, portalDomain, portalHost,
-		a.postgres.reachable(), filepath.Join(s.Dir, "authelia"))
+`, a.trusted, a.listen, a.secrets, a.ldap, s.serviceName(), baseDN, portalDomain, portalHost, a.postgres, a.notifier, a.bindPassword, credential, a.database)
+}
+
+// config is the configuration of the local environment's authelia.
+func (a *authelia) config() string {
+	s := a.site
+	secrets := s.autheliaSecretsDir()
+	return s.autheliaConfig(autheliaSettings{
+		trusted: filepath.Join(s.Dir, "tls", "trusted"), listen: net.JoinHostPort(s.listen(s.autheliaPodAddress()), fmt.Sprint(PortAuthelia)), secrets: secrets,
+		ldap:     net.JoinHostPort(s.reach("haproxy", s.serviceAddress()), fmt.Sprint(PortLDAPS)),
+		postgres: a.postgres.reachable(), database: "authelia", notifier: filepath.Join(s.Dir, "authelia"),
+		bindPassword: filepath.Join(secrets, "bind-password"), credentialFiles: true,
+	})
 }
 
 // start starts the authelia role's pod: its sidecar, then authelia.
@@ -170,6 +192,10 @@ func (a *authelia) startService(ctx context.Context) error {
 type portal struct {
 	site    *site
 	openbao *openBao
+	// name names it (its folder and its logs), at is its address, and
+	// upstream the authelia Service it passes to: the local
+	// environment's when empty.
+	name, at, upstream string
 }
 
 // nginxConfig is the main pod's portal: HTTPS for the portal's name, and a
@@ -181,17 +207,17 @@ func (pt *portal) nginxConfig(dir string) string {
 	if os.Geteuid() == 0 {
 		user = "user root;"
 	}
-	return fmt.Sprintf(`# the portal of the main pod; see vmtests/authelia.go
+	return fmt.Sprintf(`# the portal of the main pod; see vmtests/localenv
 %[1]s
 daemon off;
 # One process, so that nothing of nginx outlives the PID the environment
 # stops.
 master_process off;
 pid %[2]s/nginx.pid;
-error_log %[3]s/nginx-error.log info;
+error_log %[3]s/%[9]s-error.log info;
 events { worker_connections 64; }
 http {
-  access_log %[3]s/nginx-access.log;
+  access_log %[3]s/%[9]s-access.log;
   client_body_temp_path %[2]s/tmp/body;
   proxy_temp_path %[2]s/tmp/proxy;
   fastcgi_temp_path %[2]s/tmp/fastcgi;
@@ -217,15 +243,15 @@ http {
     }
   }
 }
-`, user, dir, filepath.Join(s.Dir, "logs"), net.JoinHostPort(s.listen(s.portalAddress()), fmt.Sprint(PortPortal)), portalHost,
-		net.JoinHostPort(s.reach("haproxy-authelia", s.autheliaServiceAddress()), fmt.Sprint(PortAuthelia)), pt.trustedCA(), s.autheliaServiceName())
+`, user, dir, filepath.Join(s.Dir, "logs"), net.JoinHostPort(s.listen(pt.at), fmt.Sprint(PortPortal)), portalHost,
+		pt.upstream, pt.trustedCA(dir), s.autheliaServiceName(), pt.name)
 }
 
 // trustedCA is the CA nginx verifies authelia with; a test points it at
 // another CA on purpose.
-func (pt *portal) trustedCA() string {
+func (pt *portal) trustedCA(dir string) string {
 	if pt.site.PortalTrustsOtherCA {
-		return filepath.Join(pt.site.Dir, "nginx", "other-ca.pem")
+		return filepath.Join(dir, "other-ca.pem")
 	}
 	return filepath.Join(pt.site.Dir, "tls", "ca.pem")
 }
@@ -233,7 +259,10 @@ func (pt *portal) trustedCA() string {
 // start starts nginx as the main pod's portal.
 func (pt *portal) start(ctx context.Context) error {
 	s := pt.site
-	dir := filepath.Join(s.Dir, "nginx")
+	if pt.upstream == "" {
+		pt.upstream = net.JoinHostPort(s.reach("haproxy-authelia", s.autheliaServiceAddress()), fmt.Sprint(PortAuthelia))
+	}
+	dir := filepath.Join(s.Dir, pt.name)
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
 		return err
 	}
@@ -260,9 +289,9 @@ func (pt *portal) start(ctx context.Context) error {
 	if err := writeFile(conf, []byte(pt.nginxConfig(dir)), 0o600); err != nil {
 		return err
 	}
-	errorLog := filepath.Join(s.Dir, "logs", "nginx-error.log")
-	p, err := s.launch(ctx, "nginx", []string{s.tools.nginx, "-c", conf, "-e", errorLog}, launchOptions{
-		dir: dir, publish: map[int]string{PortPortal: s.portalAddress()}, image: s.Images.Nginx,
+	errorLog := filepath.Join(s.Dir, "logs", pt.name+"-error.log")
+	p, err := s.launch(ctx, pt.name, []string{s.tools.nginx, "-c", conf, "-e", errorLog}, launchOptions{
+		dir: dir, publish: map[int]string{PortPortal: pt.at}, image: s.Images.Nginx,
 		before: [][]string{{s.tools.nginx, "-t", "-q", "-c", conf, "-e", errorLog}},
 	})
 	if err != nil {
@@ -270,5 +299,5 @@ func (pt *portal) start(ctx context.Context) error {
 	}
 	// The portal answers for itself even when it cannot reach authelia:
 	// wait for its TLS only; the suites judge what it passes on.
-	return ready.TLS(ctx, p, net.JoinHostPort(s.portalAddress(), fmt.Sprint(PortPortal)))
+	return ready.TLS(ctx, p, net.JoinHostPort(pt.at, fmt.Sprint(PortPortal)))
 }

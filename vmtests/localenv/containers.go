@@ -55,6 +55,11 @@ type Images struct {
 	Servers                                     string
 	Postgres, HAProxy, Nginx, OpenBao, Authelia string
 	LLDAP                                       string
+	// Node is the base of the nodes' stand-in images on the cluster's
+	// real node, and Slapd the image of its lldap role's pods (make
+	// images; the servers' image where empty): no server of this
+	// provider runs them.
+	Node, Slapd string
 }
 
 // EnvImageServers names the servers' image, and runs every server from
@@ -72,6 +77,8 @@ var DefaultImages = Images{
 	OpenBao:  "quay.io/openbao/openbao:2.5.3",
 	Authelia: "docker.io/authelia/authelia:4.38.17",
 	LLDAP:    "docker.io/lldap/lldap:v0.6.1",
+	Node:     "localhost/podroles-node:bookworm",
+	Slapd:    "localhost/podroles-slapd:bookworm",
 }
 
 // imageSetting is an image by the name that --image and its variable
@@ -91,6 +98,8 @@ var imageSettings = []imageSetting{
 	{"openbao", func(im *Images) *string { return &im.OpenBao }},
 	{"authelia", func(im *Images) *string { return &im.Authelia }},
 	{"lldap", func(im *Images) *string { return &im.LLDAP }},
+	{"node", func(im *Images) *string { return &im.Node }},
+	{"slapd", func(im *Images) *string { return &im.Slapd }},
 }
 
 // imageVariable is the variable of the image named name.
@@ -113,7 +122,7 @@ func (im *Images) Set(assignment string) error {
 		if ref == "" {
 			return errors.New("--image servers=: the servers' image cannot be empty")
 		}
-		*im = Images{Servers: ref}
+		*im = Images{Servers: ref, Node: im.Node, Slapd: im.Slapd}
 		return nil
 	}
 	*imageSettings[i].field(im) = ref

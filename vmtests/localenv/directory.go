@@ -87,11 +87,15 @@ uniqueMember: uid=admin,%[2]s
 `, baseDN, people, groups, ssha(d.site.secrets.admin), ssha(d.site.secrets.bind))
 }
 
+// slapdTLS are the files of a replica's TLS: the CA, its certificate and
+// its key (one file may hold both).
+type slapdTLS struct{ ca, cert, key string }
+
 // slapdConfig is one replica's slapd.conf: the directory in mdb under
-// dir, TLS from the environment's certificate in tlsDir, passwords
-// readable by no one but binds. schemaDir holds core.schema and its
-// friends, modulesDir back_mdb ("" where slapd has it built in).
-func (d *directory) slapdConfig(dir, tlsDir, schemaDir, modulesDir string) string {
+// dir, TLS from tls, passwords readable by no one but binds. schemaDir
+// holds core.schema and its friends, modulesDir back_mdb ("" where slapd
+// has it built in).
+func (d *directory) slapdConfig(dir string, tls slapdTLS, schemaDir, modulesDir string) string {
 	var b strings.Builder
 	for _, schema := range []string{"core", "cosine", "inetorgperson", "nis"} {
 		fmt.Fprintf(&b, "include %s/%s.schema\n", schemaDir, schema)
@@ -101,9 +105,9 @@ func (d *directory) slapdConfig(dir, tlsDir, schemaDir, modulesDir string) strin
 	}
 	fmt.Fprintf(&b, `pidfile %[1]s/slapd.pid
 argsfile %[1]s/slapd.args
-TLSCACertificateFile %[2]s/ca.pem
-TLSCertificateFile %[2]s/server.pem
-TLSCertificateKeyFile %[2]s/server.key
+TLSCACertificateFile %[2]s
+TLSCertificateFile %[5]s
+TLSCertificateKeyFile %[6]s
 
 database mdb
 maxsize 67108864
@@ -115,7 +119,7 @@ index objectClass eq
 index uid eq
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by users read by * none
-`, dir, tlsDir, baseDN, ssha(d.site.secrets.rootDN))
+`, dir, tls.ca, baseDN, ssha(d.site.secrets.rootDN), tls.cert, tls.key)
 	return b.String()
 }
 
@@ -138,7 +142,8 @@ func (d *directory) start(ctx context.Context, ob *openBao) error {
 			return err
 		}
 		conf := filepath.Join(dir, "slapd.conf")
-		if err := writeFile(conf, []byte(d.slapdConfig(dir, filepath.Join(s.Dir, "tls"), s.tools.ldapSchema, s.tools.ldapModules)), 0o600); err != nil {
+		tls := slapdTLS{ca: filepath.Join(s.Dir, "tls", "ca.pem"), cert: filepath.Join(s.Dir, "tls", "server.pem"), key: filepath.Join(s.Dir, "tls", "server.key")}
+		if err := writeFile(conf, []byte(d.slapdConfig(dir, tls, s.tools.ldapSchema, s.tools.ldapModules)), 0o600); err != nil {
 			return err
 		}
 		opts := launchOptions{dir: dir, publish: publishOn(d.podPorts(), s.podAddress(i)),

@@ -22,6 +22,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/netip"
@@ -31,9 +32,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/vmtests/containers"
 	"github.com/fediversity/podroles/vmtests/controlplane"
+	"github.com/fediversity/podroles/vmtests/kubenode"
 	"github.com/fediversity/podroles/vmtests/procgroup"
 )
 
@@ -70,6 +73,17 @@ type Options struct {
 	// empty).
 	Provider Provider
 	Images   Images
+	// Cluster deploys this node's plan (podroles plan) as real pods, on
+	// the machine's real node (vmtests/kubenode) with a control plane of
+	// its own (processes provider only): see realpods.go. Its suites run
+	// through ClusterInventory.
+	Cluster *facts.Node
+	// NodeWait is how long to wait for the machine's node, which another
+	// run may hold.
+	NodeWait time.Duration
+	// Progress receives a line per step of Up, with its duration; nil
+	// drops them.
+	Progress io.Writer
 }
 
 // Ports of the lldap role, as lldap uses them.
@@ -90,8 +104,16 @@ type Env struct {
 	directory *directory
 	authelia  *authelia
 	portal    *portal
-	// cluster is the control plane that UpCluster started, if any.
-	cluster *controlplane.ControlPlane
+	// cluster is the control plane that Cluster started, if any; node
+	// its real node, clusterPlan the plan it runs, and clusterPortal the
+	// portal in front of its authelia.
+	cluster       *controlplane.ControlPlane
+	node          *kubenode.Node
+	clusterPlan   *plan.Plan
+	clusterPortal *portal
+	// ClusterInventory is the base inventory of the cluster's suites
+	// (scenarios run --kubeconfig ... --inventory), with Cluster.
+	ClusterInventory string
 }
 
 // Up starts the environment and writes its inventory. When anything fails
@@ -120,8 +142,11 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.Provider, err = ParseProvider(string(opts.Provider)); err != nil {
 		return nil, err
 	}
-	if opts.Provider == ProviderContainers && opts.Images == (Images{}) {
+	if (opts.Provider == ProviderContainers || opts.Cluster != nil) && opts.Images == (Images{}) {
 		opts.Images = ImagesFromEnv()
+	}
+	if opts.Cluster != nil && opts.Provider == ProviderContainers {
+		return nil, errors.New("env: a cluster with real pods runs with the processes provider only: its Postgres and OpenBao listen on the node's address")
 	}
 	s := &site{Options: opts}
 	if opts.Provider == ProviderContainers {
@@ -155,7 +180,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if s.tools.vault != "" {
 		e.openbao = &openBao{site: s, postgres: e.postgres}
 		e.authelia = &authelia{site: s, postgres: e.postgres, openbao: e.openbao}
-		e.portal = &portal{site: s, openbao: e.openbao}
+		e.portal = &portal{site: s, openbao: e.openbao, name: "nginx", at: s.portalAddress()}
 	}
 	steps := []upStep{
 		{"network", s.run.prepare},
@@ -179,15 +204,43 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		// and the roles have no sidecars.
 		steps = slices.DeleteFunc(steps, isStep("openbao", "sidecars", "authelia", "haproxy-authelia", "nginx"))
 	}
+	if e.Cluster != nil {
+		if e.openbao == nil {
+			return nil, errors.New("env: the cluster's pods get their secrets from OpenBao: make servers builds Vault, which serves its API")
+		}
+		if e.clusterPlan, err = plan.Make(e.Cluster, plan.Options{Namespace: e.Namespace}); err != nil {
+			return nil, fmt.Errorf("env: cluster: %w", err)
+		}
+		// The node first: Postgres and OpenBao listen on its address too.
+		steps = append([]upStep{{"cluster", e.startCluster}}, steps...)
+		steps = append(steps, upStep{"pods", e.startPods})
+		if len(e.CertNames) == 0 && e.hasRole("authelia") {
+			steps = append(steps, upStep{"portal-cluster", e.startClusterPortal})
+		}
+	}
 	for _, step := range steps {
+		start := time.Now()
 		if err := step.do(ctx); err != nil {
 			return nil, fmt.Errorf("env: %s: %w", step.what, err)
 		}
+		e.progress("env: %s in %s", step.what, time.Since(start).Round(10*time.Millisecond))
 	}
 	if err := e.writeInventory(); err != nil {
 		return nil, fmt.Errorf("env: inventory: %w", err)
 	}
+	if e.Cluster != nil {
+		if err := e.writeClusterInventory(); err != nil {
+			return nil, fmt.Errorf("env: cluster inventory: %w", err)
+		}
+	}
 	return e, nil
+}
+
+// progress says what Up has done, where Progress asks for it.
+func (e *Env) progress(format string, args ...any) {
+	if e.Progress != nil {
+		fmt.Fprintf(e.Progress, format+"\n", args...)
+	}
 }
 
 // upStep is one step of Up: what it starts, and how.
@@ -232,6 +285,10 @@ func refuseRunning(ctx context.Context, dir string) error {
 // removes its containers and network.
 func (e *Env) Down() error {
 	var errs []error
+	if e.node != nil {
+		// Its pods go through the API server: before the control plane.
+		errs = append(errs, e.node.Stop())
+	}
 	if e.cluster != nil {
 		errs = append(errs, e.cluster.Down())
 	}
@@ -262,6 +319,9 @@ func Down(dir string) error {
 		return procsErr
 	}
 	var errs []error
+	// The real node's pods go through the API server: before the
+	// control plane.
+	errs = append(errs, kubenode.Down(filepath.Join(clusterDir(dir), "node"), filepath.Join(clusterDir(dir), "kubeconfig")))
 	if _, err := os.Stat(filepath.Join(clusterDir(dir), "state.json")); err == nil {
 		errs = append(errs, controlplane.Down(clusterDir(dir)))
 	}
@@ -347,48 +407,6 @@ func checkLoopback(prefix string) error {
 	return nil
 }
 
-// clusterDir is where UpCluster keeps the control plane of the
-// environment in dir.
+// clusterDir is where the control plane and the real node of the
+// environment in dir are.
 func clusterDir(dir string) string { return filepath.Join(dir, "cluster") }
-
-// UpCluster starts a control plane beside the environment, on its loopback
-// prefix, applies the node's plan p to it and binds the plan's pods to the
-// environment's servers through kwok (Bindings), so that the suites run on
-// a cluster inventory of the same world. Down stops it with the rest.
-func (e *Env) UpCluster(ctx context.Context, p *plan.Plan) (*controlplane.ControlPlane, error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: clusterDir(e.Dir), Loopback: e.Loopback, Nodes: true, Detached: e.Detached})
-	if err != nil {
-		return nil, fmt.Errorf("env: cluster: %w", err)
-	}
-	e.cluster = cp
-	if err := cp.Apply(ctx, p); err != nil {
-		return nil, fmt.Errorf("env: cluster: %w", err)
-	}
-	if _, err := cp.Bind(ctx, p, e.Bindings()); err != nil {
-		return nil, fmt.Errorf("env: cluster: %w", err)
-	}
-	return cp, nil
-}
-
-// Bindings binds the pods of a node's roles to the environment's servers:
-// the i-th pod of lldap to the i-th slapd replica, its secrets and status,
-// authelia's to authelia.
-func (e *Env) Bindings() controlplane.Bindings {
-	s := e.site
-	return func(role string, i int) controlplane.PodBinding {
-		switch {
-		case role == "lldap" && i < replicas:
-			b := controlplane.PodBinding{Forwards: map[int32]string{PortLDAPS: net.JoinHostPort(s.podAddress(i), fmt.Sprint(PortLDAPS))}}
-			if e.openbao != nil {
-				b.SecretsDir, b.StatusFile = s.podSecretsDir(i), s.podStatusFile(s.podName(i))
-			}
-			return b
-		case role == "authelia" && i == 0 && e.openbao != nil:
-			return controlplane.PodBinding{
-				Forwards:   map[int32]string{PortAuthelia: net.JoinHostPort(s.autheliaPodAddress(), fmt.Sprint(PortAuthelia))},
-				SecretsDir: s.autheliaSecretsDir(), StatusFile: s.podStatusFile(s.autheliaPodName()),
-			}
-		}
-		return controlplane.PodBinding{}
-	}
-}

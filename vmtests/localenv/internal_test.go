@@ -53,7 +53,7 @@ func TestImagesFromEnv(t *testing.T) {
 	t.Setenv(EnvImageServers, "localhost/servers:x")
 	t.Setenv("PODROLES_IMAGE_OPENBAO", "quay.io/openbao/openbao:2.5.3")
 	im = ImagesFromEnv()
-	want := Images{Servers: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3"}
+	want := Images{Servers: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3", Node: DefaultImages.Node, Slapd: DefaultImages.Slapd}
 	if im != want {
 		t.Errorf("servers' image with OpenBao's: %+v, want %+v", im, want)
 	}
@@ -89,7 +89,7 @@ func TestImagesSet(t *testing.T) {
 	if err := im.SetAll([]string{"lldap=registry.example/lldap:v9", "servers=localhost/s:1"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := (Images{Servers: "localhost/s:1", LLDAP: "registry.example/lldap:v9"}); im != want {
+	if want := (Images{Servers: "localhost/s:1", LLDAP: "registry.example/lldap:v9", Node: DefaultImages.Node, Slapd: DefaultImages.Slapd}); im != want {
 		t.Errorf("lldap= before servers=: %+v, want %+v", im, want)
 	}
 	for _, bad := range []string{"ldap=x", "nginx", "servers="} {

@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/vmtests/kubenode"
 	"github.com/fediversity/podroles/vmtests/ready"
 )
 
@@ -60,8 +61,18 @@ func (o *openBao) start(ctx context.Context) error {
 	// The root token goes in the environment from its file, never in argv
 	// nor in a container engine's config.
 	token := s.secretPath("openbao-token")
-	p, err := s.launch(ctx, "openbao", []string{s.tools.vault, "server", "-dev",
-		"-dev-listen-address=" + net.JoinHostPort(s.listen(s.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"},
+	argv := []string{s.tools.vault, "server", "-dev",
+		"-dev-listen-address=" + net.JoinHostPort(s.listen(s.openbaoAddress()), fmt.Sprint(PortOpenBao)), "-dev-no-store-token"}
+	if s.Cluster != nil {
+		// A second listener, where the cluster's pods reach it.
+		listener := fmt.Sprintf(`{"listener": [{"tcp": {"address": %q, "tls_disable": true}}]}`, net.JoinHostPort(kubenode.NodeIP, fmt.Sprint(clusterOpenBaoPort)))
+		conf := filepath.Join(home, "cluster-listener.json")
+		if err := writeFile(conf, []byte(listener), 0o600); err != nil {
+			return err
+		}
+		argv = append(argv, "-config="+conf)
+	}
+	p, err := s.launch(ctx, "openbao", argv,
 		launchOptions{dir: home, env: []string{"HOME=" + home, "VAULT_LOG_LEVEL=info"},
 			secretEnv: map[string]string{"VAULT_DEV_ROOT_TOKEN_ID": token, "BAO_DEV_ROOT_TOKEN_ID": token},
 			publish:   map[int]string{PortOpenBao: s.openbaoAddress()}, image: s.Images.OpenBao})

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/vmtests/kubenode"
 	"github.com/fediversity/podroles/vmtests/procgroup"
 	"github.com/fediversity/podroles/vmtests/ready"
 )
@@ -102,8 +103,29 @@ func (p *processProvider) startPostgres(ctx context.Context, pg *postgres) (read
 	if err != nil {
 		return nil, fmt.Errorf("initdb: %v: %s", err, procgroup.LastLines(string(out), 5))
 	}
-	return p.procs.Start(ctx, "postgres", append([]string{s.tools.postgres, "-D", data}, pg.flags(s.postgresAddress(), run)...),
+	listen := s.postgresAddress()
+	if s.Cluster != nil {
+		// The cluster's pods reach it on the node's address.
+		listen += "," + kubenode.NodeIP
+		if err := appendFile(filepath.Join(data, "pg_hba.conf"), fmt.Sprintf("# the pods of the test cluster's real node\nhost all all %s scram-sha-256\n", kubenode.PodSubnet)); err != nil {
+			return nil, err
+		}
+	}
+	return p.procs.Start(ctx, "postgres", append([]string{s.tools.postgres, "-D", data}, pg.flags(listen, run)...),
 		procgroup.Options{Dir: dir, Credential: cred, StopSignal: syscall.SIGINT})
+}
+
+// appendFile appends text to a file that exists.
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // flags are PostgreSQL's settings, listening on listen with its socket
@@ -144,6 +166,9 @@ func (pg *postgres) connectAndFill(ctx context.Context, p ready.Server) error {
 	return pg.fill(ctx, conn, super)
 }
 
+// clusterAutheliaDatabase is the database of the cluster's authelia.
+const clusterAutheliaDatabase = "authelia_cluster"
+
 // fill makes the roles and databases through the superuser's
 // connection, writes the DSN files, and fills the lldap database as the
 // role would have: the table users and the companion's OpenTofu state.
@@ -156,6 +181,10 @@ func (pg *postgres) fill(ctx context.Context, conn *pgx.Conn, super *url.URL) er
 		// OpenBao's database engine alone.
 		{"create role authelia", "CREATE ROLE authelia NOLOGIN"},
 		{"create database authelia", "CREATE DATABASE authelia OWNER authelia"},
+		// The storage of the cluster's authelia: its own, since the two
+		// authelias' storage keys differ (they are the local
+		// environment's and the node's secrets).
+		{"create database " + clusterAutheliaDatabase, "CREATE DATABASE " + clusterAutheliaDatabase + " OWNER authelia"},
 		// OpenBao's database engine makes and drops the credentials.
 		{"create role openbao", fmt.Sprintf("CREATE ROLE openbao LOGIN SUPERUSER PASSWORD '%s'", s.secrets.pgOpenBao)},
 	} {
@@ -168,10 +197,12 @@ func (pg *postgres) fill(ctx context.Context, conn *pgx.Conn, super *url.URL) er
 		return err
 	}
 	// What the authelia suite reads authelia's storage with.
-	storage := *super
-	storage.Path = "/authelia"
-	if err := writeFile(s.secretPath("authelia-storage-dsn"), []byte(storage.String()+"\n"), 0o600); err != nil {
-		return err
+	for file, database := range map[string]string{"authelia-storage-dsn": "authelia", "authelia-cluster-storage-dsn": clusterAutheliaDatabase} {
+		storage := *super
+		storage.Path = "/" + database
+		if err := writeFile(s.secretPath(file), []byte(storage.String()+"\n"), 0o600); err != nil {
+			return err
+		}
 	}
 	db, err := pgx.Connect(ctx, pg.dsn())
 	if err != nil {

@@ -112,12 +112,16 @@ func Engine(t testing.TB) *containers.Engine {
 }
 
 // Main runs a package's tests and stops the engine that Engine started
-// for them: a package whose tests call Engine has TestMain call it.
-func Main(m *testing.M) {
+// for them, then what the package's own fixtures started (stops, in
+// order): a package whose tests call Engine, or share a fixture, has
+// TestMain call it. A stop that fails fails the run.
+func Main(m *testing.M, stops ...func() error) {
 	code := m.Run()
-	if err := StopEngine(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
+	for _, stop := range append([]func() error{StopEngine}, stops...) {
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -72,10 +72,11 @@ func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 }
 
 // Main runs root with args and returns the exit code: 0, 1 for a
-// FailedError, 2 for any other error, which it writes on one line to
-// errOut, named by the command that failed. The files the line names are
-// shown as the reports show them (report.Paths): relative to the working
-// directory when inside it.
+// FailedError, an error's own where it has one (ExitCode, the pod
+// supervisor's service's), 2 for any other error, which it writes on one
+// line to errOut, named by the command that failed. The files the line
+// names are shown as the reports show them (report.Paths): relative to
+// the working directory when inside it.
 func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -85,6 +86,13 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 	var failed *FailedError
 	if errors.As(err, &failed) {
 		return ExitFailed
+	}
+	// The pod supervisor, a container's entrypoint, exits as its service
+	// did.
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		fmt.Fprintln(errOut, OneLine(err.Error()))
+		return coded.ExitCode()
 	}
 	name := root.Name()
 	if cmd != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
-	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/vmtests/localenv"
 )
 
@@ -36,8 +35,8 @@ type EnvUpOptions struct {
 	// fill Env.Provider and Env.Images.
 	Provider string
 	Images   []string
-	// Cluster starts a control plane too, with the node that Sources and
-	// Args name.
+	// Cluster starts a control plane and the machine's real node too,
+	// with the node that Sources and Args name as real pods.
 	Cluster bool
 	Sources cli.SourceOptions
 	Args    []string
@@ -78,10 +77,15 @@ output is in DIR/logs while env up runs, and in the engine (docker logs)
 after.
 
 With --cluster and the node's sources, a Kubernetes control plane starts
-too (make servers builds it), with KWOK as the kubelet of a fake node: the
-node's plan is applied, and its pods answer with the environment's servers,
-so that the cluster suites run against it (all but rotation, whose
-restarts a kubelet reports and kwok's pods do not).`,
+too, with the machine's real node: containerd and a kubelet (make servers
+and make deps), one per machine. The node's plan (podroles plan) runs as
+real pods: lldap's role from slapd, authelia's from Authelia, each with the
+OpenBao agent writing the role's secrets as the node defines them, the pods
+of the node's image from a stand-in image with systemd and the node's
+units. Postgres and OpenBao listen on the node's address for them, and a
+second portal stands in front of the cluster's authelia. Every suite runs
+against the pods through the API server (see docs/cluster.md). Run as
+root; env down stops the pods, the node and the control plane.`,
 		Example: `  podroles env up --dir /tmp/env
   podroles env up --dir /tmp/env --provider containers --image lldap=
   podroles env up --dir /tmp/env --cluster examples/directory.nix`,
@@ -96,7 +100,8 @@ restarts a kubelet reports and kwok's pods do not).`,
 	f.StringVar(&o.Env.Node, "node", "directory", "the node's name")
 	f.StringVar(&o.Provider, "provider", "processes", "run the pods as local processes, or as containers")
 	f.StringArrayVar(&o.Images, "image", nil, "NAME=IMAGE: the image of a server of the containers provider (repeatable)")
-	f.BoolVar(&o.Cluster, "cluster", false, "also start a control plane and deploy the node of the sources to it")
+	f.BoolVar(&o.Cluster, "cluster", false, "also start a control plane and the machine's real node, and deploy the node of the sources to it as real pods")
+	f.DurationVar(&o.Env.NodeWait, "node-wait", 0, "with --cluster: how long to wait for the machine's node when another run has it (by default, fail at once, naming it)")
 	o.Sources.AddFlags(cmd)
 	cmd.MarkFlagRequired("dir")
 	return cmd
@@ -122,47 +127,26 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 	if !o.Cluster && (len(o.Args) > 0 || o.Sources.Given()) {
 		return fmt.Errorf("sources are for --cluster: give it, or no sources")
 	}
-	var p *plan.Plan
 	if o.Cluster {
-		if p, err = o.plan(ctx, opts); err != nil {
+		if opts.Cluster, err = o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, opts.Node); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
+	if o.Cluster {
+		// A minute and more: each step is said as it ends.
+		opts.Progress = o.IO.ErrOut
+	}
 	env, err := localenv.Up(ctx, opts)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "environment up in %s: podroles scenarios run --inventory %s\n", time.Since(start).Round(10*time.Millisecond), env.Inventory)
-	if p == nil {
-		return nil
+	if o.Cluster {
+		fmt.Fprintf(o.IO.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s\n",
+			env.ClusterKubeconfig(), env.Namespace, env.Node, env.ClusterInventory, strings.Join(o.Sources.Describe(o.Args), " "))
 	}
-	cp, err := env.UpCluster(ctx, p)
-	if err != nil {
-		if downErr := env.Down(); downErr != nil {
-			err = fmt.Errorf("%w; and stopping what started: %v", err, downErr)
-		}
-		return err
-	}
-	// rotation needs a kubelet's restart counts, which kwok's pods do not
-	// report by themselves.
-	fmt.Fprintf(o.IO.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s --suite deployments,units,ldap,postgres,secrets\n",
-		cp.Kubeconfig, env.Namespace, env.Node, env.Inventory, strings.Join(o.Sources.Describe(o.Args), " "))
 	return nil
-}
-
-// plan plans the environment's node from the sources, in the namespace
-// the environment serves.
-func (o *EnvUpOptions) plan(ctx context.Context, opts localenv.Options) (*plan.Plan, error) {
-	node, err := o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, opts.Node)
-	if err != nil {
-		return nil, err
-	}
-	namespace := opts.Namespace
-	if namespace == "" {
-		namespace = opts.Node
-	}
-	return plan.Make(node, plan.Options{Namespace: namespace})
 }
 
 // EnvDownOptions are podroles env down's.

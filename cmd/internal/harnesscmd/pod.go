@@ -14,12 +14,12 @@ import (
 func NewPodCmd(io *cli.Streams) *cobra.Command {
 	o := podsupervisor.Options{}
 	cmd := &cobra.Command{
-		Use:    "pod --name POD --status FILE [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",
+		Use:    "pod --name POD (--status FILE | --exit) [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",
 		Short:  "Run a service as a pod of the local environment, restarting it when a secret with restart changes",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 || o.Name == "" || o.Status == "" {
-				return errors.New("give --name, --status and the service's command after --")
+			if len(args) == 0 || o.Name == "" || (o.Status == "" && !o.Exit) {
+				return errors.New("give --name, --status (or --exit) and the service's command after --")
 			}
 			o.Command, o.Log = args, io.ErrOut
 			return podsupervisor.Run(cmd.Context(), o)
@@ -29,5 +29,6 @@ func NewPodCmd(io *cli.Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.Status, "status", "", "the file of the pod's status")
 	cmd.Flags().StringArrayVar(&o.RestartOn, "restart-on", nil, "a file of a secret with restart (repeatable)")
 	cmd.Flags().StringArrayVar(&o.EnvFiles, "env-file", nil, "an environment file whose variables the service gets, read at each start (repeatable)")
+	cmd.Flags().BoolVar(&o.Exit, "exit", false, "as a container's entrypoint: exit where the service would restart, for the kubelet to restart the container")
 	return cmd
 }

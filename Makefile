@@ -12,7 +12,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PATH := $(PATH):/usr/local/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build demo test bench fuzz vet clean env-demo servers images nix24
+.PHONY: all deps build demo test docs bench fuzz vet clean env-demo servers images nix24
 
 all: build
 
@@ -210,6 +210,17 @@ ifeq ($(TEST_NIX24),yes)
 	  echo "Debian's nix after the 2.24 run:" && \
 	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -run '^(TestExtractFlake|TestManyNodesOneProcess)$$' ./nixeval/
 endif
+
+# The reference pages of docs/ (rules.md, scenarios.md, cli/) and the tests'
+# golden files (each command's --help, each format of the reports), written
+# anew from the code: the tests that compare them (TestDocs, TestGolden*,
+# in the packages whose tests use internal/golden) run with -update. make
+# test runs the same tests without it, and fails on any difference.
+GOLDEN_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
+  awk '$$1 !~ /internal\/golden$$/ && / github.com\/fediversity\/podroles\/internal\/golden( |$$)/ { print $$1 }')
+docs: deps
+	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -run '^(TestDocs|TestGolden.*)$$' $(GOLDEN_PKGS) -update
+	@git status --short -- docs '*/testdata/*'
 
 bench: deps servers images build
 	PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -run '^$$' -bench . -benchmem ./...

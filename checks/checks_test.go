@@ -25,8 +25,9 @@ func TestRulesAreWellFormed(t *testing.T) {
 		if r.Severity != SeverityError && r.Severity != SeverityWarning {
 			t.Errorf("%s: severity %q", r.ID, r.Severity)
 		}
-		if !strings.Contains(r.Long, "Fix:") || !strings.Contains(r.Long, strings.SplitN(r.Spec, ",", 2)[0]) {
-			t.Errorf("%s: the long text must cite the rule's spec (%s) and say how to fix a node (\"Fix:\")", r.ID, r.Spec)
+		paragraphs := strings.Split(r.Long, "\n\n")
+		if !strings.HasPrefix(paragraphs[len(paragraphs)-1], "Fix: ") || !strings.Contains(r.Long, strings.SplitN(r.Spec, ",", 2)[0]) {
+			t.Errorf("%s: the long text must cite the rule's spec (%s) and end in how to fix a node (\"Fix: \")", r.ID, r.Spec)
 		}
 	}
 	files, err := explainFiles.ReadDir("explain")

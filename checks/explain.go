@@ -22,3 +22,14 @@ func init() {
 		r.Long = strings.TrimSpace(string(text))
 	}
 }
+
+// Lookup returns the rule of an ID (PR101, any case) or a name
+// (unknown-unit), or nil when there is none.
+func Lookup(idOrName string) *Rule {
+	for _, r := range rules {
+		if strings.EqualFold(r.ID, idOrName) || r.Name == idOrName {
+			return r
+		}
+	}
+	return nil
+}

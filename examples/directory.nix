@@ -2,7 +2,7 @@
 # as a role from its service's image with 2 replicas, a companion that does
 # the work of lldap-provision and secrets from OpenBao through a sidecar;
 # authelia as a role with 1 replica, behind the nginx of the main pod.
-# Written against shared/spec/node-surface.md.
+# Written against the node surface (docs/node-surface.md).
 {
   networking.hostName = "directory";
   networking.firewall.allowedTCPPorts = [ 80 443 ];

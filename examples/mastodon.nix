@@ -1,5 +1,5 @@
 # A mastodon node deployed on the k8s method: its config as evaluated on
-# k8s-pod.nix, written against shared/spec/node-surface.md. The application
+# k8s-pod.nix, written against docs/node-surface.md. The application
 # requests the role sidekiq with 2 replicas of the node's image; the web and
 # streaming units, the one-time units and nginx stay in the main pod.
 {

@@ -1,5 +1,5 @@
 # The facts of one node: its config projected onto the node surface
-# (shared/spec/node-surface.md), with the defaults of that file.
+# (docs/node-surface.md), with the defaults of that contract.
 #
 # A function from a node's `config` (a NixOS config, or any attribute set of
 # the same shape) to an attribute set that `builtins.toJSON` or

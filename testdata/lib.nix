@@ -1,5 +1,5 @@
 # Helpers for the rule fixtures: a correct node on k8s-pod.nix, written
-# against shared/spec/node-surface.md, and a way to change one thing in it.
+# against docs/node-surface.md, and a way to change one thing in it.
 # Builtins only: the fixtures evaluate with the real nix and no nixpkgs.
 rec {
   # Merges b into a: attribute sets merge, anything else in b replaces a.

@@ -25,7 +25,7 @@ and checks the pod roles they declare:
          each unit, role, secret or port a finding is about
   facts  print what it reads from nodes, as a facts document that check
          --facts reads back without nix
-  rules  list the rules of check
+  rules  list the rules of check, and explain each
   plan   print the Deployments and Services the k8s method makes of nodes
 
 Exit status: 0 when no error was found, 1 when one was, 2 when a command

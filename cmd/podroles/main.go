@@ -28,7 +28,7 @@ they declare:
              naming each unit, role, secret or port a finding is about
   facts      print what podroles reads from nodes, as a facts document that
              check --facts reads back without nix
-  rules      list the rules of check
+  rules      list the rules of check, and explain each
   plan       print the Deployments and Services the k8s method makes of nodes
   scenarios  list the scenario suites, and run them against a node's pods
              (an inventory, or what it finds in a cluster)

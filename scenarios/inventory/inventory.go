@@ -359,7 +359,7 @@ func (inv *Inventory) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	header := "# The world of node " + inv.Node + " for podroles scenarios; see docs/scenarios-guide.md, \"The inventory\".\n"
+	header := "# The world of node " + inv.Node + " for podroles scenarios; see docs/inventory.md in podroles.\n"
 	return os.WriteFile(path, append([]byte(header), data...), 0o644)
 }
 

@@ -182,3 +182,42 @@ func TestBadInventoriesNameTheField(t *testing.T) {
 		t.Errorf("MainRole = %q", MainRole)
 	}
 }
+
+// The example of docs/inventory.md is a valid inventory, with every part a
+// suite reads.
+func TestDocsExampleLoads(t *testing.T) {
+	page, err := os.ReadFile("../../docs/inventory.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(page), "```yaml\n")
+	example, _, closed := strings.Cut(rest, "```\n")
+	if !ok || !closed {
+		t.Fatal("docs/inventory.md has no ```yaml block")
+	}
+	// The files the example names, which Validate asks for, and the facts
+	// of a node whose contract the example's Service serves.
+	dir := t.TempDir()
+	for _, f := range []string{"kubeconfig", "tls/ca.pem", "secrets/postgres-dsn", "secrets/openbao-token", "secrets/authelia-storage-dsn"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), nil, 0o600)
+	}
+	n := node()
+	n.LLDAP.Host = "directory-lldap.directory.svc.cluster.local"
+	n.PodRoles.Roles["lldap"].Secrets["key-seed"] = facts.Secret{Path: "secret/data/lldap/key-seed", Restart: true}
+	data, _ := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{n}})
+	os.WriteFile(filepath.Join(dir, "facts.json"), data, 0o644)
+	inv, err := Parse([]byte(example), dir, nil)
+	if err != nil {
+		t.Fatalf("docs/inventory.md's example: %v", err)
+	}
+	if inv.LDAP == nil || inv.Postgres == nil || inv.OpenBao == nil || inv.Portal == nil || inv.Rotation == nil || inv.Cluster == nil || len(inv.Roles["lldap"].Pods) != 2 {
+		t.Errorf("docs/inventory.md's example lacks a part: %+v", inv)
+	}
+	if inv.Portal.CAFile != filepath.Join(dir, "tls", "ca.pem") {
+		t.Errorf("relative paths are taken from the inventory's folder: %s", inv.Portal.CAFile)
+	}
+	if inv.LDAP.Host != n.LLDAP.Host || inv.LDAP.CAFile != *n.LLDAP.TLS.CAFile {
+		t.Errorf("the contract is the node's: %+v", inv.LDAP)
+	}
+}

@@ -72,6 +72,32 @@ func Help(t testing.TB, newRoot func(*cli.Streams) *cobra.Command) []string {
 	return names
 }
 
+// HelpPages runs --help of a root and of every command under it, hidden
+// ones included, but cobra's own help and completion, and returns what
+// each printed by file name: the command's path with spaces as
+// underscores, and .txt.
+func HelpPages(t testing.TB, newRoot func(*cli.Streams) *cobra.Command) map[string][]byte {
+	t.Helper()
+	pages := map[string][]byte{}
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		path := strings.Fields(c.CommandPath())
+		var out bytes.Buffer
+		io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out}
+		if code := cli.Main(context.Background(), newRoot(io), append(path[1:], "--help"), &out); code != cli.ExitOK {
+			t.Errorf("%s --help: exit %d\n%s", c.CommandPath(), code, out.String())
+		}
+		pages[strings.Join(path, "_")+".txt"] = out.Bytes()
+		for _, child := range c.Commands() {
+			if child.Name() != "help" && child.Name() != "completion" {
+				visit(child)
+			}
+		}
+	}
+	visit(newRoot(&cli.Streams{}))
+	return pages
+}
+
 // Deps are the packages that the package in the current folder links, as
 // go list -deps says.
 func Deps(t testing.TB) []string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/golden"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/vmtests/containers"
@@ -363,5 +365,34 @@ func TestRunWithoutCobra(t *testing.T) {
 	err := RunScenarios(ctx, &ScenariosRunOptions{IO: io, Inventory: inv, Suites: []string{"ldap"}, Format: "json", Parallel: 2, Timeout: time.Minute, Patience: time.Second, AllowSkip: true})
 	if err != nil || !strings.Contains(out.String(), `"skipped"`) {
 		t.Errorf("scenarios run on an inventory without ldap: %v\n%s", err, out.String())
+	}
+}
+
+// TestGoldenScenariosReports: scenarios run's report in each format, on an
+// inventory with nothing to run against (every suite of the registry says
+// why it skips), is in testdata/scenarios; make docs rewrites it. The
+// durations are replaced by name: the text's (…) after the spec items,
+// json's "seconds" and junit's time.
+func TestGoldenScenariosReports(t *testing.T) {
+	volatile := []struct {
+		re   *regexp.Regexp
+		with string
+	}{
+		{regexp.MustCompile(`\] \([0-9.]+[a-zµ]+\)`), "] (DURATION)"},
+		{regexp.MustCompile(`"seconds": [0-9.e+-]+`), `"seconds": 0`},
+		{regexp.MustCompile(` time="[0-9.e+-]+"`), ` time="0"`},
+	}
+	for _, format := range report.Formats {
+		t.Run(format, func(t *testing.T) {
+			r := run(t, "scenarios", "run", "--inventory", "testdata/scenarios/inventory.yaml", "--format", format)
+			if r.Code != cli.ExitOK || r.ErrOut != "" {
+				t.Fatalf("exit %d\n%s", r.Code, r.ErrOut)
+			}
+			out := r.Out
+			for _, v := range volatile {
+				out = v.re.ReplaceAllString(out, v.with)
+			}
+			golden.Check(t, filepath.Join("testdata", "scenarios", "skipped."+format), []byte(out))
+		})
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/cmd/internal/clitest"
+	"github.com/fediversity/podroles/internal/golden"
 	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
@@ -261,18 +263,44 @@ func TestRulesLists(t *testing.T) {
 	}
 }
 
-// TestReadmeListsEveryRule keeps the README's table of rules in step with
-// the rules; `podroles rules --markdown` prints it.
-func TestReadmeListsEveryRule(t *testing.T) {
-	readme, err := os.ReadFile(repo("README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// rules explain prints each rule's whole text, found by ID in any case or
+// by name, folded for a terminal.
+func TestRulesExplain(t *testing.T) {
 	for _, rule := range checks.Rules() {
-		row := markdownRow(rule)
-		if !strings.Contains(string(readme), row) {
-			t.Errorf("README.md lacks the row\n%s", row)
+		r := run(t, "rules", "explain", rule.ID)
+		if r.Code != cli.ExitOK || r.ErrOut != "" {
+			t.Fatalf("explain %s: exit %d\n%s", rule.ID, r.Code, r.ErrOut)
 		}
+		if head := rule.ID + " " + rule.Name + ": " + string(rule.Severity) + "\nSpec: " + rule.Spec + "\nApplies to: " + rule.Scope.String() + "\n\n"; !strings.HasPrefix(r.Out, head) {
+			t.Errorf("explain %s begins\n%s\nwant %q", rule.ID, r.Out[:min(len(r.Out), 200)], head)
+		}
+		if !strings.Contains(r.Out, "\nFix: ") {
+			t.Errorf("explain %s lacks the fix:\n%s", rule.ID, r.Out)
+		}
+		for _, line := range strings.Split(r.Out, "\n") {
+			if len(line) > 78 && strings.Contains(line, " ") {
+				t.Errorf("explain %s: a line of %d characters: %s", rule.ID, len(line), line)
+			}
+		}
+		// The same words as the registry's text, only folded.
+		if got, want := strings.Fields(r.Out), strings.Fields(rule.Long); !slices.Equal(got[len(got)-len(want):], want) {
+			t.Errorf("explain %s does not end in the rule's long text", rule.ID)
+		}
+	}
+	both := run(t, "rules", "explain", "pr101", "unit-in-two-lists")
+	if both.Code != cli.ExitOK || !strings.HasPrefix(both.Out, "PR101 unknown-unit: ") || !strings.Contains(both.Out, "\n\nPR102 unit-in-two-lists: ") {
+		t.Errorf("explain pr101 unit-in-two-lists: exit %d\n%s", both.Code, both.Out)
+	}
+	all := checks.Rules()
+	for _, args := range [][]string{{"rules", "explain", "PR999"}, {"rules", "explain", "PR101", "nope"}} {
+		r := run(t, args...)
+		want := `podroles rules explain: no rule "` + args[len(args)-1] + `": the rules are ` + all[0].ID + " to " + all[len(all)-1].ID + " (podroles rules lists them)" + "\n"
+		if r.Code != cli.ExitCantRun || r.ErrOut != want || r.Out != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q, want exit 2 and %q", args, r.Code, r.Out, r.ErrOut, want)
+		}
+	}
+	if r := run(t, "rules", "explain"); r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "requires at least 1 arg") {
+		t.Errorf("explain without an ID: exit %d, %q", r.Code, r.ErrOut)
 	}
 }
 
@@ -345,5 +373,34 @@ func TestRunWithoutCobra(t *testing.T) {
 	var failed *cli.FailedError
 	if !errors.As(err, &failed) || failed.Summary != "4 errors, 1 warnings" || !strings.Contains(out.String(), "PR101") {
 		t.Errorf("check of the broken example: %v\n%s", err, out.String())
+	}
+}
+
+// TestGoldenCheckReports: every format of check's report, on the bundled
+// examples (one broken, with locations and notes; two that pass), is in
+// testdata/check; make docs rewrites it. The check runs in the
+// repository's root, as a user runs it there, so that files are shown as
+// a user sees them; what varies from machine to machine is replaced by
+// name: the root's absolute path (SARIF's base) by $REPO.
+func TestGoldenCheckReports(t *testing.T) {
+	testdata, err := filepath.Abs("testdata/check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(repo("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GITHUB_WORKSPACE", "") // annotations' paths follow it
+	t.Chdir(root)
+	examples := []string{"examples/broken/mastodon-renamed.nix", "examples/directory.nix", "examples/mastodon-vm.nix"}
+	for _, format := range report.LocatedFormats {
+		t.Run(format, func(t *testing.T) {
+			r := run(t, append([]string{"check", "--format", format}, examples...)...)
+			if r.Code != cli.ExitFailed || r.ErrOut != "" {
+				t.Fatalf("exit %d, want 1\n%s", r.Code, r.ErrOut)
+			}
+			golden.Check(t, filepath.Join(testdata, "broken-and-passing."+format), []byte(strings.ReplaceAll(r.Out, root, "$REPO")))
+		})
 	}
 }

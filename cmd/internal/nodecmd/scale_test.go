@@ -303,12 +303,12 @@ func TestProgressOnATerminal(t *testing.T) {
 		// A line cut to the terminal's width ends in an ellipsis.
 		full := strings.TrimSuffix(d, "…")
 		switch {
-		case regexp.MustCompile(`^evaluating nodes: \d+ of `+all+` done \(\d+s\)(; now [a-zA-Z0-9-]+(, [a-zA-Z0-9-]*)?)?$`).MatchString(full):
+		case regexp.MustCompile(`^evaluating nodes: \d+ of ` + all + ` done \(\d+s\)(; now [a-zA-Z0-9-]+(, [a-zA-Z0-9-]*)?)?$`).MatchString(full):
 			evaluating++
 		case regexp.MustCompile(`^locating definitions: \d+ of \d+ done \(\d+s\)(; now .*)?$`).MatchString(full):
 			locating++
 		case d == "", strings.HasPrefix(d, "starting nix ("), regexp.MustCompile(`^listing the nodes \(\d+s\)( of flake .*)?$`).MatchString(d):
-		case regexp.MustCompile(`^evaluated `+all+` node\(s\) in [0-9.]+m?s\n$`).MatchString(d):
+		case regexp.MustCompile(`^evaluated ` + all + ` node\(s\) in [0-9.]+m?s\n$`).MatchString(d):
 		default:
 			t.Errorf("drawn: %q", d)
 		}

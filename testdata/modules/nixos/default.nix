@@ -2,7 +2,7 @@
 # real module system of nixpkgs' lib: this machine has no nixpkgs, only its
 # lib. nixosSystem does what nixpkgs' lib.nixosSystem does for podroles:
 # lib.evalModules over the declarations of the node surface
-# (shared/spec/node-surface.md) and the given modules, returning the
+# (docs/node-surface.md) and the given modules, returning the
 # evaluation ({ config, options, extendModules, ... }) as nixpkgs does.
 #
 #   (import ./nixos { }).nixosSystem { modules = [ ./hosts/mastodon ]; }

@@ -1,5 +1,5 @@
-# The options of the node surface under fediversity (shared/spec/
-# node-surface.md), with the types and defaults that file gives.
+# The options of the node surface under fediversity (docs/
+# node-surface.md), with the types and defaults that page gives.
 { lib, ... }:
 let
   inherit (lib) mkOption types;

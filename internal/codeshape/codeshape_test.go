@@ -1,0 +1,81 @@
+package codeshape
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// maxMethods is the most methods a type may have, test files' included:
+// more, and the type is doing the work of several.
+const maxMethods = 30
+
+// No type of the module has more than maxMethods methods.
+func TestNoTypeHasTooManyMethods(t *testing.T) {
+	root := filepath.Join("..", "..")
+	methods := map[string]int{} // "folder.Type" → count
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			// Folders of other modules (servers/) and of no Go code.
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv != nil && len(fn.Recv.List) == 1 {
+				rel, _ := filepath.Rel(root, filepath.Dir(path))
+				methods[fmt.Sprintf("%s.%s", rel, receiver(fn.Recv.List[0].Type))]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(methods) < 50 {
+		t.Fatalf("only %d types with methods found: does the walk still reach the code?", len(methods))
+	}
+	for typ, n := range methods {
+		if n > maxMethods {
+			t.Errorf("%s has %d methods, more than %d: split what it does among types of their own", typ, n, maxMethods)
+		}
+	}
+}
+
+// receiver is the name of a method's receiver type: T of T, *T, T[P] and
+// *T[P].
+func receiver(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return fmt.Sprintf("%T", e)
+		}
+	}
+}

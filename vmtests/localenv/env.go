@@ -173,7 +173,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.Cluster != nil && opts.Provider == ProviderContainers {
 		return nil, errors.New("env: a cluster with real pods runs with the processes provider only: its Postgres and OpenBao listen on the node's address")
 	}
-	s := &site{Options: opts}
+	s := newSite(opts)
 	if opts.Provider == ProviderContainers {
 		s.run = newContainerProvider(s)
 	} else {

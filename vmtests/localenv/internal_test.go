@@ -186,7 +186,7 @@ func TestPKCS8PEM(t *testing.T) {
 // environment files are secrets with restart, so that lldap restarts with
 // a rotated database URL.
 func TestLLDAPReadsTheRoleSecrets(t *testing.T) {
-	s := &site{Options: Options{Dir: "/env", Node: "directory", Namespace: "directory", Loopback: "127.0.1", Provider: ProviderContainers, Images: DefaultImages}}
+	s := newSite(Options{Dir: "/env", Node: "directory", Namespace: "directory", Loopback: "127.0.1", Provider: ProviderContainers, Images: DefaultImages})
 	s.run = newContainerProvider(s)
 	e := &directory{site: s, postgres: &postgres{site: s}}
 	secrets := e.secrets()

@@ -19,6 +19,7 @@ import (
 // provider that runs the servers.
 type site struct {
 	Options
+	layout
 	tools   tools
 	secrets secrets
 	// caPEM is the CA of the environment's certificates: OpenBao's PKI
@@ -77,6 +78,13 @@ type launchOptions struct {
 	stopSignal syscall.Signal
 }
 
+// newSite is the site of opts, its layout reading its options.
+func newSite(opts Options) *site {
+	s := &site{Options: opts}
+	s.layout = layout{&s.Options}
+	return s
+}
+
 func (s *site) launch(ctx context.Context, name string, argv []string, opts launchOptions) (ready.Server, error) {
 	return s.run.launch(ctx, name, argv, opts)
 }
@@ -85,47 +93,52 @@ func (s *site) listen(host string) string { return s.run.listen(host) }
 
 func (s *site) reach(name, host string) string { return s.run.reach(name, host) }
 
+// layout is where an environment's parts are: the addresses, names and
+// paths that follow from its options alone. It reads the options of the
+// site it belongs to, so the two never disagree.
+type layout struct{ *Options }
+
 // Addresses of the environment's pods and Services, on its loopback
 // prefix.
-func (s *site) podAddress(i int) string        { return fmt.Sprintf("%s.%d", s.Loopback, i+1) }
-func (s *site) serviceAddress() string         { return s.Loopback + ".10" }
-func (s *site) autheliaServiceAddress() string { return s.Loopback + ".11" }
-func (s *site) postgresAddress() string {
+func (s layout) podAddress(i int) string        { return fmt.Sprintf("%s.%d", s.Loopback, i+1) }
+func (s layout) serviceAddress() string         { return s.Loopback + ".10" }
+func (s layout) autheliaServiceAddress() string { return s.Loopback + ".11" }
+func (s layout) postgresAddress() string {
 	if s.PostgresInPod {
 		return s.podAddress(0)
 	}
 	return s.Loopback + ".20"
 }
-func (s *site) openbaoAddress() string          { return s.Loopback + ".30" }
-func (s *site) autheliaPodAddress() string      { return s.Loopback + ".40" }
-func (s *site) portalAddress() string           { return s.Loopback + ".50" }
-func (s *site) workerAddress() string           { return s.Loopback + ".60" }
-func (s *site) secretPath(name string) string   { return filepath.Join(s.Dir, "secrets", name) }
-func (s *site) podName(i int) string            { return fmt.Sprintf("%s-lldap-%d", s.Node, i) }
-func (s *site) autheliaPodName() string         { return s.Node + "-authelia-0" }
-func (s *site) podStatusFile(pod string) string { return filepath.Join(s.podRoot(pod), "status.json") }
-func (s *site) podSecretsDir(i int) string      { return s.podSecrets(s.podName(i)) }
-func (s *site) autheliaSecretsDir() string      { return s.podSecrets(s.autheliaPodName()) }
-func (s *site) podSecrets(pod string) string    { return filepath.Join(s.podRoot(pod), "run", "secrets") }
-func (s *site) sidecarStatusFile(pod string) string {
+func (s layout) openbaoAddress() string          { return s.Loopback + ".30" }
+func (s layout) autheliaPodAddress() string      { return s.Loopback + ".40" }
+func (s layout) portalAddress() string           { return s.Loopback + ".50" }
+func (s layout) workerAddress() string           { return s.Loopback + ".60" }
+func (s layout) secretPath(name string) string   { return filepath.Join(s.Dir, "secrets", name) }
+func (s layout) podName(i int) string            { return fmt.Sprintf("%s-lldap-%d", s.Node, i) }
+func (s layout) autheliaPodName() string         { return s.Node + "-authelia-0" }
+func (s layout) podStatusFile(pod string) string { return filepath.Join(s.podRoot(pod), "status.json") }
+func (s layout) podSecretsDir(i int) string      { return s.podSecrets(s.podName(i)) }
+func (s layout) autheliaSecretsDir() string      { return s.podSecrets(s.autheliaPodName()) }
+func (s layout) podSecrets(pod string) string    { return filepath.Join(s.podRoot(pod), "run", "secrets") }
+func (s layout) sidecarStatusFile(pod string) string {
 	return filepath.Join(s.podRoot(pod), "sidecar-status.json")
 }
-func (s *site) sidecarRestartFile(pod string) string {
+func (s layout) sidecarRestartFile(pod string) string {
 	return filepath.Join(s.podRoot(pod), "restart-sidecar")
 }
-func (s *site) mainPodName() string         { return s.Node + "-0" }
-func (s *site) workerPodName() string       { return s.Node + "-" + workerRole + "-0" }
-func (s *site) workerSecretsDir() string    { return s.podSecrets(s.workerPodName()) }
-func (s *site) serviceName() string         { return s.roleServiceName("lldap") }
-func (s *site) autheliaServiceName() string { return s.roleServiceName("authelia") }
-func (s *site) roleServiceName(role string) string {
+func (s layout) mainPodName() string         { return s.Node + "-0" }
+func (s layout) workerPodName() string       { return s.Node + "-" + workerRole + "-0" }
+func (s layout) workerSecretsDir() string    { return s.podSecrets(s.workerPodName()) }
+func (s layout) serviceName() string         { return s.roleServiceName("lldap") }
+func (s layout) autheliaServiceName() string { return s.roleServiceName("authelia") }
+func (s layout) roleServiceName(role string) string {
 	return fmt.Sprintf("%s-%s.%s.svc.cluster.local", s.Node, role, s.Namespace)
 }
 
 // podRoot is the folder that stands for a pod's file system: its
 // /run/secrets is run/secrets in it. No service account token is mounted
 // there, as the spec asks for pods of a service's image (US1-7).
-func (s *site) podRoot(pod string) string { return filepath.Join(s.Dir, "pods", pod) }
+func (s layout) podRoot(pod string) string { return filepath.Join(s.Dir, "pods", pod) }
 
 // prepare makes the folders and the secrets. The environment's folder
 // keeps the mode it has (a new one is the owner's alone): nothing of

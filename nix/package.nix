@@ -5,7 +5,7 @@
 buildGoModule {
   inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-PH0EC7rGhB40bnN+fNQ2cqfVjE/K7yZHynVRwTw3HOs=";
+  vendorHash = "sha256-ecJ9CNs1BOlP77pzuUWYnmHk2jVu4VPC8zQ0bg8AalE=";
   subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

@@ -36,7 +36,8 @@ type Scenario struct {
 	Doc  string
 	// SelfCheck marks a scenario that proves the runner's own client
 	// (that it refuses what it must), not the deployment: its pass is no
-	// evidence about the node. `scenarios list` and the reports say so.
+	// evidence about the node. `scenarios list`, docs/scenarios.md and the
+	// reports say so (SelfCheckMark).
 	SelfCheck bool
 	// Skip, when set, says why the scenario cannot run on an inventory
 	// ("" when it can).
@@ -46,6 +47,11 @@ type Scenario struct {
 	Exclusive bool
 	Steps     Steps
 }
+
+// SelfCheckMark starts the description of a scenario that proves the
+// runner's own client, not the deployment, where a list shows it: `scenarios
+// list` and the generated reference.
+const SelfCheckMark = "(runner self-check, no evidence about the node) "
 
 // Steps are a scenario's steps in order, with the state they share: made
 // by Sequence (steps that pass values to each other) or Checks (steps

@@ -66,7 +66,8 @@ const scenariosIntro = `# The scenario suites
 Every suite of ` + "`podroles scenarios`" + `, in the order ` + "`podroles scenarios list`" + `
 shows them: each scenario with the spec items it proves and what it checks.
 How to run them, on an inventory or on a cluster, is in
-[scenarios-run.md](scenarios-run.md); the world they run in, in
+[scenarios-run.md](scenarios-run.md); how they judge a deployment, in
+[judging.md](judging.md); the world they run in, in
 [environment.md](environment.md).
 
 `
@@ -84,6 +85,9 @@ func Scenarios() []byte {
 		writeTableHead(&b, "scenario", "spec", "checks")
 		for _, sc := range su.Scenarios {
 			doc := sc.Doc
+			if sc.SelfCheck {
+				doc = scenarios.SelfCheckMark + doc
+			}
 			if sc.Exclusive {
 				doc += " (exclusive: runs after the others, alone, since it changes what they observe)"
 			}

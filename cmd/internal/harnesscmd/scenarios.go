@@ -48,17 +48,13 @@ func RunScenariosList(io *cli.Streams) error {
 		for _, sc := range su.Scenarios {
 			doc := sc.Doc
 			if sc.SelfCheck {
-				doc = selfCheckMark + doc
+				doc = scenarios.SelfCheckMark + doc
 			}
 			fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), doc)
 		}
 	}
 	return tw.Flush()
 }
-
-// selfCheckMark starts the description of a scenario that proves the
-// runner's own client, not the deployment.
-const selfCheckMark = "(runner self-check, no evidence about the node) "
 
 // ScenariosRunOptions are podroles scenarios run's.
 type ScenariosRunOptions struct {

@@ -105,7 +105,7 @@ func (p *serviceProxy) sync(ctx context.Context, client kubernetes.Interface, su
 		if sp == nil {
 			l, err := net.Listen("tcp", key)
 			if err != nil {
-				return fmt.Errorf("Service %s: %w", names[key], err)
+				return fmt.Errorf("listen for Service %s: %w", names[key], err)
 			}
 			sp = &servicePort{name: names[key], listener: l}
 			p.ports[key] = sp

@@ -367,7 +367,7 @@ func (w *podWorld) apply(ctx context.Context) error {
 		d := planned.DeepCopy()
 		d.Namespace = ns
 		if err := w.runnable(ctx, d); err != nil {
-			return fmt.Errorf("Deployment %s: %w", d.Name, err)
+			return fmt.Errorf("deployment %s: %w", d.Name, err)
 		}
 		if _, err := c.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create Deployment %s: %w", d.Name, err)

@@ -348,11 +348,16 @@ func Down(dir string) error {
 		return procsErr
 	}
 	var errs []error
-	// The real node's pods go through the API server: before the
-	// control plane.
-	errs = append(errs, kubenode.Down(filepath.Join(clusterDir(dir), "node"), filepath.Join(clusterDir(dir), "kubeconfig")))
-	if _, err := os.Stat(filepath.Join(clusterDir(dir), "state.json")); err == nil {
-		errs = append(errs, controlplane.Down(clusterDir(dir)))
+	// Only an environment with a cluster (env up --cluster) can have the
+	// machine's node: the node's record is root's, and a user's env down
+	// must not need to read it.
+	if _, err := os.Stat(clusterDir(dir)); err == nil {
+		// The real node's pods go through the API server: before the
+		// control plane.
+		errs = append(errs, kubenode.Down(filepath.Join(clusterDir(dir), "node"), filepath.Join(clusterDir(dir), "kubeconfig")))
+		if _, err := os.Stat(filepath.Join(clusterDir(dir), "state.json")); err == nil {
+			errs = append(errs, controlplane.Down(clusterDir(dir)))
+		}
 	}
 	if recorded {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

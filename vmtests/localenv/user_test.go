@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/vmtests/procgroup"
+	"github.com/fediversity/podroles/vmtests/servers"
 )
 
 // TestEnvUpAndDownAsAUser: a user who is not root runs env up in a folder
@@ -50,10 +51,23 @@ func TestEnvUpAndDownAsAUser(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
+	// The programs, where the user can run them: a checkout under root's
+	// home (as in CI) is not the user's to enter.
+	bin = reachable(t, as, bin)
+	childEnv := []string{PodrolesEnv + "=" + bin}
+	if d := os.Getenv(servers.DirEnv); d != "" {
+		own := openDir(t)
+		for _, name := range []string{"vault", "authelia"} {
+			if _, err := os.Stat(filepath.Join(d, name)); err == nil {
+				place(t, filepath.Join(d, name), filepath.Join(own, name))
+			}
+		}
+		childEnv = append(childEnv, servers.DirEnv+"="+own)
+	}
 	podroles := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = "/"
-		cmd.Env = append(os.Environ(), "HOME="+dir)
+		cmd.Env = append(append(os.Environ(), "HOME="+dir), childEnv...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: as}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -85,4 +99,49 @@ func TestEnvUpAndDownAsAUser(t *testing.T) {
 			t.Errorf("%s (pid %d) still runs after env down", p.Name, p.PID)
 		}
 	}
+}
+
+// reachable is path if the user as can run it, else a copy the user can.
+func reachable(t *testing.T, as *syscall.Credential, path string) string {
+	t.Helper()
+	check := exec.Command("/bin/sh", "-c", `test -x "$0"`, path)
+	check.SysProcAttr = &syscall.SysProcAttr{Credential: as}
+	if check.Run() == nil {
+		return path
+	}
+	own := openDir(t)
+	to := filepath.Join(own, filepath.Base(path))
+	place(t, path, to)
+	return to
+}
+
+// place puts the program from at to: a hard link where the file system
+// allows it, else a copy.
+func place(t *testing.T, from, to string) {
+	t.Helper()
+	if os.Link(from, to) == nil {
+		return
+	}
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openDir is a folder that every user may enter (t.TempDir's parent is the
+// test's alone), removed when the test ends.
+func openDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "podroles-programs-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

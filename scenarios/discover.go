@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,8 +65,10 @@ func (d *Discovered) Close() {
 // Deployment of the node's plan, its pods (found by the Deployment's own
 // selector, not by guessed labels) with their UIDs and service container,
 // and its Service with its ports. From outside the cluster each pod port
-// and Service port is forwarded to a loopback port through the API server,
-// so that the suites never dial a cluster address.
+// is forwarded to a loopback port through the API server, and each
+// Service port to a ready pod that the Service's EndpointSlices put behind
+// it, so that the suites never dial a cluster address, and reach through a
+// Service only the pods it leads to.
 func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error) {
 	p, err := plan.Make(o.Node, plan.Options{Namespace: o.Namespace})
 	if err != nil {
@@ -152,11 +153,13 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 				e.Ports[sp.Name] = int(sp.Port)
 			}
 			if !o.Direct {
-				e.Forwarded, err = fw.forwardService(ctx, d, svc, pods)
-				switch {
-				case errors.Is(err, errNoReadyPod):
-					e.Forwarded, e.Unreachable = map[int]string{}, err.Error()
-				case err != nil:
+				// The pods the Service itself leads to, which need not
+				// be the Deployment's.
+				behind, err := backendsOf(ctx, client, svc)
+				if err != nil {
+					return nil, err
+				}
+				if e.Forwarded, e.Unreachable, err = fw.forwardService(ctx, d, svc, behind); err != nil {
 					return nil, err
 				}
 			}

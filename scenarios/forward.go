@@ -2,11 +2,17 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/internal/kube"
 )
@@ -35,52 +41,134 @@ func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys,
 	return out, nil
 }
 
-// forwardService forwards each port of a Service to its target port on
-// one of the Service's ready pods, as kubectl port-forward svc/NAME does:
-// only the Service's own ports are reachable.
-func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev1.Service, pods []corev1.Pod) (map[int]string, error) {
-	var pod *corev1.Pod
-	for i := range pods {
-		if podReady(&pods[i]) {
-			pod = &pods[i]
-			break
-		}
-	}
-	if pod == nil {
-		return nil, errNoReadyPod
-	}
-	var keys, ports []int32
+// forwardService forwards each port of a Service to a ready pod behind
+// that port, on the port the cluster resolved its target port to, as
+// kubectl port-forward svc/NAME does: only the Service's own ports are
+// reachable, and only through the pods the Service itself leads to. The
+// ports with no ready pod behind them are left out, and unreachable says
+// why.
+func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev1.Service, behind serviceBackends) (forwarded map[int]string, unreachable string, err error) {
+	keys, ports := map[string][]int32{}, map[string][]int32{}
+	var pods, missing []string
 	for _, sp := range svc.Spec.Ports {
-		target, err := targetPort(sp, pod)
-		if err != nil {
-			return nil, fmt.Errorf("the Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		at := behind.ports[sp.Name]
+		if len(at) == 0 {
+			missing = append(missing, strconv.Itoa(int(sp.Port)))
+			continue
 		}
-		keys, ports = append(keys, sp.Port), append(ports, target)
+		// The first in name order, so that each run reaches the same pod.
+		pod := at[0].pod
+		if keys[pod] == nil {
+			pods = append(pods, pod)
+		}
+		keys[pod], ports[pod] = append(keys[pod], sp.Port), append(ports[pod], at[0].port)
 	}
-	return f.forward(ctx, d, pod.Name, keys, ports)
+	forwarded = map[int]string{}
+	for _, pod := range pods {
+		out, err := f.forward(ctx, d, pod, keys[pod], ports[pod])
+		if err != nil {
+			return nil, "", err
+		}
+		for k, v := range out {
+			forwarded[k] = v
+		}
+	}
+	if len(missing) > 0 {
+		unreachable = behind.noPodBehind(svc, missing)
+	}
+	return forwarded, unreachable, nil
 }
 
-// errNoReadyPod is a Service with no ready pod to forward its ports to:
-// what the suites say of it, not a reason not to run them.
-var errNoReadyPod = errors.New("no ready pod behind it to forward its ports to")
+// serviceBackends are the pods behind a Service as Kubernetes routes to
+// them: the ready endpoints of its EndpointSlices, which the cluster's
+// endpointslice controller keeps from the Service's own selector as the
+// cluster has it, each Service port resolved to a port of each pod (a
+// target port that a pod does not declare leaves the pod out of that
+// port).
+type serviceBackends struct {
+	// ready are the ready endpoints in name order: a pod's name, or
+	// "address A" for an endpoint that is no pod.
+	ready []string
+	// ports maps the name of a Service port to the ready pods behind it,
+	// with the port on each, in pod name order.
+	ports map[string][]podPort
+}
 
-// targetPort resolves a Service port's target on a pod: a number, or the
-// name of a container port.
-func targetPort(sp corev1.ServicePort, pod *corev1.Pod) (int32, error) {
-	switch {
-	case sp.TargetPort.IntValue() > 0:
-		return int32(sp.TargetPort.IntValue()), nil
-	case sp.TargetPort.String() == "" || sp.TargetPort.String() == "0":
-		return sp.Port, nil
+// podPort is a port of a pod.
+type podPort struct {
+	pod  string
+	port int32
+}
+
+// backendsOf lists the EndpointSlices of a Service.
+func backendsOf(ctx context.Context, client kubernetes.Interface, svc *corev1.Service) (serviceBackends, error) {
+	list, err := client.DiscoveryV1().EndpointSlices(svc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc.Name})
+	if err != nil {
+		return serviceBackends{}, discoverError("EndpointSlice", svc.Namespace, svc.Name, "list", err)
 	}
-	for _, c := range pod.Spec.Containers {
-		for _, cp := range c.Ports {
-			if cp.Name == sp.TargetPort.String() {
-				return cp.ContainerPort, nil
+	return readyBackends(list.Items), nil
+}
+
+// readyBackends are the ready endpoints of a Service's EndpointSlices. An
+// endpoint whose readiness is not stated is ready, as the API documents
+// and kube-proxy takes it; a terminating pod's is not.
+func readyBackends(all []discoveryv1.EndpointSlice) serviceBackends {
+	b := serviceBackends{ports: map[string][]podPort{}}
+	for _, es := range all {
+		for _, ep := range es.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			if ep.TargetRef == nil || ep.TargetRef.Kind != "Pod" {
+				// An address the Service's own endpoints name: no
+				// port-forward reaches it.
+				b.ready = append(b.ready, "address "+strings.Join(ep.Addresses, ","))
+				continue
+			}
+			b.ready = append(b.ready, ep.TargetRef.Name)
+			for _, p := range es.Ports {
+				if p.Port == nil {
+					continue
+				}
+				name := ""
+				if p.Name != nil {
+					name = *p.Name
+				}
+				b.ports[name] = append(b.ports[name], podPort{pod: ep.TargetRef.Name, port: *p.Port})
 			}
 		}
 	}
-	return 0, fmt.Errorf("port %d targets %q, which no container of pod %s declares", sp.Port, sp.TargetPort.String(), pod.Name)
+	slices.Sort(b.ready)
+	b.ready = slices.Compact(b.ready)
+	for name, at := range b.ports {
+		slices.SortFunc(at, func(x, y podPort) int { return strings.Compare(x.pod, y.pod) })
+		b.ports[name] = slices.CompactFunc(at, func(x, y podPort) bool { return x.pod == y.pod })
+	}
+	return b
+}
+
+// noPodBehind says why ports of a Service reach no pod: none is ready
+// behind the Service at all (with its selector, which chose them), or the
+// ready ones declare no target port of those ports.
+func (b serviceBackends) noPodBehind(svc *corev1.Service, ports []string) string {
+	if len(b.ready) == 0 {
+		return fmt.Sprintf("the Service %s has no ready pod behind it (its EndpointSlices list none; %s)", svc.Name, selectorOf(svc))
+	}
+	var targets []string
+	for _, sp := range svc.Spec.Ports {
+		if slices.Contains(ports, strconv.Itoa(int(sp.Port))) {
+			targets = append(targets, fmt.Sprintf("%d (target port %s)", sp.Port, sp.TargetPort.String()))
+		}
+	}
+	return fmt.Sprintf("the Service %s leads to pods %s, which serve none of its ports %s (%s)", svc.Name, strings.Join(b.ready, ", "), strings.Join(targets, ", "), selectorOf(svc))
+}
+
+// selectorOf says which pods a Service selects, as the cluster has it.
+func selectorOf(svc *corev1.Service) string {
+	if len(svc.Spec.Selector) == 0 {
+		return "it has no selector"
+	}
+	return "its selector " + labels.SelectorFromSet(svc.Spec.Selector).String()
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -144,8 +144,9 @@ type Endpoint struct {
 	// a port-forward reaches it, for a cluster seen from outside; only
 	// these ports are reachable then.
 	Forwarded map[int]string `json:"forwarded,omitempty"`
-	// Unreachable says why no port of the endpoint is reachable, where
-	// none is.
+	// Unreachable says why the ports of the endpoint that no port-forward
+	// reaches are unreachable (all of them, or a Service's ports with no
+	// ready pod behind them).
 	Unreachable string `json:"unreachable,omitempty"`
 }
 

@@ -26,10 +26,11 @@ import (
 // of the node's image runs the main pod's image, a service's container and
 // its companion one image that is not the node's), never as the plan's
 // placeholder references; and the Service of each role with exactly its
-// ports (US1-1, US1-6, US1-7, US1-8, US1-10, US1-14).
+// ports, leading to exactly the role's ready pods (US1-1, US1-6, US1-7,
+// US1-8, US1-10, US1-14).
 var deploymentsSuite = &Suite{
 	Name: "deployments",
-	Doc:  "the cluster holds what the contract fixes of the node's plan: Deployments with their replicas ready, containers, variables, sidecar and identity as planned, images as relations; Services with exactly their ports",
+	Doc:  "the cluster holds what the contract fixes of the node's plan: Deployments with their replicas ready, containers, variables, sidecar and identity as planned, images as relations; Services with exactly their ports, leading to exactly their role's ready pods",
 	Scenarios: []*Scenario{
 		{
 			Name:  "deployments-as-planned",
@@ -41,7 +42,7 @@ var deploymentsSuite = &Suite{
 		{
 			Name:  "services-as-planned",
 			Spec:  []string{"US1-8", "SC-004"},
-			Doc:   "the Service of each role has exactly the role's ports and metrics port: the plain LDAP port absent",
+			Doc:   "the Service of each role has exactly the role's ports and metrics port, the plain LDAP port absent, and behind each port exactly the role's ready pods",
 			Skip:  needsCluster,
 			Steps: Checks(Check{Name: "compare each Service with the plan", Do: servicesAsPlanned}),
 		},
@@ -320,6 +321,10 @@ func ptrValue(p *int32) any {
 	return *p
 }
 
+// servicesAsPlanned compares each planned Service with the cluster's: its
+// ports, and the pods behind it (its EndpointSlices, which the cluster
+// keeps from the Service's own selector) with the ready pods of its role's
+// Deployment, each behind every port.
 func servicesAsPlanned(ctx context.Context, s *State) error {
 	c, err := clusterPlan(s)
 	if err != nil {
@@ -328,19 +333,113 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 	client, p := c.Clientset, c.plan
 	var errs []error
 	for _, want := range p.Services {
-		got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
-		if err != nil {
-			errs = append(errs, discoverError("Service", want.Namespace, want.Name, "get", err))
-			continue
+		role := want.Labels[plan.LabelRole]
+		probe := poll.Probe{Endpoint: "Service " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("exactly the ports of role %s, and its ready pods behind it", role), Within: s.Patience}
+		var behind []string
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+			if err != nil {
+				return discoverError("Service", want.Namespace, want.Name, "get", err)
+			}
+			if w, g := servicePorts(want), servicePorts(got); !slices.Equal(w, g) {
+				return poll.Saw("the Service %s has ports %s, planned exactly %s", want.Name, strings.Join(g, ","), strings.Join(w, ","))
+			}
+			b, err := backendsOf(ctx, client, got)
+			if err != nil {
+				return err
+			}
+			pods, err := c.readyPodsByRole(ctx)
+			if err != nil {
+				return err
+			}
+			behind = b.ready
+			return compareBackends(got, b, role, pods)
+		})
+		if err == nil {
+			s.Note("Service %s has exactly %s, and behind each port the ready pods of role %s: %s", want.Name, strings.Join(servicePorts(want), ","), role, strings.Join(behind, ", "))
 		}
-		w, g := servicePorts(want), servicePorts(got)
-		if !slices.Equal(w, g) {
-			errs = append(errs, fmt.Errorf("the Service %s has ports %s, planned exactly %s", want.Name, strings.Join(g, ","), strings.Join(w, ",")))
-			continue
-		}
-		s.Note("Service %s has exactly %s", want.Name, strings.Join(w, ","))
+		errs = append(errs, err)
 	}
 	return joinErrors(errs)
+}
+
+// readyPodsByRole are the ready pods of each planned Deployment, by its
+// own selector, in name order, by role.
+func (c *clusterView) readyPodsByRole(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, want := range c.plan.Deployments {
+		d, err := c.Clientset.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, discoverError("Deployment", want.Namespace, want.Name, "get", err)
+		}
+		pods, err := runningPods(ctx, c.Clientset, d)
+		if err != nil {
+			return nil, err
+		}
+		role, _ := c.roleOf(want)
+		out[role] = []string{}
+		for i := range pods {
+			if podReady(&pods[i]) {
+				out[role] = append(out[role], pods[i].Name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// compareBackends checks that the pods behind a Service are exactly the
+// ready pods of its role, each behind every port of the Service; a pod
+// that is not the role's is named with the role it is of.
+func compareBackends(svc *corev1.Service, b serviceBackends, role string, readyByRole map[string][]string) error {
+	own := readyByRole[role]
+	extra := slices.DeleteFunc(slices.Clone(b.ready), func(p string) bool { return slices.Contains(own, p) })
+	missing := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(b.ready, p) })
+	if len(extra) > 0 || len(missing) > 0 {
+		var diff []string
+		if len(extra) > 0 {
+			for i, p := range extra {
+				extra[i] = p + " (" + whosePod(p, readyByRole) + ")"
+			}
+			diff = append(diff, "extra "+strings.Join(extra, ", "))
+		}
+		if len(missing) > 0 {
+			diff = append(diff, "missing "+strings.Join(missing, ", "))
+		}
+		return poll.Saw("the Service %s leads to %s, not to exactly the ready pods of role %s (%s): %s; %s", svc.Name, podList(b.ready), role, podList(own), strings.Join(diff, "; "), selectorOf(svc))
+	}
+	if len(own) == 0 {
+		return poll.Saw("the Service %s has no ready pod behind it, and role %s has none ready", svc.Name, role)
+	}
+	for _, sp := range svc.Spec.Ports {
+		var serving []string
+		for _, at := range b.ports[sp.Name] {
+			serving = append(serving, at.pod)
+		}
+		if lacking := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(serving, p) }); len(lacking) > 0 {
+			return poll.Saw("the Service %s: its port %d/%s (target port %s) reaches no port of pods %s of role %s", svc.Name, sp.Port, sp.Protocol, sp.TargetPort.String(), strings.Join(lacking, ", "), role)
+		}
+	}
+	return nil
+}
+
+// whosePod says which role a pod behind a Service is of.
+func whosePod(pod string, readyByRole map[string][]string) string {
+	if strings.HasPrefix(pod, "address ") {
+		return "not a pod"
+	}
+	for role, pods := range readyByRole {
+		if slices.Contains(pods, pod) {
+			return "role " + role
+		}
+	}
+	return "of no role of the node"
+}
+
+func podList(pods []string) string {
+	if len(pods) == 0 {
+		return "no pod"
+	}
+	return "pods " + strings.Join(pods, ", ")
 }
 
 func servicePorts(svc *corev1.Service) []string {

@@ -77,3 +77,46 @@ func TestNoPodBehind(t *testing.T) {
 		t.Errorf("no selector: %s; want %q", got, want)
 	}
 }
+
+// TestCompareBackends: services-as-planned names the Service, the pods
+// behind it that are not its role's (with whose they are) and the role's
+// ready pods that are not behind it, or a port that misses a pod.
+func TestCompareBackends(t *testing.T) {
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"role": "authelia"},
+		Ports:    []corev1.ServicePort{{Name: "p6360-tcp", Port: 6360, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("p6360-tcp")}, {Name: "metrics", Port: 9100, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(9100)}},
+	}}
+	svc.Name = "directory-lldap"
+	byRole := map[string][]string{"lldap": {"lldap-a", "lldap-b"}, "authelia": {"authelia-a"}, "main": {"directory-x"}}
+	both := func(pods ...string) map[string][]podPort {
+		out := map[string][]podPort{}
+		for _, p := range pods {
+			out["p6360-tcp"] = append(out["p6360-tcp"], podPort{p, 6360})
+			out["metrics"] = append(out["metrics"], podPort{p, 9100})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		behind serviceBackends
+		want   string
+	}{
+		{"exactly the role's", serviceBackends{ready: []string{"lldap-a", "lldap-b"}, ports: both("lldap-a", "lldap-b")}, ""},
+		{"another role's", serviceBackends{ready: []string{"authelia-a"}, ports: map[string][]podPort{"metrics": {{"authelia-a", 9100}}}},
+			"the Service directory-lldap leads to pods authelia-a, not to exactly the ready pods of role lldap (pods lldap-a, lldap-b): extra authelia-a (role authelia); missing lldap-a, lldap-b; its selector role=authelia"},
+		{"nothing", serviceBackends{},
+			"the Service directory-lldap leads to no pod, not to exactly the ready pods of role lldap (pods lldap-a, lldap-b): missing lldap-a, lldap-b; its selector role=authelia"},
+		{"one more, of no role and no pod", serviceBackends{ready: []string{"address 198.18.9.9", "lldap-a", "lldap-b", "stray"}, ports: both("lldap-a", "lldap-b")},
+			"extra address 198.18.9.9 (not a pod), stray (of no role of the node)"},
+		{"a port that misses a pod", serviceBackends{ready: []string{"lldap-a", "lldap-b"}, ports: map[string][]podPort{"p6360-tcp": {{"lldap-a", 6360}}, "metrics": {{"lldap-a", 9100}, {"lldap-b", 9100}}}},
+			"the Service directory-lldap: its port 6360/TCP (target port p6360-tcp) reaches no port of pods lldap-b of role lldap"},
+	} {
+		err := compareBackends(svc, c.behind, "lldap", byRole)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v\nwant %q", c.name, err, c.want)
+		}
+	}
+	if err := compareBackends(svc, serviceBackends{}, "lldap", map[string][]string{"lldap": {}}); err == nil || !strings.Contains(err.Error(), "has no ready pod behind it, and role lldap has none ready") {
+		t.Errorf("no pod on either side: %v", err)
+	}
+}

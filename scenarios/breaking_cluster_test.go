@@ -11,12 +11,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -184,6 +186,70 @@ func plainPortOnService(t *testing.T, ctx context.Context, w *realWorld) func() 
 	}
 }
 
+// serviceSelectsOtherRole gives a Service of the directory example the
+// selector of another role's Service, as a method that mixed up its roles
+// would, and waits until its EndpointSlices lead to that role's pods;
+// mending puts its own selector back and waits for its own pods behind it.
+func serviceSelectsOtherRole(service, other string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		ns := w.env.Namespace
+		setSelector := func(selector map[string]string, leadsTo string) {
+			svc, err := w.client.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc.Spec.Selector = selector
+			if _, err := w.client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitBehind(t, ctx, w.client, ns, service, leadsTo)
+		}
+		own, err := w.client.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := w.client.CoreV1().Services(ns).Get(ctx, other, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setSelector(theirs.Spec.Selector, other)
+		return func() { setSelector(own.Spec.Selector, service) }
+	}
+}
+
+// waitBehind waits until the EndpointSlices of a Service list as ready
+// exactly the Running pods of a Deployment: the endpointslice controller
+// follows a new selector a moment later, and the runner reads the slices.
+func waitBehind(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, service, deployment string) {
+	t.Helper()
+	probe := poll.Probe{Endpoint: "the EndpointSlices of Service " + namespace + "/" + service, Expect: "the pods of Deployment " + deployment + " ready behind it", Within: time.Minute}
+	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		list, err := client.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
+		if err != nil {
+			return err
+		}
+		var behind, want []string
+		for _, es := range list.Items {
+			for _, ep := range es.Endpoints {
+				if ep.TargetRef != nil && (ep.Conditions.Ready == nil || *ep.Conditions.Ready) {
+					behind = append(behind, ep.TargetRef.Name)
+				}
+			}
+		}
+		for _, p := range podsOf(t, ctx, client, namespace, deployment) {
+			want = append(want, p.Name)
+		}
+		slices.Sort(behind)
+		if !slices.Equal(behind, want) {
+			return poll.Saw("%v behind it, want %v", behind, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // inPods runs commands in the container node of pods of a Deployment (by
 // their index in name order), and mends by deleting those pods: their
 // Deployment makes new ones, which never ran the commands.
@@ -258,6 +324,7 @@ func clusterCases() map[string][]breakingCase {
 		// A shared unit stopped in the other.
 		1: {"systemctl", "stop", "prometheus-node-exporter.service"},
 	})
+	lldapServiceSelectsAuthelia := serviceSelectsOtherRole("directory-lldap", "directory-authelia")
 	return map[string][]breakingCase{
 		"deployments/deployments-as-planned": {
 			{
@@ -276,10 +343,29 @@ func clusterCases() map[string][]breakingCase {
 				reasons:      []string{"role authelia: the sidecar secrets has no startup probe: Kubernetes starts the service before its secrets are files"},
 			},
 		},
-		"deployments/services-as-planned": {{
-			name: "the plain LDAP port on lldap's Service", where: onCluster,
-			breakCluster: plainPortOnService,
-			reasons:      []string{"the Service directory-lldap has ports 17170/TCP,3890/TCP,6360/TCP, planned exactly 17170/TCP,6360/TCP"},
+		"deployments/services-as-planned": {
+			{
+				name: "the plain LDAP port on lldap's Service", where: onCluster,
+				breakCluster: plainPortOnService,
+				reasons:      []string{"the Service directory-lldap has ports 17170/TCP,3890/TCP,6360/TCP, planned exactly 17170/TCP,6360/TCP"},
+			},
+			{
+				name: "lldap's Service selects authelia's pods", where: onCluster,
+				breakCluster: lldapServiceSelectsAuthelia,
+				reasons: []string{
+					"the Service directory-lldap leads to pods directory-authelia-", "not to exactly the ready pods of role lldap (pods directory-lldap-",
+					"extra directory-authelia-", "(role authelia); missing directory-lldap-",
+				},
+			},
+		},
+		"ldap/service-ldaps-bind": {{
+			name: "lldap's Service selects authelia's pods", where: onCluster,
+			breakCluster: lldapServiceSelectsAuthelia,
+			reasons:      []string{"directory-lldap.directory.svc.cluster.local: port 6360 is not reachable: the Service directory-lldap leads to pods directory-authelia-", "which serve none of its ports"},
+			alsoFails: map[string]string{
+				"ldap/wrong-ca-refused":   "its handshake goes through the Service, which reaches no pod",
+				"ldap/wrong-name-refused": "its handshake goes through the Service, which reaches no pod",
+			},
 		}},
 		"deployments/service-units-not-in-node-pods": {{
 			name: "lldap's unit started in the main pod", where: onCluster,

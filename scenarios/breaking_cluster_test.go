@@ -11,14 +11,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
-	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -188,65 +186,30 @@ func plainPortOnService(t *testing.T, ctx context.Context, w *realWorld) func() 
 
 // serviceSelectsOtherRole gives a Service of the directory example the
 // selector of another role's Service, as a method that mixed up its roles
-// would, and waits until its EndpointSlices lead to that role's pods;
-// mending puts its own selector back and waits for its own pods behind it.
+// would; mending puts its own selector back.
 func serviceSelectsOtherRole(service, other string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
 	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
-		ns := w.env.Namespace
-		setSelector := func(selector map[string]string, leadsTo string) {
-			svc, err := w.client.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
+		services := w.client.CoreV1().Services(w.env.Namespace)
+		setSelector := func(selector map[string]string) {
+			svc, err := services.Get(ctx, service, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			svc.Spec.Selector = selector
-			if _, err := w.client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			if _, err := services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			waitBehind(t, ctx, w.client, ns, service, leadsTo)
 		}
-		own, err := w.client.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
+		own, err := services.Get(ctx, service, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		theirs, err := w.client.CoreV1().Services(ns).Get(ctx, other, metav1.GetOptions{})
+		theirs, err := services.Get(ctx, other, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		setSelector(theirs.Spec.Selector, other)
-		return func() { setSelector(own.Spec.Selector, service) }
-	}
-}
-
-// waitBehind waits until the EndpointSlices of a Service list as ready
-// exactly the Running pods of a Deployment: the endpointslice controller
-// follows a new selector a moment later, and the runner reads the slices.
-func waitBehind(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, service, deployment string) {
-	t.Helper()
-	probe := poll.Probe{Endpoint: "the EndpointSlices of Service " + namespace + "/" + service, Expect: "the pods of Deployment " + deployment + " ready behind it", Within: time.Minute}
-	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		list, err := client.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
-		if err != nil {
-			return err
-		}
-		var behind, want []string
-		for _, es := range list.Items {
-			for _, ep := range es.Endpoints {
-				if ep.TargetRef != nil && (ep.Conditions.Ready == nil || *ep.Conditions.Ready) {
-					behind = append(behind, ep.TargetRef.Name)
-				}
-			}
-		}
-		for _, p := range podsOf(t, ctx, client, namespace, deployment) {
-			want = append(want, p.Name)
-		}
-		slices.Sort(behind)
-		if !slices.Equal(behind, want) {
-			return poll.Saw("%v behind it, want %v", behind, want)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		setSelector(theirs.Spec.Selector)
+		return func() { setSelector(own.Spec.Selector) }
 	}
 }
 

@@ -488,7 +488,6 @@ func TestClusterWithoutPermissions(t *testing.T) {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
 		},
 	}
 	if _, err := client.RbacV1().Roles("rbac").Create(ctx, role, metav1.CreateOptions{}); err != nil {

@@ -322,9 +322,8 @@ func ptrValue(p *int32) any {
 }
 
 // servicesAsPlanned compares each planned Service with the cluster's: its
-// ports, and the pods behind it (its EndpointSlices, which the cluster
-// keeps from the Service's own selector) with the ready pods of its role's
-// Deployment, each behind every port.
+// ports, and the pods behind it (the ready pods its own selector selects)
+// with the ready pods of its role's Deployment, each behind every port.
 func servicesAsPlanned(ctx context.Context, s *State) error {
 	c, err := clusterPlan(s)
 	if err != nil {
@@ -424,9 +423,6 @@ func compareBackends(svc *corev1.Service, b serviceBackends, role string, readyB
 
 // whosePod says which role a pod behind a Service is of.
 func whosePod(pod string, readyByRole map[string][]string) string {
-	if strings.HasPrefix(pod, "address ") {
-		return "not a pod"
-	}
 	for role, pods := range readyByRole {
 		if slices.Contains(pods, pod) {
 			return "role " + role

@@ -66,7 +66,7 @@ func (d *Discovered) Close() {
 // selector, not by guessed labels) with their UIDs and service container,
 // and its Service with its ports. From outside the cluster each pod port
 // is forwarded to a loopback port through the API server, and each
-// Service port to a ready pod that the Service's EndpointSlices put behind
+// Service port to a ready pod that the Service's own selector puts behind
 // it, so that the suites never dial a cluster address, and reach through a
 // Service only the pods it leads to.
 func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error) {

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/internal/kube"
@@ -42,8 +42,8 @@ func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys,
 }
 
 // forwardService forwards each port of a Service to a ready pod behind
-// that port, on the port the cluster resolved its target port to, as
-// kubectl port-forward svc/NAME does: only the Service's own ports are
+// that port, on the port its target port resolves to there, as kubectl
+// port-forward svc/NAME does: only the Service's own ports are
 // reachable, and only through the pods the Service itself leads to. The
 // ports with no ready pod behind them are left out, and unreachable says
 // why.
@@ -79,15 +79,16 @@ func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev
 	return forwarded, unreachable, nil
 }
 
-// serviceBackends are the pods behind a Service as Kubernetes routes to
-// them: the ready endpoints of its EndpointSlices, which the cluster's
-// endpointslice controller keeps from the Service's own selector as the
-// cluster has it, each Service port resolved to a port of each pod (a
-// target port that a pod does not declare leaves the pod out of that
-// port).
+// serviceBackends are the pods behind a Service as Kubernetes puts them
+// there: the ready pods that the Service's own selector, as the cluster
+// has it, selects in its namespace, each Service port resolved to a port
+// of each pod as the endpointslice controller and kubectl port-forward
+// svc/ resolve it (a target port that a pod does not declare leaves the
+// pod out of that port). The EndpointSlices that the controller writes
+// from them would say the same, but cannot hold a pod whose address is on
+// loopback, as the test control plane's KWOK pods' are.
 type serviceBackends struct {
-	// ready are the ready endpoints in name order: a pod's name, or
-	// "address A" for an endpoint that is no pod.
+	// ready are the names of the ready pods, in name order.
 	ready []string
 	// ports maps the name of a Service port to the ready pods behind it,
 	// with the port on each, in pod name order.
@@ -100,59 +101,76 @@ type podPort struct {
 	port int32
 }
 
-// backendsOf lists the EndpointSlices of a Service.
+// backendsOf lists the pods that a Service's selector selects.
 func backendsOf(ctx context.Context, client kubernetes.Interface, svc *corev1.Service) (serviceBackends, error) {
-	list, err := client.DiscoveryV1().EndpointSlices(svc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc.Name})
-	if err != nil {
-		return serviceBackends{}, discoverError("EndpointSlice", svc.Namespace, svc.Name, "list", err)
+	if len(svc.Spec.Selector) == 0 {
+		// Kubernetes selects no pod for it either.
+		return readyBackends(svc, nil), nil
 	}
-	return readyBackends(list.Items), nil
+	list, err := client.CoreV1().Pods(svc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
+	if err != nil {
+		return serviceBackends{}, discoverError("Pod", svc.Namespace, svc.Name+"-*", "list", err)
+	}
+	return readyBackends(svc, list.Items), nil
 }
 
-// readyBackends are the ready endpoints of a Service's EndpointSlices. An
-// endpoint whose readiness is not stated is ready, as the API documents
-// and kube-proxy takes it; a terminating pod's is not.
-func readyBackends(all []discoveryv1.EndpointSlice) serviceBackends {
+// readyBackends are the pods behind a Service among those its selector
+// selects: Running with an address, not being deleted, and ready.
+func readyBackends(svc *corev1.Service, selected []corev1.Pod) serviceBackends {
 	b := serviceBackends{ports: map[string][]podPort{}}
-	for _, es := range all {
-		for _, ep := range es.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
-				continue
-			}
-			if ep.TargetRef == nil || ep.TargetRef.Kind != "Pod" {
-				// An address the Service's own endpoints name: no
-				// port-forward reaches it.
-				b.ready = append(b.ready, "address "+strings.Join(ep.Addresses, ","))
-				continue
-			}
-			b.ready = append(b.ready, ep.TargetRef.Name)
-			for _, p := range es.Ports {
-				if p.Port == nil {
-					continue
-				}
-				name := ""
-				if p.Name != nil {
-					name = *p.Name
-				}
-				b.ports[name] = append(b.ports[name], podPort{pod: ep.TargetRef.Name, port: *p.Port})
+	for i := range selected {
+		pod := &selected[i]
+		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !podReady(pod) {
+			continue
+		}
+		b.ready = append(b.ready, pod.Name)
+		for _, sp := range svc.Spec.Ports {
+			if port, ok := targetPort(sp, pod); ok {
+				b.ports[sp.Name] = append(b.ports[sp.Name], podPort{pod: pod.Name, port: port})
 			}
 		}
 	}
 	slices.Sort(b.ready)
-	b.ready = slices.Compact(b.ready)
-	for name, at := range b.ports {
+	for _, at := range b.ports {
 		slices.SortFunc(at, func(x, y podPort) int { return strings.Compare(x.pod, y.pod) })
-		b.ports[name] = slices.CompactFunc(at, func(x, y podPort) bool { return x.pod == y.pod })
 	}
 	return b
 }
 
-// noPodBehind says why ports of a Service reach no pod: none is ready
-// behind the Service at all (with its selector, which chose them), or the
-// ready ones declare no target port of those ports.
+// targetPort resolves a Service port's target on a pod as Kubernetes
+// does: a number, or the name of a container port of the same protocol.
+func targetPort(sp corev1.ServicePort, pod *corev1.Pod) (int32, bool) {
+	switch {
+	case sp.TargetPort.Type == intstr.Int && sp.TargetPort.IntVal > 0:
+		return sp.TargetPort.IntVal, true
+	case sp.TargetPort.Type == intstr.Int:
+		// Unset: the API server defaults it to the port.
+		return sp.Port, true
+	}
+	protocol := sp.Protocol
+	if protocol == "" {
+		protocol = corev1.ProtocolTCP
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, cp := range c.Ports {
+			cpProtocol := cp.Protocol
+			if cpProtocol == "" {
+				cpProtocol = corev1.ProtocolTCP
+			}
+			if cp.Name == sp.TargetPort.StrVal && cpProtocol == protocol {
+				return cp.ContainerPort, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// noPodBehind says why ports of a Service reach no pod: its selector
+// selects no ready pod, or the ready ones declare no target port of those
+// ports.
 func (b serviceBackends) noPodBehind(svc *corev1.Service, ports []string) string {
 	if len(b.ready) == 0 {
-		return fmt.Sprintf("the Service %s has no ready pod behind it (its EndpointSlices list none; %s)", svc.Name, selectorOf(svc))
+		return fmt.Sprintf("the Service %s has no ready pod behind it (%s)", svc.Name, selectorOf(svc))
 	}
 	var targets []string
 	for _, sp := range svc.Spec.Ports {

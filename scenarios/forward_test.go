@@ -6,46 +6,47 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// TestReadyBackends reads EndpointSlices as the endpointslice controller
-// writes them: a slice per set of resolved ports (a pod that does not
-// declare a named target port is in a slice without that port), one per
-// address family, readiness unset or false, and an endpoint that is no
-// pod.
+// TestReadyBackends: the pods behind a Service are the ready ones its
+// selector selected, each behind the ports whose target it declares (by
+// number, or by the name of a container port of the same protocol).
 func TestReadyBackends(t *testing.T) {
-	ready, notReady := true, false
-	pod := func(name string, ready *bool) discoveryv1.Endpoint {
-		return discoveryv1.Endpoint{Addresses: []string{"198.18.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ready}, TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: name}}
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
+		{Name: "ldaps", Port: 636, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("p6360-tcp")},
+		{Name: "metrics", Port: 9100, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(9101)},
+		{Name: "web", Port: 17170, Protocol: corev1.ProtocolTCP},
+		{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("p53")},
+	}}}
+	pod := func(name string, phase corev1.PodPhase, ready corev1.ConditionStatus, ports ...corev1.ContainerPort) corev1.Pod {
+		p := corev1.Pod{
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "lldap", Ports: ports}}},
+			Status: corev1.PodStatus{Phase: phase, PodIP: "198.18.0.9", Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}},
+		}
+		p.Name = name
+		return p
 	}
-	port := func(name string, n int32) discoveryv1.EndpointPort {
-		return discoveryv1.EndpointPort{Name: &name, Port: &n}
+	ldaps := corev1.ContainerPort{Name: "p6360-tcp", ContainerPort: 6360, Protocol: corev1.ProtocolTCP}
+	dnsTCP := corev1.ContainerPort{Name: "p53", ContainerPort: 53, Protocol: corev1.ProtocolTCP}
+	deleted := pod("lldap-old", corev1.PodRunning, corev1.ConditionTrue, ldaps)
+	deleted.DeletionTimestamp = &metav1.Time{}
+	selected := []corev1.Pod{
+		pod("lldap-b", corev1.PodRunning, corev1.ConditionTrue, ldaps),
+		pod("lldap-a", corev1.PodRunning, corev1.ConditionTrue, ldaps, dnsTCP),
+		pod("lldap-starting", corev1.PodRunning, corev1.ConditionFalse, ldaps),
+		pod("lldap-pending", corev1.PodPending, corev1.ConditionFalse, ldaps),
+		deleted,
+		pod("authelia-a", corev1.PodRunning, corev1.ConditionTrue),
 	}
-	all := []discoveryv1.EndpointSlice{
-		{
-			AddressType: discoveryv1.AddressTypeIPv4,
-			Ports:       []discoveryv1.EndpointPort{port("p6360-tcp", 6360), port("metrics", 9100)},
-			Endpoints:   []discoveryv1.Endpoint{pod("lldap-b", &ready), pod("lldap-a", nil), pod("lldap-old", &notReady)},
-		},
-		{
-			AddressType: discoveryv1.AddressTypeIPv6,
-			Ports:       []discoveryv1.EndpointPort{port("p6360-tcp", 6360), port("metrics", 9100)},
-			Endpoints:   []discoveryv1.Endpoint{pod("lldap-b", &ready)},
-		},
-		{
-			AddressType: discoveryv1.AddressTypeIPv4,
-			Ports:       []discoveryv1.EndpointPort{port("metrics", 9959)},
-			Endpoints:   []discoveryv1.Endpoint{pod("authelia-a", &ready), {Addresses: []string{"198.18.9.9"}}},
-		},
-	}
-	got := readyBackends(all)
+	got := readyBackends(svc, selected)
 	want := serviceBackends{
-		ready: []string{"address 198.18.9.9", "authelia-a", "lldap-a", "lldap-b"},
+		ready: []string{"authelia-a", "lldap-a", "lldap-b"},
 		ports: map[string][]podPort{
-			"p6360-tcp": {{"lldap-a", 6360}, {"lldap-b", 6360}},
-			"metrics":   {{"authelia-a", 9959}, {"lldap-a", 9100}, {"lldap-b", 9100}},
+			"ldaps":   {{"lldap-a", 6360}, {"lldap-b", 6360}},
+			"metrics": {{"authelia-a", 9101}, {"lldap-a", 9101}, {"lldap-b", 9101}},
+			"web":     {{"authelia-a", 17170}, {"lldap-a", 17170}, {"lldap-b", 17170}},
 		},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -65,7 +66,7 @@ func TestNoPodBehind(t *testing.T) {
 		behind serviceBackends
 		want   string
 	}{
-		{serviceBackends{}, "the Service directory-lldap has no ready pod behind it (its EndpointSlices list none; its selector node=directory,role=lldap)"},
+		{serviceBackends{}, "the Service directory-lldap has no ready pod behind it (its selector node=directory,role=lldap)"},
 		{serviceBackends{ready: []string{"authelia-a", "authelia-b"}}, "the Service directory-lldap leads to pods authelia-a, authelia-b, which serve none of its ports 6360 (target port p6360-tcp) (its selector node=directory,role=lldap)"},
 	} {
 		if got := c.behind.noPodBehind(svc, []string{"6360"}); got != c.want {
@@ -73,7 +74,7 @@ func TestNoPodBehind(t *testing.T) {
 		}
 	}
 	svc.Spec.Selector = nil
-	if got, want := (serviceBackends{}).noPodBehind(svc, []string{"6360", "9100"}), "(its EndpointSlices list none; it has no selector)"; !strings.Contains(got, want) {
+	if got, want := (serviceBackends{}).noPodBehind(svc, []string{"6360", "9100"}), "has no ready pod behind it (it has no selector)"; !strings.Contains(got, want) {
 		t.Errorf("no selector: %s; want %q", got, want)
 	}
 }
@@ -106,8 +107,8 @@ func TestCompareBackends(t *testing.T) {
 			"the Service directory-lldap leads to pods authelia-a, not to exactly the ready pods of role lldap (pods lldap-a, lldap-b): extra authelia-a (role authelia); missing lldap-a, lldap-b; its selector role=authelia"},
 		{"nothing", serviceBackends{},
 			"the Service directory-lldap leads to no pod, not to exactly the ready pods of role lldap (pods lldap-a, lldap-b): missing lldap-a, lldap-b; its selector role=authelia"},
-		{"one more, of no role and no pod", serviceBackends{ready: []string{"address 198.18.9.9", "lldap-a", "lldap-b", "stray"}, ports: both("lldap-a", "lldap-b")},
-			"extra address 198.18.9.9 (not a pod), stray (of no role of the node)"},
+		{"one more, of no role", serviceBackends{ready: []string{"lldap-a", "lldap-b", "stray"}, ports: both("lldap-a", "lldap-b", "stray")},
+			"extra stray (of no role of the node)"},
 		{"a port that misses a pod", serviceBackends{ready: []string{"lldap-a", "lldap-b"}, ports: map[string][]podPort{"p6360-tcp": {{"lldap-a", 6360}}, "metrics": {{"lldap-a", 9100}, {"lldap-b", 9100}}}},
 			"the Service directory-lldap: its port 6360/TCP (target port p6360-tcp) reaches no port of pods lldap-b of role lldap"},
 	} {

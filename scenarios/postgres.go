@@ -88,12 +88,17 @@ func readDSN(file string) (*url.URL, string, error) {
 }
 
 func databaseOutsidePods(ctx context.Context, s *State) error {
+	// With no pod to compare, the database could be in any of them.
+	pods, err := podsOf(s.Inv, s.Inv.Postgres.Role)
+	if err != nil {
+		return err
+	}
 	u, _, err := dsn(s)
 	if err != nil {
 		return err
 	}
 	host := u.Hostname()
-	for _, pod := range s.Inv.Roles[s.Inv.Postgres.Role].Pods {
+	for _, pod := range pods {
 		if host == pod.Address || host == pod.Name {
 			return fmt.Errorf("the database is at %s, in pod %s of role %s: its data would go with the pod", host, pod.Name, s.Inv.Postgres.Role)
 		}

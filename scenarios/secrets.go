@@ -49,8 +49,16 @@ var secretsSuite = &Suite{
 			var errs []error
 			for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
 				role := s.Inv.Roles[roleName]
+				if len(role.Secrets) == 0 {
+					continue
+				}
+				pods, err := podsOf(s.Inv, roleName)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
 				for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
-					for _, pod := range role.Pods {
+					for _, pod := range pods {
 						if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
 							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
 						}
@@ -116,7 +124,12 @@ func identityNotReadable(ctx context.Context, s *State) error {
 		if len(role.Secrets) == 0 {
 			continue
 		}
-		for _, pod := range role.Pods {
+		pods, err := podsOf(s.Inv, roleName)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, pod := range pods {
 			if inCluster(s.Inv, pod) {
 				errs = append(errs, identityNotReadableInPod(ctx, s, pod))
 				continue
@@ -446,8 +459,13 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 		if len(role.Secrets) == 0 {
 			continue
 		}
+		pods, err := podsOf(s.Inv, roleName)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		files := slices.Sorted(maps.Keys(role.Secrets))
-		for _, pod := range role.Pods {
+		for _, pod := range pods {
 			probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("the service of pod %s to have started after %s", pod.Name, strings.Join(files, ", ")), Within: s.Patience}
 			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 				st, err := podStatus(ctx, s, pod)

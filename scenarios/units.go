@@ -132,7 +132,7 @@ func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
 			return nil, err
 		}
 		if len(pods) == 0 {
-			return nil, poll.Saw("no Running pod of Deployment %s/%s", d.Namespace, d.Name)
+			return nil, poll.Saw("%s, Deployment %s/%s", noRunningPod(role, int(*d.Spec.Replicas)), d.Namespace, d.Name)
 		}
 		for _, p := range pods {
 			out = append(out, nodePod{name: p.Name, role: role, permitted: permitted})

@@ -46,21 +46,12 @@ var secretsSuite = &Suite{
 			if err != nil {
 				return err
 			}
-			var errs []error
-			for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-				role := s.Inv.Roles[roleName]
-				if len(role.Secrets) == 0 {
-					continue
-				}
-				pods, err := podsOf(s.Inv, roleName)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
-					for _, pod := range pods {
-						if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
-							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
+			roles, errs := rolesWithSecrets(s.Inv)
+			for _, r := range roles {
+				for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
+					for _, pod := range r.pods {
+						if err := checkSecretFile(ctx, s, bao, r.Role, pod, file, r.Secrets[file]); err != nil {
+							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", r.name, pod.Name, file, err))
 						}
 					}
 				}
@@ -118,18 +109,9 @@ func needsPodFiles(inv *inventory.Inventory) string {
 const serviceAccountToken = "var/run/secrets/kubernetes.io/serviceaccount/token"
 
 func identityNotReadable(ctx context.Context, s *State) error {
-	var errs []error
-	for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-		role := s.Inv.Roles[roleName]
-		if len(role.Secrets) == 0 {
-			continue
-		}
-		pods, err := podsOf(s.Inv, roleName)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, pod := range pods {
+	roles, errs := rolesWithSecrets(s.Inv)
+	for _, r := range roles {
+		for _, pod := range r.pods {
 			if inCluster(s.Inv, pod) {
 				errs = append(errs, identityNotReadableInPod(ctx, s, pod))
 				continue
@@ -212,6 +194,34 @@ func tokenRead(token string, out []byte, err error) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("cannot judge whether it reads %s: cat failed without saying the file is absent or unreadable (%v)", token, err)
+}
+
+// podsWithSecrets is a role with secrets and its pods.
+type podsWithSecrets struct {
+	*inventory.Role
+	name string
+	pods []inventory.Endpoint
+}
+
+// rolesWithSecrets are the roles of the inventory that have secrets, in
+// name order, with their pods; for each that has no Running pod, an error
+// naming it (podsOf), for the scenario to report beside what it judges.
+func rolesWithSecrets(inv *inventory.Inventory) ([]podsWithSecrets, []error) {
+	var out []podsWithSecrets
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
+		r := inv.Roles[name]
+		if len(r.Secrets) == 0 {
+			continue
+		}
+		pods, err := podsOf(inv, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, podsWithSecrets{Role: r, name: name, pods: pods})
+	}
+	return out, errs
 }
 
 func needsSecrets(inv *inventory.Inventory) string {
@@ -482,19 +492,10 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-		role := s.Inv.Roles[roleName]
-		if len(role.Secrets) == 0 {
-			continue
-		}
-		pods, err := podsOf(s.Inv, roleName)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	roles, errs := rolesWithSecrets(s.Inv)
+	for _, role := range roles {
 		files := slices.Sorted(maps.Keys(role.Secrets))
-		for _, pod := range pods {
+		for _, pod := range role.pods {
 			probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("the service of pod %s to have started after %s", pod.Name, strings.Join(files, ", ")), Within: s.Patience}
 			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 				st, err := podStatus(ctx, s, pod)

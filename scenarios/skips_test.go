@@ -22,7 +22,7 @@ func TestNothingToJudgeSkips(t *testing.T) {
 				w.Units = nil
 				inv.Facts.PodRoles.Roles["worker"] = w
 			}},
-		{"deployments/service-units-not-in-node-pods", "no role of node directory runs a service's image: no unit of a service to look for",
+		{"deployments/service-units-not-in-node-pods", "node directory has no role that runs a service's image: no unit of a service to look for",
 			func(inv *inventory.Inventory) {
 				for _, r := range []string{"lldap", "authelia"} {
 					delete(inv.Facts.PodRoles.Roles, r)

@@ -236,30 +236,26 @@ func serviceUnits(n *facts.Node) map[string]string {
 	return units
 }
 
-// needsListedUnits says why there is no unit to place: no cluster, or a
-// node whose lists are empty.
-func needsListedUnits(inv *inventory.Inventory) string {
-	if why := needsCluster(inv); why != "" {
-		return why
+// needsUnits makes the Skip of a scenario that asks the pods of the
+// node's image for the units that units picks from the node: it cannot
+// run without a cluster, and has nothing to judge where the node has no
+// such unit (none says why, after the node's name).
+func needsUnits(units func(*facts.Node) map[string]string, none string) func(*inventory.Inventory) string {
+	return func(inv *inventory.Inventory) string {
+		if why := needsCluster(inv); why != "" {
+			return why
+		}
+		if inv.Facts != nil && len(units(inv.Facts)) == 0 {
+			return "node " + inv.Node + " " + none
+		}
+		return ""
 	}
-	if inv.Facts != nil && len(listedUnits(inv.Facts)) == 0 {
-		return fmt.Sprintf("node %s lists no units (no role of the node's image, mainUnits nor sharedUnits has one): none to place", inv.Node)
-	}
-	return ""
 }
 
-// needsServiceUnits says why no unit of a service can be looked for in
-// the pods of the node's image: no cluster, or no role that runs a
-// service's image.
-func needsServiceUnits(inv *inventory.Inventory) string {
-	if why := needsCluster(inv); why != "" {
-		return why
-	}
-	if inv.Facts != nil && len(serviceUnits(inv.Facts)) == 0 {
-		return fmt.Sprintf("no role of node %s runs a service's image: no unit of a service to look for", inv.Node)
-	}
-	return ""
-}
+var (
+	needsListedUnits  = needsUnits(listedUnits, "lists no units (no role of the node's image, mainUnits nor sharedUnits has one): none to place")
+	needsServiceUnits = needsUnits(serviceUnits, "has no role that runs a service's image: no unit of a service to look for")
+)
 
 func unitsWhereListsPermit(ctx context.Context, s *State) error {
 	c, err := clusterPlan(s)

@@ -87,9 +87,15 @@ var autheliaSuite = &Suite{
 // portalLoginAt is when login-stored-in-postgres's login was sent.
 type portalLoginAt struct{ at time.Time }
 
+// needsPortal says why no login through the portal can be judged: no
+// portal, no admin to log in with, or no role of the node that runs
+// authelia (the portal's upstream is then not the node's).
 func needsPortal(inv *inventory.Inventory) string {
 	if inv.Portal == nil {
 		return "the inventory has no portal"
+	}
+	if inv.Authelia == nil {
+		return fmt.Sprintf("node %s has no role that runs authelia: the portal's upstream is not the node's to judge", inv.Node)
 	}
 	if inv.LDAP == nil || inv.LDAP.AdminUser == "" || inv.LDAP.AdminPasswordFile == "" {
 		return "the inventory's ldap has no adminUser and adminPasswordFile to log in with"
@@ -185,10 +191,6 @@ func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, 
 // fediversity.authelia.host.
 func autheliaVerifies(ctx context.Context, s *State) error {
 	a := s.Inv.Authelia
-	if a == nil {
-		s.Note("node %s has no authelia role: the portal's upstream is not the node's to check", s.Inv.Node)
-		return nil
-	}
 	if a.CAFile == "" {
 		return poll.Permanent(fmt.Errorf("the node's fediversity.authelia.caFile is null: nothing to verify the role %s with", a.Role))
 	}

@@ -427,7 +427,9 @@ func TestUnitsSuiteOnNodeImagePods(t *testing.T) {
 	client, kc := clusterClient(t, env)
 	w := &realWorld{env: env, client: client, kube: kc}
 	results := runSuites(ctx, t, w.inventory(t, ctx, mastodonWorld), time.Minute, "units", "deployments")
-	requirePassed(t, results)
+	// No role of mastodon runs a service's image: no service's unit to
+	// look for in its pods.
+	requirePassed(t, results, "node mastodon has no role that runs a service's image")
 	matrix := strings.Join(results["units/units-where-their-lists-permit"].Steps[0].Notes, "\n")
 	t.Log(matrix)
 	sidekiq := podsOf(t, ctx, client, mastodonWorld, "mastodon-sidekiq")

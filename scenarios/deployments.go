@@ -50,7 +50,7 @@ var deploymentsSuite = &Suite{
 			Name:  "service-units-not-in-node-pods",
 			Spec:  []string{"US1-6"},
 			Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
-			Skip:  needsCluster,
+			Skip:  needsServiceUnits,
 			Steps: Checks(Check{Name: "ask each pod's systemd for the units of the roles' services", Do: serviceUnitsNotInNodePods}),
 		},
 	},
@@ -452,16 +452,5 @@ func serviceUnitsNotInNodePods(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	units := map[string]string{}
-	for _, r := range c.node.RoleNames() {
-		role := c.node.PodRoles.Roles[r]
-		if role.Requested() && !role.RunsNodeImage() {
-			units[*role.Service] = "service of role " + r
-		}
-	}
-	if len(units) == 0 {
-		s.Note("no role of node %s runs a service's image", s.Inv.Node)
-		return nil
-	}
-	return judgeMatrix(ctx, s, c, units, "no unit of a role's service in any of them")
+	return judgeMatrix(ctx, s, c, serviceUnits(c.node), "no unit of a role's service in any of them")
 }

@@ -50,13 +50,7 @@ var ldapSuite = &Suite{
 			Doc:  "each pod of the role answers the same bind, with a certificate for the Service's name",
 			Skip: needsLDAP,
 			Steps: Checks(Check{Name: "bind at each pod and find the user", Do: func(ctx context.Context, s *State) error {
-				var errs []error
-				for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
-					if err := readerFinds(ctx, s, pod); err != nil {
-						errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
-					}
-				}
-				return joinErrors(errs)
+				return eachPodFinds(ctx, s)
 			}}),
 		},
 		{
@@ -95,6 +89,22 @@ func needsLDAP(inv *inventory.Inventory) string {
 		return "the inventory has no ldap contract"
 	}
 	return needsMainPod(inv)
+}
+
+// eachPodFinds binds as the contract's reader at each pod of the role
+// that serves LDAP, and names each pod that fails.
+func eachPodFinds(ctx context.Context, s *State) error {
+	pods, err := podsOf(s.Inv, s.Inv.LDAP.Role)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, pod := range pods {
+		if err := readerFinds(ctx, s, pod); err != nil {
+			errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+		}
+	}
+	return joinErrors(errs)
 }
 
 // readerFinds binds as the contract's reader at endpoint, over LDAPS with

@@ -36,7 +36,11 @@ var lldapHTTPSuite = &Suite{
 			Doc:  "the admin logs in at each pod of the role",
 			Skip: needsLLDAP,
 			Steps: Checks(Check{Name: "log in at each pod", Do: func(ctx context.Context, s *State) error {
-				for _, pod := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
+				pods, err := podsOf(s.Inv, s.Inv.LDAP.Role)
+				if err != nil {
+					return err
+				}
+				for _, pod := range pods {
 					if _, err := lldapLogin(ctx, s, pod); err != nil {
 						return fmt.Errorf("pod %s: %w", pod.Name, err)
 					}
@@ -52,19 +56,20 @@ var lldapHTTPSuite = &Suite{
 				if why := needsLLDAP(inv); why != "" {
 					return why
 				}
-				if len(inv.Roles[inv.LDAP.Role].Pods) < 2 {
-					return "the role has one pod"
-				}
-				return ""
+				return needsTwoReplicas(inv, inv.LDAP.Role)
 			},
 			Steps: Sequence(
 				Step[lldapToken]{Name: "log in at the first pod", Do: func(ctx context.Context, s *State, v *lldapToken) error {
-					var err error
-					v.token, err = lldapLogin(ctx, s, s.Inv.Roles[s.Inv.LDAP.Role].Pods[0])
+					pods, err := twoPods(s.Inv, s.Inv.LDAP.Role)
+					if err != nil {
+						return err
+					}
+					v.pods = pods
+					v.token, err = lldapLogin(ctx, s, pods[0])
 					return err
 				}},
 				Step[lldapToken]{Name: "the second pod accepts the token", Do: func(ctx context.Context, s *State, v *lldapToken) error {
-					return lldapWhoAmI(ctx, s, s.Inv.Roles[s.Inv.LDAP.Role].Pods[1], v.token)
+					return lldapWhoAmI(ctx, s, v.pods[1], v.token)
 				}},
 			),
 		},
@@ -72,7 +77,38 @@ var lldapHTTPSuite = &Suite{
 }
 
 // lldapToken is what the steps of token-accepted-by-other-replica share.
-type lldapToken struct{ token string }
+type lldapToken struct {
+	pods  []inventory.Endpoint
+	token string
+}
+
+// needsTwoReplicas says why a role has no second replica to show: the
+// node plans one; or, where the plan is not known, the inventory lists
+// one pod.
+func needsTwoReplicas(inv *inventory.Inventory, role string) string {
+	planned := plannedReplicas(inv.Facts, role)
+	switch {
+	case planned >= 0 && planned < 2:
+		return fmt.Sprintf("node %s plans %d replica of role %s: no other replica", inv.Node, planned, role)
+	case planned < 0 && len(inv.Roles[role].Pods) == 1:
+		return "the role has one pod"
+	}
+	return ""
+}
+
+// twoPods are the first two pods of a role that the plan gives two
+// replicas or more: fewer Running fails the scenario.
+func twoPods(inv *inventory.Inventory, role string) ([]inventory.Endpoint, error) {
+	pods, err := podsOf(inv, role)
+	if err != nil {
+		return nil, err
+	}
+	if len(pods) < 2 {
+		planned := plannedReplicas(inv.Facts, role)
+		return nil, poll.Permanent(fmt.Errorf("role %s has 1 Running pod (%d planned): no other replica to accept its token", role, planned))
+	}
+	return pods, nil
+}
 
 func needsLLDAP(inv *inventory.Inventory) string {
 	if inv.LDAP == nil {

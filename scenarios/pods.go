@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -111,17 +112,66 @@ func stateCluster(s *State) (*clusterView, error) {
 	return c, nil
 }
 
-// needsMainPod says why the node's own files cannot be read: the
-// inventory has no main pod to read them in.
+// podsOf are the pods of role that a per-pod scenario judges. A role
+// with none fails the scenario, naming the role and the replicas its plan
+// asks for: a loop over no pod judges nothing, and would pass. In a
+// cluster, the discovery keeps a planned role whose pods are not Running
+// with none; a local inventory refuses a role without pods.
+func podsOf(inv *inventory.Inventory, role string) ([]inventory.Endpoint, error) {
+	if r := inv.Roles[role]; r != nil && len(r.Pods) > 0 {
+		return r.Pods, nil
+	}
+	return nil, poll.Permanent(errors.New(noRunningPod(role, plannedReplicas(inv.Facts, role))))
+}
+
+// noRunningPod says that a role has no Running pod, with the replicas its
+// plan asks for where they are known (planned < 0 when not).
+func noRunningPod(role string, planned int) string {
+	if planned < 0 {
+		return fmt.Sprintf("role %s has no Running pod", role)
+	}
+	return fmt.Sprintf("role %s has no Running pod (%d planned)", role, planned)
+}
+
+// plannedReplicas is how many pods the node's plan asks of a role: one
+// main pod, a requested role's replicas; -1 where the node is not known or
+// does not request the role.
+func plannedReplicas(n *facts.Node, role string) int {
+	switch {
+	case role == inventory.MainRole:
+		return 1
+	case n == nil:
+		return -1
+	}
+	if r, ok := n.PodRoles.Roles[role]; ok && r.Replicas != nil {
+		return *r.Replicas
+	}
+	return -1
+}
+
+// needsMainPod says why the node's own files cannot be read through the
+// inventory: its main pod has no rootDir and is no pod of a cluster. A
+// main pod that is missing is no reason to skip: the scenarios that need
+// its files fail, saying so (mainPod).
 func needsMainPod(inv *inventory.Inventory) string {
 	main := inv.Roles[inventory.MainRole]
-	switch {
-	case main == nil || len(main.Pods) == 0:
-		return fmt.Sprintf("the inventory has no main pod (roles.%s) to read the node's files in", inventory.MainRole)
-	case main.Pods[0].RootDir == "" && !inCluster(inv, main.Pods[0]):
+	if main != nil && len(main.Pods) > 0 && main.Pods[0].RootDir == "" && !inCluster(inv, main.Pods[0]) {
 		return fmt.Sprintf("the main pod %s has no rootDir in the inventory, and is no pod of a cluster", main.Pods[0].Name)
 	}
 	return ""
+}
+
+// mainPod is the pod where the node's own files are read, or the error
+// that fails a scenario that needs them.
+func mainPod(inv *inventory.Inventory) (inventory.Endpoint, error) {
+	if inv.Roles[inventory.MainRole] == nil {
+		return inventory.Endpoint{}, poll.Permanent(fmt.Errorf("the inventory has no main pod (roles.%s) to read the node's files in", inventory.MainRole))
+	}
+	if pods := inv.Roles[inventory.MainRole].Pods; len(pods) > 0 {
+		return pods[0], nil
+	}
+	// Waiting does not make a pod Running that was not at discovery.
+	return inventory.Endpoint{}, poll.Permanent(fmt.Errorf("%s: the node's files are read there", noRunningPod(inventory.MainRole, 1)))
 }
 
 // nodeFile reads a file of the node's own by its path in the node, in the
@@ -132,7 +182,10 @@ func nodeFile(ctx context.Context, s *State, file string) ([]byte, error) {
 	if why := needsMainPod(s.Inv); why != "" {
 		return nil, poll.Permanent(errors.New(why))
 	}
-	pod := s.Inv.Roles[inventory.MainRole].Pods[0]
+	pod, err := mainPod(s.Inv)
+	if err != nil {
+		return nil, err
+	}
 	if !inCluster(s.Inv, pod) {
 		data, err := os.ReadFile(filepath.Join(pod.RootDir, file))
 		if err != nil {

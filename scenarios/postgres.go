@@ -24,7 +24,7 @@ var postgresSuite = &Suite{
 			Name: "data-outside-pod",
 			Spec: []string{"SC-003"},
 			Doc:  "the role's database is on a host that is none of the role's pods, and holds its users",
-			Skip: needsPostgres,
+			Skip: needsUsersTable,
 			Steps: Checks(
 				Check{Name: "the database is not in a pod of the role", Do: databaseOutsidePods},
 				Check{Name: "the database holds the role's users", Do: databaseHoldsUsers},
@@ -40,14 +40,9 @@ var postgresSuite = &Suite{
 	},
 }
 
-// databaseHoldsUsers finds the contract's user in the role's users table,
-// or, where the inventory names none, connects.
+// databaseHoldsUsers finds the contract's user in the role's users table.
 func databaseHoldsUsers(ctx context.Context, s *State) error {
 	p := s.Inv.Postgres
-	if p.UsersTable == "" || s.Inv.LDAP == nil {
-		s.Note("the inventory names no users table: connected only")
-		return withDatabase(ctx, s, "a connection", func(ctx context.Context, db *pgx.Conn) error { return db.Ping(ctx) })
-	}
 	user := s.Inv.LDAP.User
 	return withDatabase(ctx, s, fmt.Sprintf("the user %s in table %s", user, p.UsersTable), func(ctx context.Context, db *pgx.Conn) error {
 		var n int
@@ -70,6 +65,20 @@ func needsPostgres(inv *inventory.Inventory) string {
 	return ""
 }
 
+// needsUsersTable says why the role's data cannot be looked for: a
+// database that only answers proves nothing of where the role keeps it.
+func needsUsersTable(inv *inventory.Inventory) string {
+	switch {
+	case inv.Postgres == nil:
+		return "the inventory has no postgres"
+	case inv.Postgres.UsersTable == "":
+		return "the inventory names no table of the role's data (postgres.usersTable): a connection alone proves nothing"
+	case inv.LDAP == nil:
+		return "the inventory has no ldap contract, whose user (ldap.user) the table of the role's data must hold"
+	}
+	return ""
+}
+
 // dsn reads the connection string from its file.
 func dsn(s *State) (*url.URL, string, error) { return readDSN(s.Inv.Postgres.DSNFile) }
 
@@ -88,12 +97,17 @@ func readDSN(file string) (*url.URL, string, error) {
 }
 
 func databaseOutsidePods(ctx context.Context, s *State) error {
+	// With no pod to compare, the database could be in any of them.
+	pods, err := podsOf(s.Inv, s.Inv.Postgres.Role)
+	if err != nil {
+		return err
+	}
 	u, _, err := dsn(s)
 	if err != nil {
 		return err
 	}
 	host := u.Hostname()
-	for _, pod := range s.Inv.Roles[s.Inv.Postgres.Role].Pods {
+	for _, pod := range pods {
 		if host == pod.Address || host == pod.Name {
 			return fmt.Errorf("the database is at %s, in pod %s of role %s: its data would go with the pod", host, pod.Name, s.Inv.Postgres.Role)
 		}

@@ -22,8 +22,12 @@ type Summary struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
-	// OK: none failed, and one at least passed: a run of nothing but
-	// skips proved nothing (unless the runner was told to allow it).
+	// SelfChecks counts the passed scenarios that are the runner's
+	// self-checks (Scenario.SelfCheck), among Passed.
+	SelfChecks int `json:"selfChecks,omitempty"`
+	// OK: none failed, and one at least passed that is no self-check: a
+	// run of nothing but skips and self-checks proved nothing about the
+	// node (unless the runner was told to allow it).
 	OK bool `json:"ok"`
 }
 
@@ -37,13 +41,16 @@ func NewReport(node string, results []*Result) *Report {
 		switch res.Status {
 		case Passed:
 			r.Summary.Passed++
+			if res.SelfCheck {
+				r.Summary.SelfChecks++
+			}
 		case Failed:
 			r.Summary.Failed++
 		default:
 			r.Summary.Skipped++
 		}
 	}
-	r.Summary.OK = r.Summary.Failed == 0 && r.Summary.Passed > 0
+	r.Summary.OK = r.Summary.Failed == 0 && r.Summary.Passed > r.Summary.SelfChecks
 	return r
 }
 

@@ -35,26 +35,15 @@ var rotationSuite = &Suite{
 	Name: "rotation",
 	Doc:  "new secret values and sidecar restarts restart exactly the services whose secrets ask for it, in the same pod; logins work again",
 	Scenarios: []*Scenario{
-		credentialRotation("new-credential-restarts-authelia", "authelia", []string{"SC-005", "US1-13"},
-			"revoking authelia's database credential restarts it in the same pod with a new one; the old one no longer logs in; the portal works again",
+		credentialRotation("new-credential-restarts-authelia", autheliaRole, []string{"SC-005", "US1-13"},
+			"revoking the database credential of the role that runs authelia restarts it in the same pod with a new one; the old one no longer logs in; the portal works again",
 			Check{Name: "a login through the portal works again", Do: func(ctx context.Context, s *State) error {
 				_, err := portalLogin(ctx, s, true)
 				return err
 			}}),
-		credentialRotation("new-credential-restarts-lldap-replicas", "lldap", []string{"SC-003", "US1-13"},
-			"revoking lldap's database credential restarts each replica in its pod with a new one; each pod answers a bind again",
-			Check{Name: "each pod answers a bind again", Do: func(ctx context.Context, s *State) error {
-				if s.Inv.LDAP == nil || s.Inv.LDAP.Role != "lldap" {
-					s.Note("the inventory's ldap contract is not served by role lldap: no bind to try")
-					return nil
-				}
-				for _, pod := range s.Inv.Roles["lldap"].Pods {
-					if err := readerFinds(ctx, s, pod); err != nil {
-						return fmt.Errorf("pod %s: %w", pod.Name, err)
-					}
-				}
-				return nil
-			}}),
+		credentialRotation("new-credential-restarts-lldap-replicas", ldapRole, []string{"SC-003", "US1-13"},
+			"revoking the database credential of the role that serves the ldap contract restarts each replica in its pod with a new one; each pod answers a bind again",
+			Check{Name: "each pod answers a bind again", Do: eachPodFinds}),
 		kvRotation("restart-secret-restarts", true,
 			"a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod"),
 		kvRotation("secret-without-restart-restarts-nothing", false,
@@ -78,25 +67,60 @@ var rotationSuite = &Suite{
 	},
 }
 
+// rotatedRole picks the role of the inventory whose credential a
+// credential rotation revokes, or says why there is none: the node names
+// its roles, so the role is the one that runs the service, never a name
+// the suite assumes.
+type rotatedRole func(inv *inventory.Inventory) (role, why string)
+
+// autheliaRole is the role that runs authelia, whose login through the
+// portal shows it works again.
+func autheliaRole(inv *inventory.Inventory) (string, string) {
+	if why := needsPortal(inv); why != "" {
+		return "", why
+	}
+	return inv.Authelia.Role, ""
+}
+
+// ldapRole is the role that serves the ldap contract, whose pods answer a
+// bind again.
+func ldapRole(inv *inventory.Inventory) (string, string) {
+	if why := needsLDAP(inv); why != "" {
+		return "", why
+	}
+	return inv.LDAP.Role, ""
+}
+
 // credentialRotation is a scenario that revokes the database credential
-// of role, sees each pod restart its service with a new one in the same
-// pod and the old one refused, and then checks the service works again.
-func credentialRotation(name, role string, spec []string, doc string, again Check) *Scenario {
+// of the role pick names, sees each pod restart its service with a new one
+// in the same pod and the old one refused, and then checks the service
+// works again.
+func credentialRotation(name string, pick rotatedRole, spec []string, doc string, again Check) *Scenario {
 	return &Scenario{
-		Name:      name,
-		Spec:      spec,
-		Doc:       doc,
-		Skip:      func(inv *inventory.Inventory) string { return needsRotation(inv, role, true) },
+		Name: name,
+		Spec: spec,
+		Doc:  doc,
+		Skip: func(inv *inventory.Inventory) string {
+			if inv.OpenBao == nil {
+				return "the inventory has no openbao"
+			}
+			role, why := pick(inv)
+			if why != "" {
+				return why
+			}
+			return needsRotation(inv, role, true)
+		},
 		Exclusive: true,
 		Steps: Sequence(
 			Step[credentials]{Name: "note each pod and its credential", Do: func(ctx context.Context, s *State, v *credentials) error {
-				return noteCredential(ctx, s, role, v)
+				v.role, _ = pick(s.Inv)
+				return noteCredential(ctx, s, v)
 			}},
 			Step[credentials]{Name: "revoke the credential in OpenBao", Do: func(ctx context.Context, s *State, v *credentials) error {
-				return revokeCredential(ctx, s, role, v)
+				return revokeCredential(ctx, s, v)
 			}},
 			Step[credentials]{Name: "each pod restarts its service with a new credential", Do: func(ctx context.Context, s *State, v *credentials) error {
-				return restartedWithNewCredential(ctx, s, role, v)
+				return restartedWithNewCredential(ctx, s, v)
 			}},
 			Step[credentials]{Name: "the old credential no longer logs in", Do: func(ctx context.Context, s *State, v *credentials) error {
 				return oldCredentialRefused(ctx, s, v)
@@ -108,6 +132,8 @@ func credentialRotation(name, role string, spec []string, doc string, again Chec
 
 // credentials is what the steps of a credential rotation share.
 type credentials struct {
+	// role is the role whose credential is revoked.
+	role string
 	// before is each pod's service and credential before the revocation.
 	before map[string]podBefore
 	// ttl bounds how long the sidecars take to notice the revocation.
@@ -146,9 +172,6 @@ func needsRotation(inv *inventory.Inventory, role string, credential bool) strin
 	}
 	if credential && len(databaseSecrets(r)) == 0 {
 		return "role " + role + " has no secret of the database engine"
-	}
-	if role == "authelia" && inv.Portal == nil {
-		return "the inventory has no portal"
 	}
 	return ""
 }
@@ -199,10 +222,17 @@ type podBefore struct {
 	user, password string
 }
 
-func noteCredential(ctx context.Context, s *State, role string, v *credentials) error {
-	r := s.Inv.Roles[role]
+// noteCredential notes each pod's service and credential before the
+// revocation; a role with no Running pod fails here, before anything is
+// revoked.
+func noteCredential(ctx context.Context, s *State, v *credentials) error {
+	r := s.Inv.Roles[v.role]
+	pods, err := podsOf(s.Inv, v.role)
+	if err != nil {
+		return err
+	}
 	before := map[string]podBefore{}
-	for _, pod := range r.Pods {
+	for _, pod := range pods {
 		st, err := podStatus(ctx, s, pod)
 		if err != nil {
 			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
@@ -229,13 +259,13 @@ func baoClient(s *State) (*openbao.Client, error) {
 // revokeCredential revokes every lease of the role's database secrets, as
 // an operator does to rotate a credential, and notes the TTL that bounds
 // how long the sidecars take to notice.
-func revokeCredential(ctx context.Context, s *State, role string, v *credentials) error {
+func revokeCredential(ctx context.Context, s *State, v *credentials) error {
 	bao, err := baoClient(s)
 	if err != nil {
 		return err
 	}
 	paths := map[string]bool{}
-	for _, sec := range databaseSecrets(s.Inv.Roles[role]) {
+	for _, sec := range databaseSecrets(s.Inv.Roles[v.role]) {
 		paths[sec.Path] = true
 	}
 	var ttl time.Duration
@@ -264,8 +294,8 @@ func revokeCredential(ctx context.Context, s *State, role string, v *credentials
 // restartedWithNewCredential waits, at most the credential's TTL and a
 // margin, until each pod restarted its service in the same pod with a new
 // credential.
-func restartedWithNewCredential(ctx context.Context, s *State, role string, v *credentials) error {
-	r := s.Inv.Roles[role]
+func restartedWithNewCredential(ctx context.Context, s *State, v *credentials) error {
+	r := s.Inv.Roles[v.role]
 	ttl, revokedAt := v.ttl, v.revokedAt
 	var errs []error
 	for _, pod := range r.Pods {
@@ -358,6 +388,11 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	role, file := ref.Role, ref.File
 	r := s.Inv.Roles[role]
 	sec := r.Secrets[file]
+	// Nothing is written for a role with no pod to watch.
+	pods, err := podsOf(s.Inv, role)
+	if err != nil {
+		return err
+	}
 	bao, err := baoClient(s)
 	if err != nil {
 		return err
@@ -374,7 +409,7 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 		data[*sec.Field] = base64.StdEncoding.EncodeToString([]byte(want))
 	}
 	before := map[string]*inventory.PodStatus{}
-	for _, pod := range r.Pods {
+	for _, pod := range pods {
 		st, err := podStatus(ctx, s, pod)
 		if err != nil {
 			return poll.Permanent(err)
@@ -386,7 +421,7 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	}
 	s.Note("wrote a new value of %s (file %s of role %s, restart %v)", sec.Path, file, role, restart)
 	var errs []error
-	for _, pod := range r.Pods {
+	for _, pod := range pods {
 		b := before[pod.Name]
 		err := poll.Eventually(ctx, poll.Probe{Endpoint: secretWhere(s, pod, file), Expect: "the new value in pod " + pod.Name, Within: s.Patience}, func(ctx context.Context) error {
 			got, err := readPodSecret(ctx, s, pod, file)

@@ -161,6 +161,20 @@ func TestReports(t *testing.T) {
 	}
 }
 
+// TestSelfChecksAloneAreNoPass: a run whose only passes are the runner's
+// self-checks proved nothing about the node, as a run of skips alone.
+func TestSelfChecksAloneAreNoPass(t *testing.T) {
+	selfCheck := &Result{Suite: "ldap", Scenario: "wrong-ca-refused", SelfCheck: true, Status: Passed}
+	skipped := &Result{Suite: "ldap", Scenario: "each-pod-binds", Status: Skipped, Reason: "no ldap"}
+	judged := &Result{Suite: "ldap", Scenario: "service-ldaps-bind", Status: Passed}
+	if s := NewReport("n", []*Result{selfCheck, skipped}).Summary; s != (Summary{Passed: 1, Skipped: 1, SelfChecks: 1, OK: false}) {
+		t.Errorf("a self-check and a skip: %+v", s)
+	}
+	if s := NewReport("n", []*Result{selfCheck, judged}).Summary; s != (Summary{Passed: 2, SelfChecks: 1, OK: true}) {
+		t.Errorf("a self-check beside a scenario that judged the node: %+v", s)
+	}
+}
+
 func TestSelect(t *testing.T) {
 	if _, err := Select([]string{"ldap", "nope"}); err == nil || !strings.Contains(err.Error(), `no suite "nope": the suites are `) {
 		t.Errorf("err = %v", err)

@@ -46,13 +46,12 @@ var secretsSuite = &Suite{
 			if err != nil {
 				return err
 			}
-			var errs []error
-			for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-				role := s.Inv.Roles[roleName]
-				for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
-					for _, pod := range role.Pods {
-						if err := checkSecretFile(ctx, s, bao, role, pod, file, role.Secrets[file]); err != nil {
-							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", roleName, pod.Name, file, err))
+			roles, errs := rolesWithSecrets(s.Inv)
+			for _, r := range roles {
+				for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
+					for _, pod := range r.pods {
+						if err := checkSecretFile(ctx, s, bao, r.Role, pod, file, r.Secrets[file]); err != nil {
+							errs = append(errs, fmt.Errorf("role %s, pod %s, secret %s: %w", r.name, pod.Name, file, err))
 						}
 					}
 				}
@@ -110,13 +109,9 @@ func needsPodFiles(inv *inventory.Inventory) string {
 const serviceAccountToken = "var/run/secrets/kubernetes.io/serviceaccount/token"
 
 func identityNotReadable(ctx context.Context, s *State) error {
-	var errs []error
-	for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-		role := s.Inv.Roles[roleName]
-		if len(role.Secrets) == 0 {
-			continue
-		}
-		for _, pod := range role.Pods {
+	roles, errs := rolesWithSecrets(s.Inv)
+	for _, r := range roles {
+		for _, pod := range r.pods {
 			if inCluster(s.Inv, pod) {
 				errs = append(errs, identityNotReadableInPod(ctx, s, pod))
 				continue
@@ -141,8 +136,10 @@ func identityNotReadable(ctx context.Context, s *State) error {
 }
 
 // identityNotReadableInPod tries to read the pod's service-account token
-// in each of its containers but secrets, through exec: it must not be
-// there, or not readable.
+// in each of its containers but secrets, through exec. Only cat's own
+// word counts as "cannot read" (no such file, permission denied), and
+// only in a container where cat is shown to run (cat /dev/null): an image
+// without cat fails every exec, which proves nothing about the token.
 func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpoint) error {
 	c, err := stateCluster(s)
 	if err != nil {
@@ -159,17 +156,72 @@ func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpo
 		if container.Name == plan.ContainerSidecar {
 			continue // a sidecar beside the service logs in with it
 		}
-		out, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", token})
-		switch {
-		case err == nil && len(out) > 0:
-			errs = append(errs, fmt.Errorf("pod %s: container %s reads the pod's service-account token %s: the service could act as the pod", pod.Name, container.Name, token))
-		case err != nil && !strings.Contains(err.Error(), "exited with status"):
-			errs = append(errs, err) // exec itself failed: nothing was learnt
-		default:
-			s.Note("pod %s: container %s cannot read %s", pod.Name, container.Name, token)
+		if _, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", "/dev/null"}); err != nil {
+			errs = append(errs, fmt.Errorf("pod %s: cannot judge whether container %s reads %s: cat does not run there (%v)", pod.Name, container.Name, token, err))
+			continue
 		}
+		out, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", token})
+		why, judgeErr := tokenRead(token, out, err)
+		if judgeErr != nil {
+			errs = append(errs, fmt.Errorf("pod %s: container %s %w", pod.Name, container.Name, judgeErr))
+			continue
+		}
+		s.Note("pod %s: container %s cannot read %s: %s", pod.Name, container.Name, token, why)
 	}
 	return joinErrors(errs)
+}
+
+// tokenRead judges what `cat TOKEN` came to in a container where cat
+// runs: unreadable (with cat's reason) only when cat says the file is not
+// there or not readable; a token it printed, or any other failure (an
+// exec that broke, an error that names no such reason), is an error.
+func tokenRead(token string, out []byte, err error) (string, error) {
+	switch {
+	case err == nil && len(out) > 0:
+		return "", fmt.Errorf("reads the pod's service-account token %s: the service could act as the pod", token)
+	case err == nil:
+		return "", fmt.Errorf("reads %s, which is empty: cannot judge whether a token would be readable there", token)
+	}
+	// What cat wrote: kube.Exec puts the command's stderr after its exit
+	// status, and the command (with the token's path) before it.
+	_, stderr, exited := strings.Cut(err.Error(), "exited with status")
+	if !exited {
+		return "", err // exec itself failed: nothing was learnt
+	}
+	for _, reason := range []string{"No such file or directory", "Permission denied"} {
+		if strings.Contains(stderr, token) && strings.Contains(stderr, reason) {
+			return strings.ToLower(reason[:1]) + reason[1:], nil
+		}
+	}
+	return "", fmt.Errorf("cannot judge whether it reads %s: cat failed without saying the file is absent or unreadable (%v)", token, err)
+}
+
+// podsWithSecrets is a role with secrets and its pods.
+type podsWithSecrets struct {
+	*inventory.Role
+	name string
+	pods []inventory.Endpoint
+}
+
+// rolesWithSecrets are the roles of the inventory that have secrets, in
+// name order, with their pods; for each that has no Running pod, an error
+// naming it (podsOf), for the scenario to report beside what it judges.
+func rolesWithSecrets(inv *inventory.Inventory) ([]podsWithSecrets, []error) {
+	var out []podsWithSecrets
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
+		r := inv.Roles[name]
+		if len(r.Secrets) == 0 {
+			continue
+		}
+		pods, err := podsOf(inv, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, podsWithSecrets{Role: r, name: name, pods: pods})
+	}
+	return out, errs
 }
 
 func needsSecrets(inv *inventory.Inventory) string {
@@ -440,14 +492,10 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, roleName := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
-		role := s.Inv.Roles[roleName]
-		if len(role.Secrets) == 0 {
-			continue
-		}
+	roles, errs := rolesWithSecrets(s.Inv)
+	for _, role := range roles {
 		files := slices.Sorted(maps.Keys(role.Secrets))
-		for _, pod := range role.Pods {
+		for _, pod := range role.pods {
 			probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("the service of pod %s to have started after %s", pod.Name, strings.Join(files, ", ")), Within: s.Patience}
 			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 				st, err := podStatus(ctx, s, pod)

@@ -121,8 +121,13 @@ type podAtRestart struct {
 func noteBeforeRestart(c sidecarCase) Step[sidecarRestart] {
 	return Step[sidecarRestart]{Name: "note each pod's service, sidecar and secrets", Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
 		v.role, v.watched = sidecarRole(s.Inv, c)
+		// No sidecar is restarted in a role with no pod to watch.
+		pods, err := podsOf(s.Inv, v.role)
+		if err != nil {
+			return err
+		}
 		v.before = map[string]podAtRestart{}
-		for _, pod := range s.Inv.Roles[v.role].Pods {
+		for _, pod := range pods {
 			b, err := podNow(ctx, s, pod, v.watched)
 			if err != nil {
 				return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))

@@ -12,8 +12,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // The units suite: in every pod of the node's image, each unit of the
@@ -29,7 +31,7 @@ var unitsSuite = &Suite{
 		Name:  "units-where-their-lists-permit",
 		Spec:  []string{"SC-001", "US1-2", "US1-3", "US1-4"},
 		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod; shown as a units × pods matrix",
-		Skip:  needsCluster,
+		Skip:  needsListedUnits,
 		Steps: Checks(Check{Name: "ask each pod's systemd for each unit of the lists", Do: unitsWhereListsPermit}),
 	}},
 }
@@ -132,7 +134,7 @@ func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
 			return nil, err
 		}
 		if len(pods) == 0 {
-			return nil, poll.Saw("no Running pod of Deployment %s/%s", d.Namespace, d.Name)
+			return nil, poll.Saw("%s, Deployment %s/%s", noRunningPod(role, int(*d.Spec.Replicas)), d.Namespace, d.Name)
 		}
 		for _, p := range pods {
 			out = append(out, nodePod{name: p.Name, role: role, permitted: permitted})
@@ -202,8 +204,7 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 
 // listedUnits maps each unit of the node's lists to the list: the units
 // of the requested roles of the node's image, mainUnits and sharedUnits.
-func listedUnits(c *clusterView) map[string]string {
-	n := c.node
+func listedUnits(n *facts.Node) map[string]string {
 	units := map[string]string{}
 	for _, r := range n.RoleNames() {
 		role := n.PodRoles.Roles[r]
@@ -222,17 +223,46 @@ func listedUnits(c *clusterView) map[string]string {
 	return units
 }
 
+// serviceUnits maps the unit of each modular service that a requested
+// role runs from the service's image to that role.
+func serviceUnits(n *facts.Node) map[string]string {
+	units := map[string]string{}
+	for _, r := range n.RoleNames() {
+		role := n.PodRoles.Roles[r]
+		if role.Requested() && !role.RunsNodeImage() {
+			units[*role.Service] = "service of role " + r
+		}
+	}
+	return units
+}
+
+// needsUnits makes the Skip of a scenario that asks the pods of the
+// node's image for the units that units picks from the node: it cannot
+// run without a cluster, and has nothing to judge where the node has no
+// such unit (none says why, after the node's name).
+func needsUnits(units func(*facts.Node) map[string]string, none string) func(*inventory.Inventory) string {
+	return func(inv *inventory.Inventory) string {
+		if why := needsCluster(inv); why != "" {
+			return why
+		}
+		if inv.Facts != nil && len(units(inv.Facts)) == 0 {
+			return "node " + inv.Node + " " + none
+		}
+		return ""
+	}
+}
+
+var (
+	needsListedUnits  = needsUnits(listedUnits, "lists no units (no role of the node's image, mainUnits nor sharedUnits has one): none to place")
+	needsServiceUnits = needsUnits(serviceUnits, "has no role that runs a service's image: no unit of a service to look for")
+)
+
 func unitsWhereListsPermit(ctx context.Context, s *State) error {
 	c, err := clusterPlan(s)
 	if err != nil {
 		return err
 	}
-	units := listedUnits(c)
-	if len(units) == 0 {
-		s.Note("node %s lists no units", s.Inv.Node)
-		return nil
-	}
-	return judgeMatrix(ctx, s, c, units, "each listed unit active exactly in the pods its list permits")
+	return judgeMatrix(ctx, s, c, listedUnits(c.node), "each listed unit active exactly in the pods its list permits")
 }
 
 // judgeMatrix waits until the pods' units are as their lists say, and

@@ -74,8 +74,8 @@ type ScenariosRunOptions struct {
 	Parallel int
 	Timeout  time.Duration
 	Patience time.Duration
-	// AllowSkip lets a run in which every selected scenario was skipped
-	// pass.
+	// AllowSkip lets a run pass in which no scenario ran: every selected
+	// one was skipped, or passed only as a runner self-check.
 	AllowSkip bool
 }
 
@@ -106,12 +106,12 @@ Where the inventory gives one of these with another value than the node,
 the run stops before any scenario, naming both.
 
 Exit status: 0 when every scenario passed or was skipped and at least one
-ran, 1 when one failed or none ran (every selected one skipped: a skipped
-scenario proved nothing; --allow-skip lets that pass), 2 when the runner
-could not run (a wrong flag, a bad inventory, an inventory that the node
-contradicts).`,
+ran, 1 when one failed or none ran (every selected one skipped, or passed
+only as a runner self-check: neither proves anything about the node;
+--allow-skip lets that pass), 2 when the runner could not run (a wrong
+flag, a bad inventory, an inventory that the node contradicts).`,
 		Example: `  podroles env up --dir /tmp/env && podroles scenarios run --inventory /tmp/env/inventory.yaml
-  podroles scenarios run --inventory node.yaml --suite ldap --run 'wrong-.*' --format junit -o scenarios.xml
+  podroles scenarios run --inventory node.yaml --suite ldap --run 'each-pod-.*' --format junit -o scenarios.xml
   podroles scenarios run --inventory world.yaml --flake .#directory
   podroles scenarios run --kubeconfig ~/.kube/config --namespace mastodon --node mastodon --flake .#mastodon --suite deployments,units`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -132,7 +132,7 @@ contradicts).`,
 	f.IntVar(&o.Parallel, "parallel", 4, "how many scenarios run at once")
 	f.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "the time each scenario may take")
 	f.DurationVar(&o.Patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
-	f.BoolVar(&o.AllowSkip, "allow-skip", false, "exit 0 when every selected scenario was skipped (none ran)")
+	f.BoolVar(&o.AllowSkip, "allow-skip", false, "exit 0 when no scenario ran (every selected one skipped, or passed only as a runner self-check)")
 	o.Sources.AddFlags(cmd)
 	return cmd
 }
@@ -190,6 +190,12 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	switch {
 	case rep.Summary.Failed > 0:
 		return &cli.FailedError{Summary: fmt.Sprintf("%d scenarios failed", rep.Summary.Failed)}
+	case !rep.Summary.OK && rep.Summary.SelfChecks > 0:
+		// A self-check proves the runner's client, not the node: with
+		// skips alone beside it, nothing was judged of the node.
+		fmt.Fprintf(o.IO.ErrOut, "podroles scenarios run: no scenario ran: of the %d selected, %d passed only as runner self-checks (no evidence about the node) and %d were skipped (each says why in the report); --allow-skip lets such a run pass\n",
+			len(rep.Results), rep.Summary.SelfChecks, rep.Summary.Skipped)
+		return &cli.FailedError{Summary: "no scenario ran"}
 	case !rep.Summary.OK:
 		// A skipped scenario proved nothing: a run of nothing but skips
 		// is no pass for a script or CI.

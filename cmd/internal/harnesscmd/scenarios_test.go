@@ -68,6 +68,24 @@ func TestScenariosRun(t *testing.T) {
 		}
 	}
 
+	// The runner's self-checks pass here, but prove nothing of the node:
+	// a run of them alone (and skips) is a run in which no scenario ran.
+	selfChecks := []string{"scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap,lldap-http", "--run", "wrong-.*|lldap-http/.*"}
+	r = run(t, selfChecks...)
+	want := "podroles scenarios run: no scenario ran: of the 5 selected, 2 passed only as runner self-checks (no evidence about the node) and 3 were skipped (each says why in the report); --allow-skip lets such a run pass\n"
+	if r.Code != cli.ExitFailed || r.ErrOut != want || !strings.Contains(r.Out, "node directory: 2 passed, 0 failed, 3 skipped") {
+		t.Errorf("self-checks and skips alone: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	r = run(t, append(selfChecks, "--allow-skip", "--format", "json")...)
+	var rep scenarios.Report
+	if err := json.Unmarshal([]byte(r.Out), &rep); r.Code != cli.ExitOK || err != nil || !rep.Summary.OK || rep.Summary.SelfChecks != 2 {
+		t.Errorf("self-checks alone with --allow-skip: exit %d, %v, %+v\n%s", r.Code, err, rep.Summary, r.ErrOut)
+	}
+	// Beside a scenario that judges the node, they are no longer alone.
+	if r := run(t, "scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap", "--run", "wrong-.*|each-pod-binds"); r.Code != cli.ExitOK {
+		t.Errorf("self-checks and each-pod-binds: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+
 	env.Stop("slapd-0")
 	r = run(t, "scenarios", "run", "--inventory", env.Inventory, "--run", "each-pod", "--patience", "2s")
 	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.Out, "pod directory-lldap-0") {

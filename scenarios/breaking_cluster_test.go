@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -222,12 +224,7 @@ func inPods(namespace, deployment string, argvs map[int][]string) func(t *testin
 			namespace = w.env.Namespace
 		}
 		pods := podsOf(t, ctx, w.client, namespace, deployment)
-		for _, i := range slices.Sorted(maps.Keys(argvs)) {
-			if _, err := w.kube.Exec(ctx, namespace, pods[i].Name, plan.ContainerNode, argvs[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return func() {
+		mend := func() {
 			for i := range argvs {
 				if err := w.client.CoreV1().Pods(namespace).Delete(ctx, pods[i].Name, metav1.DeleteOptions{}); err != nil {
 					t.Fatal(err)
@@ -235,6 +232,25 @@ func inPods(namespace, deployment string, argvs map[int][]string) func(t *testin
 			}
 			waitAvailable(t, ctx, w.client, namespace, deployment)
 		}
+		for _, i := range slices.Sorted(maps.Keys(argvs)) {
+			// A pod just deployed may be Ready before its systemd has
+			// finished starting and answers on its bus.
+			err := poll.Eventually(ctx, poll.Probe{Endpoint: pods[i].Name, Expect: "systemd started", Within: 2 * time.Minute}, func(ctx context.Context) error {
+				out, err := w.kube.Exec(ctx, namespace, pods[i].Name, plan.ContainerNode, []string{"systemctl", "show", "--property=SystemState", "--value"})
+				if state := strings.TrimSpace(string(out)); err != nil || (state != "running" && state != "degraded") {
+					return poll.Saw("%q (%v)", state, err)
+				}
+				return nil
+			})
+			if err == nil {
+				_, err = w.kube.Exec(ctx, namespace, pods[i].Name, plan.ContainerNode, argvs[i])
+			}
+			if err != nil {
+				mend() // what a part of the break did goes with the pods
+				t.Fatal(err)
+			}
+		}
+		return mend
 	}
 }
 

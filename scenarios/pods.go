@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +37,7 @@ func podStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventor
 	if err != nil {
 		return nil, err
 	}
-	return clusterPodStatus(ctx, c.Clientset, s.Inv.Cluster.Namespace, pod)
+	return clusterPodStatus(ctx, c.Clientset, s.Inv.Cluster.Namespace, pod, pod.Container)
 }
 
 // PodStatus reads what a pod reports of its service: its UID, which stays
@@ -51,10 +52,10 @@ func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endp
 	if err != nil {
 		return nil, poll.Permanent(err)
 	}
-	return clusterPodStatus(ctx, c.Clientset, inv.Cluster.Namespace, pod)
+	return clusterPodStatus(ctx, c.Clientset, inv.Cluster.Namespace, pod, pod.Container)
 }
 
-func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint) (*inventory.PodStatus, error) {
+func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint, container string) (*inventory.PodStatus, error) {
 	got, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
@@ -62,17 +63,18 @@ func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns strin
 	if err != nil {
 		return nil, discoverError("Pod", ns, pod.Name, "get", err)
 	}
-	st := &inventory.PodStatus{Pod: got.Name, UID: string(got.UID)}
-	for _, c := range got.Status.ContainerStatuses {
-		if c.Name == pod.Container {
-			st.RestartCount = int(c.RestartCount)
-			if c.State.Running != nil {
+	// The sidecar is an init container that keeps running (restartPolicy
+	// Always): its status is among the init containers'.
+	for _, c := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
+		if c.Name == container {
+			st := &inventory.PodStatus{Pod: got.Name, UID: string(got.UID), RestartCount: int(c.RestartCount)}
+			if c.State.Running != nil && (c.Started == nil || *c.Started) {
 				st.StartedAt = c.State.Running.StartedAt.Time
 			}
 			return st, nil
 		}
 	}
-	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, pod.Container)
+	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, container)
 }
 
 // podWhere names where podStatus looks, for a probe.

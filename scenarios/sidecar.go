@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
@@ -279,21 +277,7 @@ func sidecarStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inve
 	if err != nil {
 		return nil, err
 	}
-	ns := s.Inv.Cluster.Namespace
-	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, discoverError("Pod", ns, pod.Name, "get", err)
-	}
-	for _, st := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
-		if st.Name == plan.ContainerSidecar {
-			out := &inventory.PodStatus{Pod: got.Name, UID: string(got.UID), RestartCount: int(st.RestartCount)}
-			if st.State.Running != nil && (st.Started == nil || *st.Started) {
-				out.StartedAt = st.State.Running.StartedAt.Time
-			}
-			return out, nil
-		}
-	}
-	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s", ns, pod.Name, plan.ContainerSidecar)
+	return clusterPodStatus(ctx, c.Clientset, s.Inv.Cluster.Namespace, pod, plan.ContainerSidecar)
 }
 
 // restartSidecar restarts a pod's sidecar, as its crash would: in a

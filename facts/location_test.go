@@ -25,9 +25,13 @@ func TestAttrNameAsNixReadsIt(t *testing.T) {
 		}
 		sets = append(sets, "(builtins.attrNames { "+written+" = null; })")
 	}
-	out, err := exec.Command(nix, "--extra-experimental-features", "nix-command", "eval", "--json", "--expr", "[ "+strings.Join(sets, " ")+" ]").CombinedOutput()
+	// stdout alone is the JSON: nix may warn on stderr.
+	var stderr strings.Builder
+	cmd := exec.Command(nix, "--extra-experimental-features", "nix-command", "--offline", "eval", "--json", "--expr", "[ "+strings.Join(sets, " ")+" ]")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("nix refused the names as written: %v\n%s", err, out)
+		t.Fatalf("nix refused the names as written: %v\n%s", err, stderr.String())
 	}
 	var read [][]string
 	if err := json.Unmarshal(out, &read); err != nil {

@@ -63,6 +63,19 @@ type Node struct {
 	// system; nil for a node it cannot probe (a plain config, facts
 	// written by an older podroles).
 	ListsProbe *ListsProbe `json:"listsProbe,omitempty"`
+
+	// Definitions are where the node defines what some option references
+	// name, read when the facts were: the facts that lib.mkCheck and the
+	// node module write carry those that findings on the names in the
+	// lists would ask about, for a check of facts, which has no nix to
+	// ask. Empty for a clean node, and in the facts podroles facts writes.
+	Definitions []Located `json:"definitions,omitempty"`
+}
+
+// Located is what an OptionRef names, and where the node defines it.
+type Located struct {
+	OptionRef
+	Defs []Definition `json:"defs"`
 }
 
 // Kinds of values that are no data.
@@ -277,6 +290,16 @@ type K8sPod struct {
 	// misspelled name, so FR-008 could not judge those names. Only modules
 	// that hide a name are given; nil on a node of no module system.
 	HostModules []HostModule `json:"hostModules,omitempty"`
+	// ConditionOnlyUnits are the names in the lists that are units of
+	// Units only by a condition: on a node that a module of its own puts
+	// on k8s-pod.nix, every definition of the unit sets only what that
+	// module's condition sets on a listed name (Condition), and nothing
+	// that runs. Such a name is no unit of the node for FR-008.
+	ConditionOnlyUnits []string `json:"conditionOnlyUnits,omitempty"`
+	// Condition is what the condition of the node's own k8s-pod module
+	// sets on a listed name ("unitConfig.ConditionPathExists"), when
+	// ConditionOnlyUnits is not empty.
+	Condition []string `json:"condition,omitempty"`
 }
 
 // HostModule is a k8s-pod module that a node imports itself (see

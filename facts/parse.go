@@ -299,6 +299,12 @@ func parseNode(v gjson.Result) (*Node, error) {
 		if len(n.K8sPod.AddedUnits) == 0 {
 			n.K8sPod.AddedUnits = nil
 		}
+		if only := d.strings(k8s.Get("conditionOnlyUnits"), "k8sPod.conditionOnlyUnits"); len(only) > 0 {
+			n.K8sPod.ConditionOnlyUnits = only
+			if c := d.strings(k8s.Get("condition"), "k8sPod.condition"); len(c) > 0 {
+				n.K8sPod.Condition = c
+			}
+		}
 		d.list(k8s.Get("hostModules"), "k8sPod.hostModules", func(_ int, e gjson.Result, opt string) {
 			if d.object(e, opt) {
 				n.K8sPod.HostModules = append(n.K8sPod.HostModules, HostModule{
@@ -318,6 +324,12 @@ func parseNode(v gjson.Result) (*Node, error) {
 			K8sPodModuleSkipped: d.boolean(p.Get("k8sPodModuleSkipped"), "listsProbe.k8sPodModuleSkipped", false),
 		}
 	}
+
+	d.list(v.Get("definitions"), "definitions", func(_ int, e gjson.Result, opt string) {
+		if d.object(e, opt) {
+			n.Definitions = append(n.Definitions, d.located(e, opt))
+		}
+	})
 
 	l := v.Get("lldap")
 	if d.object(l, "fediversity.lldap") && d.object(l.Get("tls"), "fediversity.lldap.tls") {
@@ -350,6 +362,11 @@ func parseNode(v gjson.Result) (*Node, error) {
 
 	slices.Sort(n.ModularServices)
 	slices.Sort(n.StateMigrations)
+	if d.err == nil && !v.Get("podRoles").Exists() {
+		// Extraction writes podRoles for every node, empty when the node
+		// sets none: a document without it was written by something else.
+		d.err = fmt.Errorf("podRoles: missing; podroles facts writes it for every node, empty when the node sets none")
+	}
 	return n, d.err
 }
 
@@ -515,4 +532,36 @@ func dropNulls(v any) any {
 		}
 	}
 	return v
+}
+
+// located reads an entry of definitions: an option reference and its
+// definitions, whose line and column are null where nix knows only the
+// file.
+func (d *decoder) located(v gjson.Result, opt string) Located {
+	l := Located{OptionRef: OptionRef{Path: d.strings(v.Get("path"), opt+".path"), Holds: d.str(v.Get("holds"), opt+".holds", "")}, Defs: []Definition{}}
+	if p := v.Get("port"); p.Exists() && p.Type != gjson.Null && d.object(p, opt+".port") {
+		l.Port = &Port{Port: d.integer(p.Get("port"), opt+".port.port"), Protocol: d.str(p.Get("protocol"), opt+".port.protocol", "TCP")}
+	}
+	position := func(v gjson.Result, opt string) int {
+		if !v.Exists() || v.Type == gjson.Null {
+			return 0
+		}
+		return d.integer(v, opt)
+	}
+	d.list(v.Get("defs"), opt+".defs", func(_ int, e gjson.Result, opt string) {
+		if !d.object(e, opt) {
+			return
+		}
+		l.Defs = append(l.Defs, Definition{
+			Location: Location{
+				File:   d.str(e.Get("file"), opt+".file", ""),
+				Line:   position(e.Get("line"), opt+".line"),
+				Column: position(e.Get("column"), opt+".column"),
+			},
+			Priority: d.integer(e.Get("priority"), opt+".priority"),
+			Lost:     d.boolean(e.Get("lost"), opt+".lost", false),
+			OfNixOS:  d.boolean(e.Get("ofNixOS"), opt+".ofNixOS", false),
+		})
+	})
+	return l
 }

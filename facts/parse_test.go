@@ -24,6 +24,8 @@ func TestParseDocumentErrors(t *testing.T) {
 		{`{"version": 1, "nodes": [{"name": "a", "lldap": {"tls": {"caFile": false}}}]}`, "node a: fediversity.lldap.tls.caFile: want a string, got false"},
 		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"roles": {"r": {"secrets": {"s": {"parameters": []}}}}}}]}`, "node a: fediversity.podRoles.roles.r.secrets.s.parameters: want an attribute set, got a list"},
 		{`{"version": 1, "nodes": [{"name": "a", "k8sPod": {"addedUnits": "x"}}]}`, "node a: k8sPod.addedUnits: want a list, got the string"},
+		{`{"version": 1, "nodes": [{"name": "a", "k8sPod": {"conditionOnlyUnits": ["x"], "condition": [1]}}]}`, "node a: k8sPod.condition[0]: want a string, got the number 1"},
+		{`{"version": 1, "nodes": [{"name": "a", "definitions": [{"path": ["x"], "defs": [{"file": "/f.nix", "line": "3"}]}]}]}`, `node a: definitions[0].defs[0].line: want an integer, got the string "3"`},
 		{`{"version": 1, "nodes": [{"name": "a", "listsProbe": {"roles": [1]}}]}`, "node a: listsProbe.roles[0]: want a string, got the number 1"},
 		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"services": {"s": {"variables": {"X": 1}}}}}]}`, "node a: fediversity.podRoles.services.s.environment.X: want a string, got the number 1"},
 		{`{"version": 1, "nodes": [{"name": "a", "podRoles": {"services": {"s": {"variables": {"X": {"notAString": "derivation"}}}}}}]}`, "node a: fediversity.podRoles.services.s.environment.X: want a string (Kubernetes gives an image's variables as strings), got a derivation"},
@@ -37,7 +39,10 @@ func TestParseDocumentErrors(t *testing.T) {
 }
 
 func TestParseDocumentDefaults(t *testing.T) {
-	doc, err := ParseDocument([]byte(`{"version": 1, "nodes": [{"name": "bare", "futureField": {"x": 1}}]}`))
+	if _, err := ParseDocument([]byte(`{"version": 1, "nodes": [{"name": "bare"}]}`)); err == nil || err.Error() != "node bare: podRoles: missing; podroles facts writes it for every node, empty when the node sets none" {
+		t.Errorf("a node without podRoles: %v", err)
+	}
+	doc, err := ParseDocument([]byte(`{"version": 1, "nodes": [{"name": "bare", "podRoles": {}, "futureField": {"x": 1}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +75,15 @@ func TestFactsRoundTrip(t *testing.T) {
 			MainUnits: []string{"b"}, SharedUnits: []string{},
 			Services: map[string]Service{"lldap": {Environment: []string{"X", "Y"}, Variables: map[string]string{"X": "1", "Y": ""}}, "old": {Environment: []string{"Z"}}},
 		},
-		K8sPod:     K8sPod{Enable: true, PlatformUnits: []string{}, AddedUnits: []string{"c"}},
+		K8sPod: K8sPod{Enable: true, PlatformUnits: []string{}, AddedUnits: []string{"c"},
+			ConditionOnlyUnits: []string{"d"}, Condition: []string{"unitConfig.ConditionPathExists"}},
 		ListsProbe: &ListsProbe{Roles: []string{"r"}, SharedUnits: true, K8sPodModuleSkipped: true},
-		LLDAP:      LLDAP{Host: "h"},
-		Authelia:   Authelia{Host: "a", Storage: AutheliaStorage{Local: &LocalStorage{Path: "/var/lib/x"}}},
+		Definitions: []Located{
+			{OptionRef: OptionRef{Path: []string{"fediversity", "podRoles", "mainUnits"}, Holds: "b"}, Defs: []Definition{{Location: Location{File: "/h.nix", Line: 3, Column: 5}, Priority: 100}}},
+			{OptionRef: OptionRef{Path: []string{"fediversity", "podRoles", "roles", "r", "ports"}, Port: &Port{Port: 80, Protocol: "TCP"}}, Defs: []Definition{{Location: Location{File: "/m.nix"}, Priority: 1000, Lost: true, OfNixOS: true}}},
+		},
+		LLDAP:    LLDAP{Host: "h"},
+		Authelia: Authelia{Host: "a", Storage: AutheliaStorage{Local: &LocalStorage{Path: "/var/lib/x"}}},
 	}}}
 	data, err := json.Marshal(in)
 	if err != nil {

@@ -15,6 +15,7 @@ type Suites struct {
 	Name     string   `xml:"name,attr,omitempty"`
 	Tests    int      `xml:"tests,attr"`
 	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr,omitempty"`
 	Skipped  int      `xml:"skipped,attr"`
 	Time     float64  `xml:"time,attr"`
 	Suites   []Suite  `xml:"testsuite"`
@@ -25,6 +26,7 @@ type Suite struct {
 	Name     string  `xml:"name,attr"`
 	Tests    int     `xml:"tests,attr"`
 	Failures int     `xml:"failures,attr"`
+	Errors   int     `xml:"errors,attr,omitempty"`
 	Skipped  int     `xml:"skipped,attr"`
 	Time     float64 `xml:"time,attr"`
 	Cases    []Case  `xml:"testcase"`
@@ -36,15 +38,18 @@ type Case struct {
 	ClassName string `xml:"classname,attr"`
 	// File and Line place the case's failure in a file, as the JUnit
 	// readers of GitLab, Jenkins and the test-reporter actions take them.
-	File      string   `xml:"file,attr,omitempty"`
-	Line      int      `xml:"line,attr,omitempty"`
-	Time      float64  `xml:"time,attr"`
-	Failure   *Failure `xml:"failure,omitempty"`
+	File    string   `xml:"file,attr,omitempty"`
+	Line    int      `xml:"line,attr,omitempty"`
+	Time    float64  `xml:"time,attr"`
+	Failure *Failure `xml:"failure,omitempty"`
+	// Error marks a case that could not run to a verdict, as a test
+	// that panicked: JUnit's <error>.
+	Error     *Failure `xml:"error,omitempty"`
 	Skipped   *Skipped `xml:"skipped,omitempty"`
 	SystemOut string   `xml:"system-out,omitempty"`
 }
 
-// Failure marks a failed case; Text holds the details.
+// Failure marks a failed case, or one in error; Text holds the details.
 type Failure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr,omitempty"`
@@ -64,6 +69,8 @@ func (s *Suite) Add(c Case) {
 	switch {
 	case c.Failure != nil:
 		s.Failures++
+	case c.Error != nil:
+		s.Errors++
 	case c.Skipped != nil:
 		s.Skipped++
 	}
@@ -75,6 +82,7 @@ func WriteJUnit(w io.Writer, name string, suites []Suite) error {
 	for _, s := range suites {
 		root.Tests += s.Tests
 		root.Failures += s.Failures
+		root.Errors += s.Errors
 		root.Skipped += s.Skipped
 		root.Time += s.Time
 	}

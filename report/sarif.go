@@ -66,8 +66,11 @@ type SARIFResult struct {
 const srcRoot = "%SRCROOT%"
 
 // WriteSARIF writes a SARIF 2.1.0 log of one run. Relative files are
-// relative to base (an absolute folder, or "" when unknown).
-func WriteSARIF(w io.Writer, tool SARIFTool, base string, rules []SARIFRule, results []SARIFResult) error {
+// relative to base (an absolute folder, or "" when unknown). failures,
+// when there are any, are what kept the tool from running to its end:
+// the run's invocation then did not succeed, and has each as a
+// notification (of its Level, Message and Location).
+func WriteSARIF(w io.Writer, tool SARIFTool, base string, rules []SARIFRule, results []SARIFResult, failures []SARIFResult) error {
 	driver := sarif.NewToolComponent().WithName(tool.Name)
 	if tool.Version != "" {
 		driver.WithVersion(tool.Version)
@@ -114,6 +117,17 @@ func WriteSARIF(w io.Writer, tool SARIFTool, base string, rules []SARIFRule, res
 			}
 			result.WithProperties(props)
 		}
+	}
+	if len(failures) > 0 {
+		invocation := sarif.NewInvocation().WithExecutionSuccessful(false)
+		for _, f := range failures {
+			n := sarif.NewNotification().WithLevel(f.Level).WithMessage(sarif.NewTextMessage(f.Message))
+			if f.Location != nil {
+				n.WithLocations([]*sarif.Location{sarifLocation(*f.Location, base)})
+			}
+			invocation.AddToolExecutionNotification(n)
+		}
+		run.AddInvocation(invocation)
 	}
 	log := sarif.NewReport()
 	log.AddRun(run)

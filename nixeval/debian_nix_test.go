@@ -48,7 +48,7 @@ func TestOtherNixLeavesDebianNixAlone(t *testing.T) {
 	rand.Read(nonce)
 	dir := writeTree(t, map[string]string{
 		"flake.nix": fmt.Sprintf(`{ outputs = { self }: { nonce = "%x"; nixosConfigurations.web.config.systemd.services.web = { }; }; }`, nonce),
-		"node.nix":  `{ networking.hostName = "web"; }`,
+		"node.nix":  `{ networking.hostName = "web"; systemd.services = { }; }`,
 	})
 	git(t, dir, "init", "-q")
 	git(t, dir, "add", ".")

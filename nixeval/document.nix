@@ -7,10 +7,13 @@
 { nodes, k8sPodModule ? null, source ? name: "nixosConfigurations.${name}" }:
 let
   node = import ./node.nix { inherit k8sPodModule; };
+  # The build that checks the document runs no nix: the definitions that
+  # findings on names in the lists would ask about are read here.
+  inherit (import ./locate.nix { sources = [ ]; }) definitions;
 in
 {
   version = 1;
   nodes = map
-    (name: node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name; source = source name; } nodes.${name})
+    (name: node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name; source = source name; locate = definitions; } nodes.${name})
     (builtins.attrNames nodes);
 }

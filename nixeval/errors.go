@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrorKind says what went wrong in an evaluation.
@@ -68,18 +69,23 @@ func (e *EvalError) Error() string {
 		b.WriteString(e.Source)
 	}
 	b.WriteString(": ")
-	switch {
-	case e.Kind == KindAssertions && len(e.Assertions) > 0:
-		fmt.Fprintf(&b, "failed assertions: %s", strings.Join(e.Assertions, "; "))
-	case e.Option != "" && !strings.Contains(e.Message, "`"+e.Option+"'"):
-		fmt.Fprintf(&b, "option %s: %s", e.Option, e.Message)
-	default:
-		b.WriteString(e.Message)
-	}
+	b.WriteString(e.Reason())
 	if e.Location != "" {
 		fmt.Fprintf(&b, " (at %s)", e.Location)
 	}
 	return b.String()
+}
+
+// Reason is the error without the source and node it names, and without
+// its Location.
+func (e *EvalError) Reason() string {
+	switch {
+	case e.Kind == KindAssertions && len(e.Assertions) > 0:
+		return "failed assertions: " + strings.Join(e.Assertions, "; ")
+	case e.Option != "" && !strings.Contains(e.Message, "`"+e.Option+"'"):
+		return fmt.Sprintf("option %s: %s", e.Option, e.Message)
+	}
+	return e.Message
 }
 
 // evalMark is the trace line extract.nix prints before each source and node.
@@ -150,9 +156,17 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 	if ee.Message == "" {
 		ee.Message = fmt.Sprintf("nix failed (%v) and said nothing", runErr)
 	}
+	if failing != nil && failing.Kind == SourceFlake && failing.Checkout != "" && roots[failing] == "" &&
+		storeSource.MatchString(ee.Message+"\n"+ee.Location) {
+		// Nix failed in the flake's own flake.nix, before extract.nix
+		// said where its source is in the store: ask nix. (2.31 names the
+		// checkout's flake.nix for a syntax error there, 2.8 to 2.26 its
+		// copy in the store.)
+		roots[failing] = e.flakeStorePath(*failing, ownDir)
+	}
 	if failing != nil {
-		if msg, ok := lockNeedsChanges(ee.Message, *failing); ok {
-			ee.Message, ee.Location = msg, ""
+		if lockNeedsChanges(ee.Message) {
+			ee.Message, ee.Location = lockMessage(*failing, e.lockChanges(*failing, ownDir)), ""
 		}
 		if root := roots[failing]; root != "" && failing.Checkout != "" {
 			if msg, ok := missingFlakeFile(ee.Message, root, *failing); ok {
@@ -167,8 +181,22 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 		// "resolving Git reference 'master': revspec 'master' not found".
 		ee.Message, ee.Location = fmt.Sprintf("%s: directory %s does not exist", failing.Ref, dir), ""
 	}
+	if msg, ok := tr.missingGitInput(ee.Message); ok {
+		ee.Message = msg
+	}
+	ee.Message = asNix224Says(ee.Message)
 	if strings.HasPrefix(ee.Message, "syntax error") {
 		ee.Kind = KindSyntax
+		// From 2.25 nix's parser lists the tokens it expects where a
+		// binding may start ("unexpected ';', expecting INHERIT"; 2.24:
+		// "unexpected ';'"), naming inherit but not a name, which would do
+		// as well: such a list is left out, and the line is 2.24's.
+		if i := strings.Index(ee.Message, ", expecting "); i >= 0 {
+			list, _, _ := strings.Cut(ee.Message[i:], "\n")
+			if strings.Contains(list, "INHERIT") {
+				ee.Message = ee.Message[:i] + ee.Message[i+len(list):]
+			}
+		}
 	}
 	if i := strings.Index(ee.Message, "Failed assertions:"); i >= 0 {
 		ee.Kind = KindAssertions
@@ -184,13 +212,96 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 	return ee
 }
 
+// rewordings are the messages that a later nix words anew, each with the
+// line of 2.24 (and 2.8) that podroles prints instead, so that the line
+// is the same on every release. Nix says the same in other words, and
+// --show-trace still shows its own.
+var rewordings = []struct {
+	from *regexp.Regexp
+	to   string
+}{
+	// 2.26 and 2.31 name the builtin and the list's length.
+	{regexp.MustCompile(`^'builtins\.elemAt' called with index (-?\d+) on a list of size \d+$`), "list index $1 is out of bounds"},
+	{regexp.MustCompile(`^'builtins\.head' called on an empty list$`), "list index 0 is out of bounds"},
+	{regexp.MustCompile(`^'builtins\.tail' called on an empty list$`), "'tail' called on an empty list"},
+}
+
+// downloadFailed is nix's message for a failed download: "unable to
+// download 'URL': TEXT (CODE)", TEXT being curl's for its error CODE. 2.26
+// and 2.31 add curl's own detail after it, which may hold a duration.
+var downloadFailed = regexp.MustCompile(`(?s)^(unable to [a-z]+ '[^']*': )(.+?) \((\d+)\)(?:[ \n].*)?$`)
+
+// usageHint is the hint nix prints after a usage error, naming its own
+// binary, even when a builtin's argument was wrong.
+var usageHint = regexp.MustCompile(`\s*Try '[^']*' for more information\.$`)
+
+// asNix224Says is message as nix 2.24 words it (rewordings); a failed
+// download without curl's detail, in the words of curl before 8 (Debian
+// 12's, which 2.8 and 2.24 use here: "Couldn't resolve host name", where
+// curl 8 says "Could not resolve hostname"); and without nix's usage hint.
+func asNix224Says(message string) string {
+	for _, r := range rewordings {
+		if r.from.MatchString(message) {
+			return r.from.ReplaceAllString(message, r.to)
+		}
+	}
+	if m := downloadFailed.FindStringSubmatch(message); m != nil {
+		text := strings.NewReplacer("Could not ", "Couldn't ", "hostname", "host name").Replace(m[2])
+		return fmt.Sprintf("%s%s (%s)", m[1], text, m[3])
+	}
+	return usageHint.ReplaceAllString(message, "")
+}
+
+// fetchingInput is the frame of an input nix was fetching, a flake's or
+// builtins.fetchGit's; flakeInput the frame of the flake's input it was.
+var (
+	fetchingInput = regexp.MustCompile(`^while fetching the input '(git\+file://[^']+)'$`)
+	flakeInput    = regexp.MustCompile(`^while updating the flake input '([^']+)'$`)
+)
+
+// missingGitInput says, where nix failed to fetch a git+file: input whose
+// directory does not exist, that it does not: 2.8 says "program 'git'
+// failed with exit code 128", 2.24 and 2.26 "resolving Git reference
+// 'master': revspec 'master' not found", 2.31 "The path 'P' does not
+// exist.".
+func (tr trace) missingGitInput(message string) (string, bool) {
+	if !strings.HasPrefix(message, "program 'git' failed") && !strings.HasPrefix(message, "resolving Git reference") &&
+		!(strings.HasPrefix(message, "The path '") && strings.HasSuffix(message, "' does not exist.")) {
+		return "", false
+	}
+	for i, f := range tr.frames {
+		m := fetchingInput.FindStringSubmatch(f.text)
+		if m == nil {
+			continue
+		}
+		dir, missing := missingGitFolder(m[1])
+		if !missing {
+			return "", false
+		}
+		msg := fmt.Sprintf("git+file://%s: directory %s does not exist", dir, dir)
+		for _, outer := range tr.frames[i+1:] {
+			if in := flakeInput.FindStringSubmatch(outer.text); in != nil {
+				return "input " + in[1] + ": " + msg, true
+			}
+		}
+		return msg, true
+	}
+	return "", false
+}
+
 // missingGitDir says whether s is a git+file: flake whose directory does
 // not exist, which nix reports as a failure of git.
 func missingGitDir(s *Source) (string, bool) {
 	if s == nil || s.Kind != SourceFlake {
 		return "", false
 	}
-	rest, ok := strings.CutPrefix(s.Ref, "git+file:")
+	return missingGitFolder(s.Ref)
+}
+
+// missingGitFolder gives the folder of a git+file: reference, when it does
+// not exist.
+func missingGitFolder(ref string) (string, bool) {
+	rest, ok := strings.CutPrefix(ref, "git+file:")
 	if !ok {
 		return "", false
 	}
@@ -470,6 +581,47 @@ func missingFlakeFile(message, root string, s Source) (string, bool) {
 	return fmt.Sprintf("%s %s, and nix reads a flake in a git work tree from the files git tracks only: %s", local, why, gitCommand(s.Checkout, add, rel)), true
 }
 
+// storeSource is a path in the store's copy of a flake's source.
+var storeSource = regexp.MustCompile(`/nix/store/[0-9a-z]{32}-source(/|$)`)
+
+// flakeStorePath asks nix where the source of the flake s is in the store
+// (nix flake prefetch, which neither reads flake.nix nor locks), or "".
+func (e *Evaluator) flakeStorePath(s Source, programDir string) string {
+	stdout, _, err := e.askNix(programDir, "flake", "prefetch", "--json", s.Ref)
+	if err != nil {
+		return ""
+	}
+	var out struct {
+		StorePath string `json:"storePath"`
+	}
+	if json.Unmarshal([]byte(stdout), &out) != nil || !storeSource.MatchString(out.StorePath+"/") {
+		return ""
+	}
+	return out.StorePath
+}
+
+// askNix runs nix with args (and the options of nixArgs) for a minute at
+// most, to explain an error: what it wrote on stdout and stderr.
+func (e *Evaluator) askNix(programDir string, args ...string) (stdout, stderr string, err error) {
+	path, err := e.nixPath()
+	if err != nil {
+		return "", "", err
+	}
+	if programDir == "" {
+		return "", "", errors.New("no program folder to run nix from")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, nixArgs(programDir, args...)...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := startTiedToUs(cmd); err != nil {
+		return "", "", err
+	}
+	err = cmd.Wait()
+	return out.String(), errOut.String(), err
+}
+
 // gitIgnores says whether git ignores file of the work tree at root.
 func gitIgnores(root, file string) bool {
 	git, err := exec.LookPath("git")
@@ -503,37 +655,74 @@ func fromHere(root, path string) (string, bool) {
 	return rel, err == nil
 }
 
-// lockNeedsChanges explains nix 2.8's refusal of a flake whose flake.lock
-// needs changes: builtins.getFlake may not write it ("requires lock file
-// changes but they're not allowed due to '--no-update-lock-file'").
-func lockNeedsChanges(message string, s Source) (string, bool) {
-	if !strings.Contains(message, "requires lock file changes but they're not allowed") {
-		return "", false
+// lockNeedsChanges says whether message is nix 2.8's refusal of a flake
+// whose flake.lock needs changes: builtins.getFlake may not write it
+// ("requires lock file changes but they're not allowed due to
+// '--no-update-lock-file'").
+func lockNeedsChanges(message string) bool {
+	return strings.Contains(message, "requires lock file changes but they're not allowed")
+}
+
+// notWritingLock starts nix's warning of a flake.lock it changed in
+// memory, with the changes on the lines after it: nix 2.24's
+// builtins.getFlake prints it, and nix 2.8's `nix flake metadata
+// --no-write-lock-file` too.
+const notWritingLock = "warning: not writing modified lock file of flake '"
+
+// lockChange is a change of that warning: "• Updated input 'a':", "•
+// Added input 'b':", "• Removed input 'c'".
+var lockChange = regexp.MustCompile(`^• (Updated|Added|Removed) input '([^']+)'`)
+
+// changesAfter reads the changes that lines (after nix's warning) list,
+// as flake.nix made them, until the list ends.
+func changesAfter(lines []string) []string {
+	verbs := map[string]string{"Updated": "changed", "Added": "added", "Removed": "dropped"}
+	var changes []string
+	for _, line := range lines {
+		if m := lockChange.FindStringSubmatch(line); m != nil {
+			changes = append(changes, verbs[m[1]]+" input "+m[2])
+		} else if !strings.HasPrefix(line, " ") {
+			break
+		}
 	}
-	return lockMessage(s), true
+	return changes
+}
+
+// lockChanges asks nix what the flake.lock of s lacks, since nix 2.8
+// refuses the flake without a word of it: `nix flake metadata
+// --no-write-lock-file` lists the changes, and writes nothing. None when
+// nix cannot tell (offline, without an input it would fetch).
+func (e *Evaluator) lockChanges(s Source, programDir string) []string {
+	// The warning lists the changes, whatever nix's exit status.
+	_, stderr, _ := e.askNix(programDir, "flake", "metadata", "--no-write-lock-file", s.Ref)
+	lines := strings.Split(stderr, "\n")
+	for i, line := range lines {
+		if strings.HasPrefix(line, notWritingLock) {
+			return changesAfter(lines[i+1:])
+		}
+	}
+	return nil
 }
 
 // lockMessage says that the flake of s has no flake.lock, or one that
-// needs changes, and how to write it. nix build, nixos-rebuild and nix flake
+// needs changes (those that flake.nix made, when nix said), and how to
+// write it. nix build, nixos-rebuild and nix flake
 // check would write it into the checkout (and git add -N it); podroles
 // writes nothing there, and checks the flake as the checkout holds it, so
 // that what it checks is what a checkout of the repository builds
 // elsewhere (docs/check.md).
-func lockMessage(s Source) string {
+func lockMessage(s Source, changes []string) string {
 	if s.Checkout == "" {
 		return fmt.Sprintf("flake %s needs changes to its flake.lock, which podroles does not make: lock it where it is written (nix flake lock)", s.Ref)
 	}
-	dir := s.Checkout
-	sub := ""
-	if _, query, ok := strings.Cut(s.Ref, "?"); ok {
-		if q, err := url.ParseQuery(query); err == nil {
-			sub = q.Get("dir")
-		}
-	}
-	dir = filepath.Join(dir, sub)
+	dir := flakeDir(s)
+	sub, _ := filepath.Rel(s.Checkout, dir)
 	lock := filepath.Join(dir, "flake.lock")
 	git := strings.HasPrefix(s.Ref, "git+file:")
 	state := fmt.Sprintf("%s needs changes (an input of flake.nix is new, changed or gone)", lock)
+	if len(changes) > 0 {
+		state = fmt.Sprintf("%s needs changes: flake.nix %s", lock, strings.Join(changes, ", "))
+	}
 	_, statErr := os.Stat(lock)
 	switch {
 	case statErr != nil:
@@ -581,9 +770,9 @@ func nixFlakeLock(root, dir string) string {
 // flake 'REF':" and the changes, where nix 2.8 refuses (lockNeedsChanges).
 // podroles refuses on both, with the same line.
 func lockNotWritten(stderr []byte, sources []Source) error {
-	const warning = "warning: not writing modified lock file of flake '"
-	for _, line := range strings.Split(string(stderr), "\n") {
-		rest, ok := strings.CutPrefix(line, warning)
+	lines := strings.Split(string(stderr), "\n")
+	for i, line := range lines {
+		rest, ok := strings.CutPrefix(line, notWritingLock)
 		if !ok {
 			continue
 		}
@@ -601,7 +790,7 @@ func lockNotWritten(stderr []byte, sources []Source) error {
 		} else if len(flakes) == 1 {
 			s = flakes[0]
 		}
-		return &EvalError{Kind: KindEval, Source: s.String(), Message: lockMessage(s), Detail: strings.TrimSpace(string(stderr))}
+		return &EvalError{Kind: KindEval, Source: s.String(), Message: lockMessage(s, changesAfter(lines[i+1:])), Detail: strings.TrimSpace(string(stderr))}
 	}
 	return nil
 }

@@ -79,9 +79,11 @@ type Evaluator struct {
 	Progress func(Progress)
 
 	// mu guards origins, where each node that Extract read came from
-	// (for Locate), and stats.
+	// (for Locate), located, the definitions that facts documents carry
+	// (for Locate too), and stats.
 	mu      sync.Mutex
 	origins map[facts.NodeRef]origin
+	located map[facts.NodeRef][]facts.Located
 	stats   Stats
 
 	// withoutListsProbe skips the FR-007 probe, for the benchmark that
@@ -110,9 +112,32 @@ func (e *NixTooOldError) Error() string {
 	return fmt.Sprintf("%s is nix %s, older than %s, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix %s or later", e.Nix, e.Version, OldestNix, OldestNix)
 }
 
+// NotNixError refuses a command given as nix whose --version says it is
+// none (--nix /bin/cat), or that failed to say.
+type NotNixError struct {
+	Nix string
+	// Printed is the first line of what `Nix --version` printed, or "".
+	Printed string
+	// Failed is how it failed (exit status 1), or nil.
+	Failed error
+}
+
+func (e *NotNixError) Error() string {
+	run := fmt.Sprintf("--nix %s: `%s --version`", e.Nix, e.Nix)
+	switch {
+	case e.Failed != nil && e.Printed == "":
+		return fmt.Sprintf("%s failed (%v) and printed nothing; give --nix PATH to nix %s or later", run, e.Failed, OldestNix)
+	case e.Failed != nil:
+		return fmt.Sprintf("%s failed (%v): %s", run, e.Failed, e.Printed)
+	case e.Printed == "":
+		return fmt.Sprintf("%s printed nothing, which is no nix; give --nix PATH to nix %s or later", run, OldestNix)
+	}
+	return fmt.Sprintf("%s printed %q, which is no nix; give --nix PATH to nix %s or later", run, e.Printed, OldestNix)
+}
+
 // checkVersion runs `nix --version` the first time it is called and refuses
-// a nix older than OldestNix. A version it cannot read (a wrapper that prints
-// something else) is let through: the evaluation then says what is wrong.
+// a command that is no nix (whose --version fails, or does not start with
+// "nix", as nix's forks' do too), and a nix older than OldestNix.
 func (e *Evaluator) checkVersion(ctx context.Context) error {
 	e.versionOnce.Do(func() {
 		path, err := e.nixPath()
@@ -130,12 +155,21 @@ func (e *Evaluator) checkVersion(ctx context.Context) error {
 			e.versionErr = fmt.Errorf("%s --version: %w", e.nixName(), ctx.Err())
 			return
 		}
+		firstLine := func(b []byte) string {
+			line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+			return strings.TrimSpace(line)
+		}
 		if err != nil {
-			e.versionErr = fmt.Errorf("%s --version: %v: %s", e.nixName(), err, strings.TrimSpace(stderr.String()))
+			e.versionErr = &NotNixError{Nix: e.nixName(), Printed: firstLine(append(stderr.Bytes(), out...)), Failed: err}
 			return
 		}
-		v, err := nixversion.FromOutput(string(out))
-		if err == nil && v.Less(OldestNix) {
+		printed := firstLine(out)
+		v, err := nixversion.FromOutput(printed)
+		if fields := strings.Fields(printed); err != nil || fields[0] != "nix" {
+			e.versionErr = &NotNixError{Nix: e.nixName(), Printed: printed}
+			return
+		}
+		if v.Less(OldestNix) {
 			e.versionErr = &NixTooOldError{Nix: e.nixName(), Version: v}
 		}
 	})
@@ -161,6 +195,11 @@ func (e *Evaluator) nixPath() (string, error) {
 // Load returns the facts of every node that sources name (of the Shard
 // only, when it is set), sorted by node name. Facts documents are read
 // directly; all other sources go to nix's workers.
+//
+// Nodes that nix fails on do not stop the others: Load returns the nodes
+// it evaluated together with an error that joins a *NodeError for each
+// that failed (NodeErrors reads them). Any other error stops the whole
+// evaluation, and comes with no nodes.
 func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, error) {
 	nodes, _, err := e.LoadShard(ctx, sources)
 	return nodes, err
@@ -184,29 +223,36 @@ func (e *Evaluator) LoadShard(ctx context.Context, sources []Source) (nodes []*f
 		for _, n := range doc.Nodes {
 			if e.Shard.Holds(ShardKey(n)) {
 				nodes = append(nodes, n)
+				e.rememberLocated(n)
 			}
 		}
 	}
+	var failed error
 	if len(evaluated) > 0 {
 		extracted, all, err := e.extract(ctx, evaluated)
-		if err != nil {
+		if _, ok := NodeErrors(err); err != nil && !ok {
 			return nil, 0, err
 		}
-		nodes = append(nodes, extracted...)
+		nodes, failed = append(nodes, extracted...), err
 		total += all
 	}
-	if total == 0 {
+	if total == 0 && failed == nil {
 		return nil, 0, fmt.Errorf("%s gave no nodes: a check of nothing would pass, so name at least one node", describeSources(sources))
 	}
 	seen := map[string]string{}
 	for _, n := range nodes {
-		if first, ok := seen[n.Name]; ok {
+		first, ok := seen[n.Name]
+		switch {
+		case ok && first == n.Source:
+			// The same file twice, or a flake and one of its nodes.
+			return nil, 0, fmt.Errorf("node %s is given twice (%s): give each node once", n.Name, n.Source)
+		case ok:
 			return nil, 0, fmt.Errorf("node %s comes from both %s and %s: give each node once", n.Name, first, n.Source)
 		}
 		seen[n.Name] = n.Source
 	}
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	return nodes, total, nil
+	return nodes, total, failed
 }
 
 // request is what extract.nix takes.
@@ -247,9 +293,10 @@ func evalExpr(program string) string {
 // sources, a flake's nodes by name. The evaluator remembers where each node
 // came from, for Locate.
 //
-// A node that fails is an *EvalError that names it; the other nodes are
-// evaluated all the same, and every failure is returned (errors.Join), in
-// the order of the nodes, so that the errors are the same whatever Jobs is.
+// A node that fails is a *NodeError (of an *EvalError) that names it; the
+// other nodes are evaluated all the same and returned beside every failure
+// (errors.Join), in the order of the nodes, so that the errors are the same
+// whatever Jobs is.
 func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Node, error) {
 	nodes, _, err := e.extract(ctx, sources)
 	return nodes, err
@@ -284,12 +331,12 @@ func (e *Evaluator) extract(ctx context.Context, sources []Source) (nodes []*fac
 		names := map[int][]string{}
 		for j, t := range lists {
 			if listed[j].err != nil {
-				failed[t.Source] = listed[j].err
+				failed[t.Source] = nodeError(sources[t.Source], nil, listed[j].err)
 				continue
 			}
 			var list []string
 			if err := json.Unmarshal(listed[j].value, &list); err != nil {
-				failed[t.Source] = fmt.Errorf("%s: nix listed its nodes as %.200q", sources[t.Source], listed[j].value)
+				failed[t.Source] = nodeError(sources[t.Source], nil, fmt.Errorf("%s: nix listed its nodes as %.200q", sources[t.Source], listed[j].value))
 				continue
 			}
 			names[t.Source] = list
@@ -318,27 +365,28 @@ func (e *Evaluator) extract(ctx context.Context, sources []Source) (nodes []*fac
 			}
 		}
 		for j, o := range p.run(ctx, "evaluating", tasks) {
+			s := sources[tasks[j].Source]
 			switch {
 			case o.err != nil:
-				errs = append(errs, o.err)
+				errs = append(errs, nodeError(s, tasks[j].Attr, o.err))
 			case !utf8.Valid(o.value):
-				errs = append(errs, fmt.Errorf("%s: nix printed no JSON: %.200q", sources[tasks[j].Source], o.value))
+				errs = append(errs, nodeError(s, tasks[j].Attr, fmt.Errorf("%s: nix printed no JSON: %.200q", s, o.value)))
 			default:
 				out = append(out, o.value)
 			}
 		}
 		return errs
 	})
-	if err != nil {
+	if _, ok := NodeErrors(err); err != nil && !ok {
 		return nil, total, err
 	}
 	array := gjson.ParseBytes(append(append([]byte("["), bytes.Join(out, []byte(","))...), ']'))
-	nodes, err = facts.ParseNodes(array, "nix output")
-	if err != nil {
-		return nil, 0, err
+	nodes, parseErr := facts.ParseNodes(array, "nix output")
+	if parseErr != nil {
+		return nil, 0, parseErr
 	}
 	e.remember(sources, array, nodes)
-	return nodes, total, nil
+	return nodes, total, err
 }
 
 // requestSourceOf is how extract.nix and locate.nix take a source.
@@ -443,11 +491,26 @@ func (e *Evaluator) withWorkers(ctx context.Context, req *request, sources []Sou
 			notRun = true
 			continue
 		}
+		if ne, ok := err.(*NodeError); ok {
+			ne.Err = e.taskError(ctx, ne.Err, sources, p.dir)
+			ne.named()
+			errs = append(errs, ne)
+			continue
+		}
 		errs = append(errs, e.taskError(ctx, err, sources, p.dir))
 	}
 	if len(errs) == 0 && notRun {
 		// Stopped between two tasks: no node to name.
 		return e.evalError(e.stopped(ctx, runCtx), nil, sources, "")
+	}
+	if notRun || runCtx.Err() != nil {
+		// A stopped evaluation may have left nodes out: no report may pass
+		// them over, so the errors stop it whole.
+		for i, err := range errs {
+			if ne, ok := err.(*NodeError); ok {
+				errs[i] = ne.Err
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -487,15 +550,32 @@ func (e *Evaluator) taskError(ctx context.Context, err error, sources []Source, 
 	return explainRecursion(read, failed.stderr)
 }
 
-// nixArgs are the arguments of every nix that podroles runs for args.
-func nixArgs(args ...string) []string {
+// nixArgs are the arguments of every nix that podroles runs for args;
+// programDir holds podroles' own files (emptyRegistry among them).
+func nixArgs(programDir string, args ...string) []string {
 	// Always with --show-trace: without it nix 2.8 prints no frames at all
 	// and 2.24 hides the innermost, yet an error thrown in nixpkgs' lib is
 	// placed in the user's files by its frames (EvalError.Location). Nix
 	// adds the frames only while an error unwinds, so a clean evaluation
 	// costs the same (docs/nix-versions.md has the measurement).
-	return append([]string{"--extra-experimental-features", "nix-command flakes", "--show-trace"}, args...)
+	//
+	// Nix reaches the network only for what the sources name themselves
+	// (a remote flake, an input that a flake.lock pins and the store
+	// lacks): no binary cache (substituters), no global flake registry,
+	// which nix downloads to resolve any flake:NAME (an empty one of
+	// ours: nix 2.8 takes "" for a URL), and --offline, which takes what
+	// nix downloaded before as current and keeps nix from warning where
+	// there is no network. Nix 2.8 and 2.24 know each option, and a
+	// daemon warns of none to a user it does not trust: it takes an empty
+	// substituters from anyone, and is not sent flake-registry.
+	return append([]string{"--extra-experimental-features", "nix-command flakes", "--show-trace",
+		"--offline", "--option", "substituters", "",
+		"--option", "flake-registry", filepath.Join(programDir, emptyRegistry)}, args...)
 }
+
+// emptyRegistry is the file of the global flake registry that podroles
+// gives nix: a registry with no entry.
+const emptyRegistry = "flake-registry.json"
 
 // NixNotFoundError says that the nix command is not installed.
 type NixNotFoundError struct{ Nix string }

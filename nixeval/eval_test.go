@@ -28,6 +28,10 @@ func requireNix(t testing.TB) string {
 // evaluator runs the nix the tests run.
 func evaluator(t testing.TB) *Evaluator { return &Evaluator{Nix: requireNix(t)} }
 
+// emptyNode is the least node: it sets the units of the node surface, to
+// none (a file that sets nothing of the surface is no node).
+const emptyNode = `{ systemd.services = { }; }`
+
 // writeTree writes files under a new temporary directory and returns it.
 func writeTree(t testing.TB, files map[string]string) string {
 	t.Helper()
@@ -90,9 +94,9 @@ func TestExtractFileShapes(t *testing.T) {
 	dir := writeTree(t, map[string]string{
 		"plain.nix":     `{ networking.hostName = "web1"; systemd.services.a = { }; }`,
 		"system.nix":    `{ config = { systemd.services.b.enable = false; }; extendModules = _: throw "unused"; }`,
-		"nohost.nix":    `{ networking.hostName = ""; }`,
-		"notattrs.nix":  `{ networking.hostName = 3; }`,
-		"sub/empty.nix": `{ }`,
+		"nohost.nix":    `{ networking.hostName = ""; systemd.services = { }; }`,
+		"notattrs.nix":  `{ networking.hostName = 3; systemd.services = { }; }`,
+		"sub/empty.nix": emptyNode,
 	})
 	var sources []Source
 	for _, f := range []string{"plain.nix", "system.nix", "nohost.nix", "notattrs.nix", "sub/empty.nix"} {
@@ -203,6 +207,11 @@ func TestVariablesAreStrings(t *testing.T) {
 // flakeTree is a flake with no inputs whose systems come from the
 // nixos-lite stand-in for nixosSystem.
 func flakeTree(t *testing.T, extra map[string]string) string {
+	return writeTree(t, flakeFiles(t, extra))
+}
+
+// flakeFiles are the files of flakeTree.
+func flakeFiles(t *testing.T, extra map[string]string) map[string]string {
 	files := map[string]string{
 		"nixos-lite.nix":  readRepoFile(t, "testdata/nixos-lite.nix"),
 		"k8s-pod.nix":     readRepoFile(t, "testdata/k8s-pod.nix"),
@@ -219,7 +228,7 @@ func flakeTree(t *testing.T, extra map[string]string) string {
 	for k, v := range extra {
 		files[k] = v
 	}
-	return writeTree(t, files)
+	return files
 }
 
 func TestExtractFlake(t *testing.T) {
@@ -282,7 +291,7 @@ func TestExtractFlake(t *testing.T) {
 
 func TestK8sPodModuleNeedsASystem(t *testing.T) {
 	requireNix(t)
-	dir := writeTree(t, map[string]string{"plain.nix": `{ }`, "k8s-pod.nix": `{ }`})
+	dir := writeTree(t, map[string]string{"plain.nix": emptyNode, "k8s-pod.nix": `{ }`})
 	ev := &Evaluator{Nix: requireNix(t), K8sPodModule: filepath.Join(dir, "k8s-pod.nix")}
 	_, err := extract(t, ev, mustSources(t, FileSource, filepath.Join(dir, "plain.nix")))
 	if err == nil || !strings.Contains(err.Error(), "needs a NixOS system with extendModules") {
@@ -366,9 +375,14 @@ func TestEvalErrorNamesTheNode(t *testing.T) {
 	}
 }
 
-// slowNode is a node that nix takes minutes to evaluate.
+// slowNode is a node that nix never finishes: it reads a named pipe that
+// nobody writes, and waits without CPU or memory. (A node that computes
+// for minutes grew nix by gigabytes within seconds.)
 func slowNode(t *testing.T) []Source {
-	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.listToAttrs (builtins.genList (i: { name = toString i; value = { }; }) 100000000); }`})
+	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.fromJSON (builtins.readFile ./never-written); }`})
+	if err := syscall.Mkfifo(filepath.Join(dir, "never-written"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return mustSources(t, FileSource, filepath.Join(dir, "slow.nix"))
 }
 
@@ -405,7 +419,7 @@ func TestManyFilesInOneRequest(t *testing.T) {
 	var paths []string
 	for i := range 600 {
 		name := fmt.Sprintf("a-rather-long-file-name-for-a-node-of-this-platform-%04d.nix", i)
-		files[name] = "{ }"
+		files[name] = emptyNode
 		paths = append(paths, name)
 	}
 	nodes, err := extract(t, evaluator(t), fileSources(t, files, paths))
@@ -479,5 +493,53 @@ func TestModuleSystemForcesOnlyTheSurface(t *testing.T) {
 	}
 	if len(n.NotData) != 1 || n.NotData[0].Kind != "derivation" {
 		t.Errorf("not data = %+v", n.NotData)
+	}
+}
+
+// TestLoadKeepsTheNodesThatEvaluate: a node that nix fails on, and a flake
+// whose nodes nix cannot list, are each a NodeError beside the nodes that
+// evaluate; a stopped evaluation, which may leave nodes out, is not.
+func TestLoadKeepsTheNodesThatEvaluate(t *testing.T) {
+	requireNix(t)
+	dir := writeTree(t, map[string]string{
+		"good.nix":            `{ networking.hostName = "good"; systemd.services.a = { }; }`,
+		"bad.nix":             "{\n  networking.hostName = \"bad\";\n  systemd.services.a = { ;\n}\n",
+		"named.nix":           `{ networking.hostName = "named"; systemd.services = throw "named breaks"; }`,
+		"noconfigs/flake.nix": `{ outputs = { self }: { }; }`,
+	})
+	sources := append(mustSources(t, FileSource, filepath.Join(dir, "good.nix"), filepath.Join(dir, "bad.nix"), filepath.Join(dir, "named.nix")),
+		mustSources(t, FlakeSource, "path:"+filepath.Join(dir, "noconfigs"))...)
+	nodes, total, err := evaluator(t).LoadShard(t.Context(), sources)
+	if len(nodes) != 1 || nodes[0].Name != "good" || total != 3 {
+		t.Fatalf("%d nodes of %d, want good of 3; %v", len(nodes), total, err)
+	}
+	failed, ok := NodeErrors(err)
+	if !ok || len(failed) != 3 {
+		t.Fatalf("NodeErrors: %d, %v: %v", len(failed), ok, err)
+	}
+	var got []string
+	for _, ne := range failed {
+		loc := ""
+		if l := ne.Location(); l != nil {
+			loc = fmt.Sprintf("%s:%d", l.File, l.Line)
+		}
+		got = append(got, strings.Join([]string{ne.Node, ne.Source, loc, ne.Reason()}, "|"))
+	}
+	// The flakes that nix could not list come first, then the nodes.
+	want := []string{
+		"|flake:" + sources[3].Ref + "|" + filepath.Join(dir, "noconfigs", "flake.nix") + ":0|flake " + sources[3].Display + " has no nixosConfigurations",
+		"bad|file:" + sources[1].Display + "|" + sources[1].Path + ":3|syntax error, unexpected ';'",
+		"named|file:" + sources[2].Display + "|" + sources[2].Path + ":1|named breaks",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("node errors\n got  %q\n want %q", got, want)
+	}
+
+	// Stopped by the timeout before the second node: an error of the
+	// whole evaluation, without nodes.
+	slow := append(slowNode(t), sources[0])
+	nodes, _, err = (&Evaluator{Nix: requireNix(t), Jobs: 1, Timeout: 500 * time.Millisecond}).LoadShard(t.Context(), slow)
+	if _, ok := NodeErrors(err); ok || err == nil || nodes != nil {
+		t.Errorf("a stopped evaluation: %d nodes, %v", len(nodes), err)
 	}
 }

@@ -2,6 +2,7 @@ package nixeval
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,4 +348,22 @@ func TestK8sPodModuleImportedByALink(t *testing.T) {
 	repo.Write("deploy/flake.nix", text)
 	repo.Add("deploy/flake.nix", "k8s-pod-link.nix")
 	checkoutModuleAppliedOnce(t, repo.Dir)
+}
+
+// TestFlakeNodeHostNameConflict: a flake's node is named by its attribute,
+// yet nixos-rebuild evaluates its networking.hostName: conflicting
+// definitions of it are the module system's error, as for a file's node.
+func TestFlakeNodeHostNameConflict(t *testing.T) {
+	requireNix(t)
+	repo := fixture.HostsFlake(t)
+	repo.Write("site/mastodon/name.nix", `{ networking.hostName = "mastodon-eu"; }`+"\n")
+	repo.Add("site/mastodon/name.nix")
+	_, err := extract(t, evaluator(t), mustSources(t, FlakeSource, filepath.Join(repo.Dir, "deploy")+"#mastodon"))
+	var ee *EvalError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Message, "networking.hostName") || !strings.Contains(ee.Message, "conflicting definition values") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "site/mastodon/name.nix") {
+		t.Errorf("the error does not name the checkout's file: %v", err)
+	}
 }

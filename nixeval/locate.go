@@ -44,6 +44,39 @@ func (e *Evaluator) remember(sources []Source, out gjson.Result, nodes []*facts.
 	}
 }
 
+// rememberLocated keeps the definitions that a node of a facts document
+// carries, for Locate.
+func (e *Evaluator) rememberLocated(n *facts.Node) {
+	if len(n.Definitions) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.located == nil {
+		e.located = map[facts.NodeRef][]facts.Located{}
+	}
+	e.located[n.Ref()] = n.Definitions
+}
+
+// fromFacts answers the queries of a node of a facts document from the
+// definitions it carries: a reference that it does not carry has none.
+func fromFacts(located []facts.Located, queries []facts.OptionRef) [][]facts.Definition {
+	out := make([][]facts.Definition, len(queries))
+	for i, q := range queries {
+		for _, l := range located {
+			if slices.Equal(l.Path, q.Path) && l.Holds == q.Holds && samePort(l.Port, q.Port) {
+				out[i] = l.Defs
+				break
+			}
+		}
+	}
+	return out
+}
+
+func samePort(a, b *facts.Port) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
 // locateNode is a node that locate.nix is asked about.
 type locateNode struct {
 	Source   int               `json:"source"`
@@ -64,16 +97,20 @@ type locateNode struct {
 // with findings, so a clean node costs nothing more. The nodes go to
 // workers as in Extract, one node a task.
 //
-// Only nodes that this evaluator's Extract read can be located: the others
-// (read from facts documents) are left out of the answer. Files in the store
+// Only nodes that this evaluator's Extract read can be located, and those
+// of facts documents that carry definitions (lib.mkCheck's, the node
+// module's), from them alone; the others are left out of the answer. Files in the store
 // copy of a local flake's source are given as the checkout's files; every
 // file is an absolute path.
 func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]facts.OptionRef) (map[facts.NodeRef][][]facts.Definition, error) {
 	e.mu.Lock()
 	var names []facts.NodeRef
+	found := make(map[facts.NodeRef][][]facts.Definition, len(queries))
 	for name := range queries {
 		if _, ok := e.origins[name]; ok && len(queries[name]) > 0 {
 			names = append(names, name)
+		} else if located, ok := e.located[name]; ok {
+			found[name] = fromFacts(located, queries[name])
 		}
 	}
 	slices.SortFunc(names, func(a, b facts.NodeRef) int { return strings.Compare(a.Name+"\x00"+a.Source, b.Name+"\x00"+b.Source) })
@@ -153,7 +190,6 @@ func (e *Evaluator) Locate(ctx context.Context, queries map[facts.NodeRef][]fact
 		}
 	}
 
-	found := make(map[facts.NodeRef][][]facts.Definition, len(names))
 	for i, name := range names {
 		var answer gjson.Result
 		if asking[i] >= 0 {

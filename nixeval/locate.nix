@@ -120,9 +120,11 @@ let
       # A position counts when it is in the definition's own file (or the
       # default.nix of its folder), or in another file that is not nixpkgs'
       # lib: lib.nameValuePair and its kin make names whose position is
-      # lib's, which says nothing of where the user defined them.
+      # lib's, which says nothing of where the user defined them, whether
+      # the definition has a file of its own or not (a module written in
+      # the list of nixosSystem's modules).
       better = c: p:
-        if p != null && (c.file == null || !(hasPrefix "/" c.file) || p.file == c.file || p.file == c.file + "/default.nix" || (libDir != null && !hasPrefix (libDir + "/") p.file)) then p else c.pos;
+        if p != null && (p.file == c.file || p.file == c.file + "/default.nix" || libDir == null || !hasPrefix (libDir + "/") p.file) then p else c.pos;
 
       special = system._module.specialArgs or { };
       given = {
@@ -255,21 +257,31 @@ let
 
       # A winning definition of the option itself has no position in its
       # value: take the option's name in the same file, as the module
-      # wrote it.
-      positioned = d:
+      # wrote it. Below the option, a file may define it more than once
+      # (the blocks of a mkMerge): the k-th of its definitions that holds
+      # the name is the k-th block that holds it, not the first block.
+      holdsName = v: rest != [ ] && isAttrs v && v ? ${head rest};
+      positioned = k: d:
         let
           same = filter (r: r.file == d.file && !r.lost && (rest != [ ] || holding q r)) rawTop;
           mine = if same != [ ] then same else filter (r: r.file == d.file && !r.lost) rawTop;
+          holders = filter (r: holdsName r.value) mine;
         in
-        if mine == [ ] then null else (head mine).pos;
+        if mine == [ ] then null
+        else if holders == [ ] then (head mine).pos
+        else (elemAt holders (if k < length holders then k else 0)).pos;
       # The module system counts an option's default as a definition (at
       # mkOptionDefault's priority, 1500, in the file that declares it): an
       # option the node left at its default has no definition to fix, and
       # the finding points at the next reference (the role, ...).
       declaredIn = map toString (option.declarations or [ ]);
       isDefault = d: option.highestPrio >= 1500 && declaredIn != [ ] && toString d.file == head declaredIn;
-      top = map (d: { inherit (d) file value; priority = option.highestPrio; lost = false; pos = positioned d; conds = [ ]; })
-        (filter (d: !(isDefault d)) option.definitionsWithLocations);
+      defs = filter (d: !(isDefault d)) option.definitionsWithLocations;
+      # k: how many definitions of the same file before d hold the name.
+      before = i: d: length (filter (e: e.file == d.file && holdsName e.value) (take i defs));
+      top = genList
+        (i: let d = elemAt defs i; in { inherit (d) file value; priority = option.highestPrio; lost = false; pos = positioned (before i d) d; conds = [ ]; })
+        (length defs);
       followed = follow ctx top rest 1 0;
       won = pick q (filter (c: !c.lost) followed);
       # Below the option, the definitions that lost are in the values of
@@ -306,4 +318,13 @@ let
       queries = map (defsOf system (if onPod then map toString k8sPod.files else [ ]) (n.readModules or true)) n.queries;
     };
 in
-{ inherit answer; }
+{
+  inherit answer;
+
+  # definitions system k8sPodFiles queries: the definitions of each query
+  # (a QUERY as above) in a system read in this evaluation, for the facts
+  # that lib.mkCheck and the node module write (node.nix). Only what the
+  # options keep is read, never the modules again: nix could stop on what
+  # they force, and no tryEval would catch it.
+  definitions = system: k8sPodFiles: map (defsOf system k8sPodFiles false);
+}

@@ -166,6 +166,34 @@ func TestLocateAsksNixNothingWithoutQueries(t *testing.T) {
 	}
 }
 
+// TestLocateFromFacts: a node of a facts document that carries definitions
+// (lib.mkCheck's, the node module's) is located from them alone, with no
+// nix: a reference it carries gets its definitions, one it does not gets
+// none.
+func TestLocateFromFacts(t *testing.T) {
+	at := facts.Definition{Location: facts.Location{File: "/h/roles.nix", Line: 3, Column: 5}, Priority: 100}
+	port := facts.Port{Port: 443, Protocol: "TCP"}
+	dir := writeTree(t, map[string]string{"facts.json": `{"version": 1, "nodes": [{"name": "web", "source": "nixosConfigurations.web", "podRoles": {},
+	  "definitions": [
+	    {"path": ["fediversity", "podRoles", "mainUnits"], "holds": "webb", "defs": [{"file": "/h/roles.nix", "line": 3, "column": 5, "priority": 100, "lost": false, "ofNixOS": false}]},
+	    {"path": ["fediversity", "podRoles", "roles", "r", "ports"], "port": {"port": 443, "protocol": "TCP"}, "defs": [{"file": "/h/r.nix", "line": null, "column": null, "priority": 100}]}
+	  ]}]}`})
+	ev := &Evaluator{Nix: filepath.Join(t.TempDir(), "no-nix")}
+	nodes, err := ev.Load(context.Background(), []Source{{Kind: SourceFacts, Path: filepath.Join(dir, "facts.json"), Display: "facts.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := locate(t, ev, nodes[0].Ref(),
+		facts.OptionRef{Path: mainUnits, Holds: "webb"},
+		facts.OptionRef{Path: mainUnits, Holds: "web"},
+		facts.OptionRef{Path: []string{"fediversity", "podRoles", "roles", "r", "ports"}, Port: &port},
+	)
+	want := [][]facts.Definition{{at}, nil, {{Location: facts.Location{File: "/h/r.nix"}, Priority: 100}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
 // TestLocateFallsBackWithoutReadingModules: a definition that lost, whose
 // value nix never forced and that aborts when forced, breaks reading the
 // modules again; the locations still come, from what options keep.

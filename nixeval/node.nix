@@ -17,7 +17,7 @@
 # (false only in the benchmark that measures what the probe costs).
 { k8sPodModule ? null, k8sPodModuleAliases ? [ ], listsProbe ? true }:
 let
-  inherit (builtins) attrNames concatMap elem filter isAttrs isString listToAttrs substring stringLength tryEval deepSeq pathExists;
+  inherit (builtins) attrNames concatMap elem filter isAttrs isFunction isString listToAttrs substring stringLength tryEval deepSeq pathExists;
 
   facts = import ./facts.nix;
 
@@ -77,12 +77,102 @@ rec {
     if builtins.isFunction system then
       throw "podroles: ${describe} is a function (a NixOS module?): give the node's config attribute set, or a NixOS system such as nixpkgs.lib.nixosSystem { modules = [ ... ]; }"
     else if !isAttrs system then
-      throw "podroles: ${describe} is a ${builtins.typeOf system}, not a node's config attribute set or a NixOS system"
+      throw "podroles: ${describe} is ${aKind system}, not a node's config attribute set or a NixOS system"
     else if system ? config then system.config
     else system;
 
-  # checked refuses what is no system before extendModules is tried on it.
-  checked = describe: system: builtins.seq (configOf describe system) system;
+  # aKind v: the kind of v, with its article, for a message: "an integer",
+  # not "a int" (every builtins.typeOf; facts/parse.go's nixKind says the
+  # same of the kinds the facts carry).
+  aKind = v: {
+    int = "an integer";
+    float = "a float";
+    bool = "a boolean";
+    string = "a string";
+    path = "a path";
+    null = "null";
+    set = "an attribute set";
+    list = "a list";
+    lambda = "a function";
+  }.${builtins.typeOf v} or "a ${builtins.typeOf v}";
+
+  # checked refuses what is no system before extendModules is tried on it,
+  # and a file that is no node at all (notNode).
+  checked = describe: system:
+    let why = notNode describe system; in
+    if why != null then throw "podroles: ${describe} ${why}"
+    else builtins.seq (configOf describe system) system;
+
+  # The node surface (docs/node-surface.md): the options below each
+  # top-level name that a node sets.
+  surface = {
+    systemd = [ "services" "stateMigrations" ];
+    system = [ "services" ];
+    networking = [ "firewall" ];
+    fediversity = [ "podRoles" "k8sPod" "lldap" "authelia" ];
+  };
+
+  # notNode describe value: why a value that would be taken as a node's
+  # config is none, or null. A plain attribute set that sets nothing of
+  # the surface would pass every rule ("0 rules run"), as would a flake's
+  # flake.nix, a module whose imports podroles never reads, and a node whose
+  # top-level name is misspelled: each is refused, naming what it is. A
+  # NixOS system is always taken: the module system refuses what it does
+  # not know itself.
+  notNode = describe: v:
+    let
+      system = v ? extendModules || (v._type or null) == "configuration" || v ? config && v ? pkgs;
+      moduleKeys = filter (k: v ? ${k}) [ "imports" "options" "disabledModules" "_file" ];
+      conditional = isAttrs (v.config or null) && elem (v.config._type or null) [ "if" "merge" "override" "order" ];
+      config = v.config or v;
+      names = attrNames config;
+      unknown = filter (n: !(surface ? ${n})) names;
+      near = concatMap (n: let top = closest n (attrNames surface); in if top == null then [ ] else [ { inherit n top; } ]) unknown;
+      sets = builtins.any (top: builtins.any (o: config.${top} ? ${o}) surface.${top}) (filter (top: isAttrs (config.${top} or null)) (attrNames surface));
+      dir = dirOf describe;
+      flakeRef = if dir == "." || hasPrefix "/" dir || hasPrefix "./" dir || hasPrefix "../" dir then dir else "./" + dir;
+    in
+    if !isAttrs v || system then null
+    else if isFunction (v.outputs or null) then
+      "is a flake (it has outputs), not a node: check its nodes with --flake ${flakeRef}, or one of them with --flake ${flakeRef}#NODE"
+    else if moduleKeys != [ ] || conditional then
+      "is a NixOS module (it has ${if moduleKeys != [ ] then builtins.head moduleKeys else "a conditional config"} at the top), not a node: podroles reads no module's imports or options; give a NixOS system of it, such as nixpkgs.lib.nixosSystem { modules = [ ./${baseNameOf describe} ]; }, or check the host's flake with --flake"
+    else if !isAttrs config then null
+    else if near != [ ] then
+      let m = builtins.head near; in
+      "sets ${m.n}, which is no option of the node surface: did you mean ${m.top}?"
+    else if !sets then
+      "sets nothing of the node surface (systemd.services, system.services, networking.firewall, fediversity.podRoles, fediversity.k8sPod, fediversity.lldap, fediversity.authelia; docs/node-surface.md)${if unknown == [ ] then "" else ", only ${builtins.concatStringsSep ", " unknown}"}: it is no node, and every rule would pass it"
+    else null;
+
+  # closest name names: the one of names that name looks like a
+  # misspelling of (within two edits, the same in another case first), or
+  # null.
+  closest = name: names:
+    let
+      scored = map (n: { inherit n; d = distance (lower name) (lower n); }) (filter (n: n != name) names);
+      best = builtins.foldl' (b: c: if c.d <= 2 && (b == null || c.d < b.d) then c else b) null scored;
+    in
+    if best == null then null else best.n;
+
+  lower = builtins.replaceStrings
+    [ "A" "B" "C" "D" "E" "F" "G" "H" "I" "J" "K" "L" "M" "N" "O" "P" "Q" "R" "S" "T" "U" "V" "W" "X" "Y" "Z" ]
+    [ "a" "b" "c" "d" "e" "f" "g" "h" "i" "j" "k" "l" "m" "n" "o" "p" "q" "r" "s" "t" "u" "v" "w" "x" "y" "z" ];
+
+  # distance a b: the Levenshtein distance of two short strings, a row of
+  # the table at a time.
+  distance = a: b:
+    let
+      chars = s: builtins.genList (i: substring i 1 s) (stringLength s);
+      bs = chars b;
+      n = builtins.length bs;
+      least = x: y: if x < y then x else y;
+      row = prev: c: builtins.foldl'
+        (cur: j: cur ++ [ (least (least (builtins.elemAt prev (j + 1) + 1) (builtins.elemAt cur j + 1)) (builtins.elemAt prev j + (if c == builtins.elemAt bs j then 0 else 1))) ])
+        [ (builtins.head prev + 1) ]
+        (builtins.genList (j: j) n);
+    in
+    builtins.elemAt (builtins.foldl' row (builtins.genList (j: j) (n + 1)) (chars a)) n;
 
   # hostNameLeftDefault system: whether a system of the module system left
   # networking.hostName at the option's default (NixOS's "nixos"): no
@@ -125,12 +215,17 @@ rec {
 
   # present value: whether a definition of one unit defines it, after
   # mkIf, mkMerge, mkOverride and mkOrder: `u = mkIf false { ... }` does not.
-  present = v:
+  present = v: props (_: [ true ]) v != [ ];
+
+  # props f v: f of each value that v stands for once mkIf (a false one
+  # stands for none), mkMerge, mkOverride and mkOrder are taken off,
+  # concatenated.
+  props = f: v:
     let type = if isAttrs v then v._type or null else null; in
-    if type == "if" then v.condition && present v.content
-    else if type == "merge" then builtins.any present v.contents
-    else if type == "override" || type == "order" then present v.content
-    else true;
+    if type == "if" then (if v.condition then props f v.content else [ ])
+    else if type == "merge" then concatMap (props f) v.contents
+    else if type == "override" || type == "order" then props f v.content
+    else f v;
 
   # k8sPodFilesOf files base onPod: the files whose definitions are the k8s-pod
   # module's: its own, and, on a node that imports the module itself, those
@@ -240,28 +335,27 @@ rec {
 
   # setsTrue value: whether a definition is true, after mkIf, mkMerge,
   # mkOverride and mkOrder.
-  setsTrue = v:
-    let type = if isAttrs v then v._type or null else null; in
-    if type == "if" then v.condition && setsTrue v.content
-    else if type == "merge" then builtins.any setsTrue v.contents
-    else if type == "override" || type == "order" then setsTrue v.content
-    else v == true;
+  setsTrue = v: elem true (props (w: [ w ]) v);
 
-  # hostK8sPodModules files base: the modules that the node imports itself
-  # which act as k8s-pod.nix does, other than the k8s-pod module of files
-  # (and the modules it imports): a host that imports k8s-pod.nix without
-  # --k8s-pod-module, or a different copy of it. Such a module puts the
-  # node on k8s-pod.nix (a definition of fediversity.k8sPod.enable = true),
-  # and it or a module it imports puts a condition on every listed name,
-  # which makes a unit of the name. The second is tested as it is: the node
-  # is extended with a name no unit has in sharedUnits, and a file whose
-  # definitions of systemd.services then define that name makes units of
-  # the names in the lists. A host's own module that sets enable (and
-  # defines its units, as a test node may) defines no such name. [] for a
-  # node that is not on k8s-pod.nix by itself, or no module system; only a
-  # node with a module that sets enable and is not the given one pays for
-  # the extension.
-  hostK8sPodModules = files: base:
+  # ownK8sPod files base: the node's own k8s-pod modules, other than the
+  # k8s-pod module of files (and the modules it imports): a host that
+  # imports k8s-pod.nix without --k8s-pod-module, or a different copy of it.
+  # Such a module puts the node on k8s-pod.nix (a definition of
+  # fediversity.k8sPod.enable = true), and it or a module it imports puts a
+  # condition on every listed name, which makes a unit of the name. The
+  # second is tested as it is: the node is extended with a name no unit has
+  # in sharedUnits, and the definitions of systemd.services that then define
+  # that name are the condition. null for a node that is not on k8s-pod.nix
+  # by itself through such a module, or no module system: only a node with
+  # a module that sets enable and is not the given one pays for the
+  # extension. Else:
+  #   modules: the files of the modules that set enable and make the
+  #     conditions (a host's own module that sets enable, and defines its
+  #     units, as a test node may, defines no such name);
+  #   condition: what the condition sets on a listed name (unitLeaves), less
+  #     what runs (runs): the options of a unit that FR-008 may take for the
+  #     condition alone.
+  ownK8sPod = files: base:
     let
       graph = base.graph or [ ];
       named = modulesBelow files graph;
@@ -271,25 +365,80 @@ rec {
       extended = base.extendModules {
         modules = [ { _file = "<podroles: FR-008 conditions probe>"; config.fediversity.podRoles.sharedUnits = mkOverride 0 [ listedName ]; } ];
       };
-      conditions = map (d: d.file) (filter (d: isAttrs d.value && d.value ? ${listedName} && present d.value.${listedName})
-        (extended.options.systemd.services.definitionsWithLocations or [ ]));
+      conditionDefs = filter (d: isAttrs d.value && d.value ? ${listedName} && present d.value.${listedName})
+        (extended.options.systemd.services.definitionsWithLocations or [ ]);
+      conditions = map (d: d.file) conditionDefs;
       makesConditions = f: builtins.any (g: elem g conditions) (modulesBelow [ f ] graph);
+      leaves = concatMap (d: unitLeaves d.value.${listedName}) conditionDefs;
     in
-    if !(isModuleSystem base) || !((configOf "" base).fediversity.k8sPod.enable or false) || enabling == [ ] then [ ]
-    else filter makesConditions enabling;
+    if !(isModuleSystem base) || !((configOf "" base).fediversity.k8sPod.enable or false) || enabling == [ ] then null
+    else {
+      modules = filter makesConditions enabling;
+      condition = builtins.foldl' (acc: l: if elem l acc || runs l || l == moduleLeaf then acc else acc ++ [ l ]) [ ] leaves;
+    };
 
-  # unjudged modules base sourceRoot: for each module of hostK8sPodModules,
-  # its file (in the checkout, for a flake) and the names in the lists that
-  # are units only through it: units that no file outside it (and outside
-  # the modules it imports) defines. Its conditions make a unit of a
-  # misspelled name: FR-008 could not judge these names before it. A
-  # module whose every listed name is defined elsewhere too hides nothing,
-  # and is left out.
-  unjudged = modules: base: sourceRoot:
+  # unitLeaves v: what a definition of one unit sets, down to the entries
+  # of its attribute sets ("unitConfig.ConditionPathExists", "script"). A
+  # definition that is no attribute set (a module's function) is
+  # moduleLeaf, which no condition is taken to set.
+  moduleLeaf = "<module>";
+  unitLeaves = props (u:
+    if !(isAttrs u) then [ moduleLeaf ]
+    else concatMap
+      (n: props (w: if isAttrs w && !(w ? _type) && !(w ? outPath) && (w.type or null) != "derivation" then map (m: "${n}.${m}") (attrNames w) else [ n ]) u.${n})
+      (attrNames u));
+
+  # runs leaf: whether a unit's setting runs a program as the unit's own
+  # work: its scripts, or a command of its [Service] that starts, stops or
+  # reloads it.
+  runs = leaf: elem leaf [
+    "script" "preStart" "postStart" "preStop" "postStop" "reload"
+    "serviceConfig.ExecStart" "serviceConfig.ExecStartPre" "serviceConfig.ExecStartPost"
+    "serviceConfig.ExecStop" "serviceConfig.ExecStopPost" "serviceConfig.ExecReload"
+  ];
+
+  # listedNames config: the names in the lists, each once, in the order of
+  # the lists.
+  listedNames = config:
     let
-      config = configOf "" base;
       podRoles = config.fediversity.podRoles or { };
       listed = concatMap (r: r.units or [ ]) (builtins.attrValues (podRoles.roles or { })) ++ podRoles.mainUnits or [ ] ++ podRoles.sharedUnits or [ ];
+    in
+    map (e: e.key) (builtins.genericClosure { startSet = map (key: { inherit key; }) (filter isString listed); operator = _: [ ]; });
+
+  # byDefinitions own base: the listed names that are units of the node, by
+  # what their definitions (from every file, after mkIf, mkMerge,
+  # mkOverride and mkOrder) set:
+  #   conditionOnly: every definition sets only what own's condition sets,
+  #     as k8s-pod.nix does for every listed name, and nothing that runs:
+  #     the name is no unit of the node (FR-008), only a condition on it;
+  #   running: a definition sets something that runs: a unit of the node.
+  # Both empty without own (see ownK8sPod).
+  byDefinitions = own: base:
+    let
+      config = configOf "" base;
+      units = config.systemd.services or { };
+      names = filter (u: units ? ${u}) (listedNames config);
+      values = builtins.zipAttrsWith (_: vs: vs)
+        (filter isAttrs (map (d: d.value) (base.options.systemd.services.definitionsWithLocations or [ ])));
+      leavesOf = u: map unitLeaves (filter present (values.${u} or [ ]));
+      conditionOnly = u: let ls = leavesOf u; in ls != [ ] && builtins.all (builtins.all (l: elem l own.condition)) ls;
+      running = u: builtins.any (builtins.any runs) (leavesOf u);
+    in
+    if own == null || own.condition == [ ] then { conditionOnly = [ ]; running = [ ]; }
+    else { conditionOnly = filter conditionOnly names; running = filter running names; };
+
+  # unjudged modules base sourceRoot decided: for each module of
+  # ownK8sPod, its file (in the checkout, for a flake) and the names in the
+  # lists that are units only through it (no file outside it, and outside
+  # the modules it imports, defines them) and that its definitions do not
+  # decide (byDefinitions: neither the condition alone nor a unit that
+  # runs). Its conditions make a unit of a misspelled name: FR-008 could not
+  # judge these names before it. A module that hides no name is left out.
+  unjudged = modules: base: sourceRoot: decided:
+    let
+      config = configOf "" base;
+      listed = listedNames config;
       units = config.systemd.services or { };
       shown = f:
         if sourceRoot == null || sourceRoot.checkout == "" || !hasPrefix (sourceRoot.storeRoot + "/") f then f
@@ -297,7 +446,7 @@ rec {
       of = f:
         let
           outside = definedOutside (modulesBelow [ f ] (base.graph or [ ])) base;
-          only = builtins.foldl' (acc: u: if elem u acc || !(units ? ${u}) || outside ? ${u} then acc else acc ++ [ u ]) [ ] listed;
+          only = filter (u: units ? ${u} && !(outside ? ${u}) && !(elem u decided.conditionOnly) && !(elem u decided.running)) listed;
         in
         { file = shown f; units = only; };
     in
@@ -318,12 +467,17 @@ rec {
   # facts are those of the node as given, which says so. A node that is on
   # k8s-pod.nix by itself cannot be saved that way: onProbeFailed lists
   # (extract.nix traces them) lets podroles explain the infinite recursion
-  # that nix then stops with. The modules that the node imports itself and
-  # that act as k8s-pod.nix does, other than the given one, are named in the
-  # facts (k8sPod.hostModules) with the names in the lists that are units
-  # only through them; sourceRoot ({ checkout, storeRoot } of a flake) writes
-  # their files as the checkout's.
-  systemFacts = { describe, name, source, k8sPod ? given, sourceRoot ? null, extra ? { }, onProbeFailed ? _: v: v }: system:
+  # that nix then stops with. On a node that a module of its own, other
+  # than the given one, puts on k8s-pod.nix (ownK8sPod), the listed names
+  # whose every definition is only that module's condition are named in the
+  # facts (k8sPod.conditionOnlyUnits, with what the condition sets), and the
+  # modules with the names in the lists that are units only through them
+  # and that their definitions do not decide (k8sPod.hostModules);
+  # sourceRoot ({ checkout, storeRoot } of a flake) writes their files as
+  # the checkout's. With locate (locate.nix's definitions), the facts carry
+  # the definitions that the findings on names in the lists would ask
+  # about (locatedQueries), for a check of facts, which has no nix to ask.
+  systemFacts = { describe, name, source, k8sPod ? given, sourceRoot ? null, extra ? { }, onProbeFailed ? _: v: v, locate ? null }: system:
     let
       base = checked describe system;
       module = importedAs base k8sPod;
@@ -333,11 +487,55 @@ rec {
       onPod = if skipK8sPod then base else onK8sPod { inherit describe; k8sPod = module; } base;
       config = configOf describe onPod;
       added = if module == null || skipK8sPod then null else addedUnits moduleFiles base onPod;
-      hidden = unjudged (hostK8sPodModules moduleFiles base) base sourceRoot;
+      own = ownK8sPod moduleFiles base;
+      decided = byDefinitions own base;
+      hidden = if own == null then [ ] else unjudged own.modules base sourceRoot decided;
       probeFacts = if probe == null then { } else { listsProbe = probe // (if skipK8sPod then { k8sPodModuleSkipped = true; } else { }); };
-      k8sPodFacts = (if added == null then { } else { addedUnits = added; }) // (if hidden == [ ] then { } else { hostModules = hidden; });
+      k8sPodFacts = (if added == null then { } else { addedUnits = added; })
+        // (if hidden == [ ] then { } else { hostModules = hidden; })
+        // (if decided.conditionOnly == [ ] then { } else { conditionOnlyUnits = decided.conditionOnly; condition = own.condition; });
       addedFacts = if k8sPodFacts == { } then { } else { k8sPod = (facts config).k8sPod // k8sPodFacts; };
+      # Every build of the node evaluates its hostName, so that conflicting
+      # definitions of it fail nixos-rebuild: they fail the node here too,
+      # though a flake's node is named by its attribute.
+      hostName = (configOf describe base).networking.hostName or null;
+      located = entry:
+        let
+          queries = locatedQueries entry;
+          defs = locate onPod (if module == null || skipK8sPod then [ ] else map toString module.files) queries;
+          entries = builtins.genList (i: builtins.elemAt queries i // { defs = builtins.elemAt defs i; }) (builtins.length queries);
+        in
+        if locate == null || queries == [ ] then entry else entry // { definitions = builtins.deepSeq entries entries; };
     in
-    (if probeFailed probe then onProbeFailed (listsFailingProbe probe) else (v: v))
-      (nodeFacts describe ({ inherit name source; } // extra // probeFacts // addedFacts) config);
+    builtins.seq hostName ((if probeFailed probe then onProbeFailed (listsFailingProbe probe) else (v: v))
+      (located (nodeFacts describe ({ inherit name source; } // extra // probeFacts // addedFacts) config)));
+
+  # locatedQueries entry: the queries of locate.nix that the findings on
+  # the names in the lists of a node's facts would ask, worked out from the
+  # facts alone, so that a clean node asks none: of a name that is no unit
+  # of the node, or that lists name more than once, each list that holds it
+  # (PR101, PR102); on k8s-pod.nix with a requested role of the node's
+  # image, each enabled unit in no list and not the platform's (PR103).
+  locatedQueries = entry:
+    let
+      names = v: if builtins.isList v then filter isString v else [ ];
+      attrs = v: if isAttrs v then v else { };
+      roles = attrs entry.podRoles.roles;
+      lists = map (r: { path = [ "fediversity" "podRoles" "roles" r "units" ]; names = names (attrs roles.${r}).units or [ ]; }) (attrNames roles)
+        ++ [
+          { path = [ "fediversity" "podRoles" "mainUnits" ]; names = names entry.podRoles.mainUnits; }
+          { path = [ "fediversity" "podRoles" "sharedUnits" ]; names = names entry.podRoles.sharedUnits; }
+        ];
+      units = attrs entry.units;
+      k8s = attrs entry.k8sPod;
+      notUnits = listToAttrs (map (name: { inherit name; value = null; }) (names (k8s.addedUnits or [ ]) ++ names (k8s.conditionOnlyUnits or [ ])));
+      occurrences = builtins.groupBy (u: u) (concatMap (l: l.names) lists);
+      wrong = u: !(units ? ${u}) || notUnits ? ${u} || builtins.length occurrences.${u} > 1;
+      once = l: attrNames (listToAttrs (map (name: { inherit name; value = null; }) l));
+      nodeImageRole = builtins.any (r: isAttrs r && (r.replicas or null) != null && (r.service or null) == null) (builtins.attrValues roles);
+      platform = names (k8s.platformUnits or [ ]);
+      unlisted = filter (u: (attrs units.${u}).enable or true == true && !(occurrences ? ${u}) && !(elem u platform)) (attrNames units);
+    in
+    concatMap (l: map (u: { inherit (l) path; holds = u; }) (once (filter wrong l.names))) lists
+    ++ (if (k8s.enable or false) == true && nodeImageRole then map (u: { path = [ "systemd" "services" u ]; }) unlisted else [ ]);
 }

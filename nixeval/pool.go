@@ -79,8 +79,9 @@ var errNotRun = errors.New("not evaluated: the evaluation was stopped")
 // idle for the next one (a flake's nodes after its list) until close.
 type pool struct {
 	e         *Evaluator
-	dir       string // serve.nix and its files, request.json
-	mark      string // the word before each answer
+	dir       string   // serve.nix and its files, request.json
+	lock      *os.File // held while dir is in use (rundir.go)
+	mark      string   // the word before each answer
 	jobs      int
 	maxMemory int64
 
@@ -94,12 +95,18 @@ type pool struct {
 	retiring sync.WaitGroup
 }
 
-// newPool writes the program and its request in a new folder. The caller
-// closes the pool.
+// newPool writes the program and its request in a new folder, after it
+// removed what runs that ended before left. The caller closes the pool.
 func (e *Evaluator) newPool(req *request) (*pool, error) {
-	dir, err := os.MkdirTemp("", "podroles-eval-")
+	removeDeadRuns()
+	dir, lock, err := makeRunDir()
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
+	}
+	fail := func(err error) (*pool, error) {
+		os.RemoveAll(dir)
+		lock.Close()
+		return nil, err
 	}
 	// Nix 2.24 refuses to read a file through a symbolic link (a
 	// temporary folder under a linked /tmp, as on macOS).
@@ -111,22 +118,20 @@ func (e *Evaluator) newPool(req *request) (*pool, error) {
 	req.AnswerMark = "podroles-answer-" + hex.EncodeToString(nonce)
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+		return fail(err)
 	}
 	// The request goes in a file: an environment variable holds 128 KiB at
 	// most, a few hundred file names.
-	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "locate.nix": locateNix, "serve.nix": serveNix, "request.json": reqJSON} {
+	for name, text := range map[string][]byte{"facts.nix": FactsNix, "node.nix": nodeNix, "extract.nix": extractNix, "locate.nix": locateNix, "serve.nix": serveNix, "request.json": reqJSON, emptyRegistry: []byte(`{"flakes":[],"version":2}`)} {
 		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("eval: %w", err)
+			return fail(fmt.Errorf("eval: %w", err))
 		}
 	}
 	jobs := e.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	return &pool{e: e, dir: dir, mark: req.AnswerMark, jobs: jobs, maxMemory: e.MaxMemory}, nil
+	return &pool{e: e, dir: dir, lock: lock, mark: req.AnswerMark, jobs: jobs, maxMemory: e.MaxMemory}, nil
 }
 
 // run gives each task to a worker and returns the outcomes in the tasks'
@@ -295,7 +300,8 @@ func (p *pool) retire(w *worker, overMemory bool) {
 	}()
 }
 
-// close stops every worker and removes the pool's folder.
+// close stops every worker, removes the pool's folder and lets go of its
+// lock.
 func (p *pool) close() {
 	p.mu.Lock()
 	idle := p.idle
@@ -306,4 +312,5 @@ func (p *pool) close() {
 	}
 	p.retiring.Wait()
 	os.RemoveAll(p.dir)
+	p.lock.Close()
 }

@@ -63,6 +63,12 @@ func (s Source) String() string {
 // every file. A bare name such as `hosts` is the flake registry's entry, as
 // for nix. `path:DIR` keeps its meaning, made absolute.
 func FlakeSource(arg string) (Source, error) {
+	return flakeSource(arg, false)
+}
+
+// flakeSource is FlakeSource; with bare, a reference without a scheme is
+// a local path, never the flake registry's entry.
+func flakeSource(arg string, bare bool) (Source, error) {
 	ref, attr, _ := strings.Cut(arg, "#")
 	attr = strings.TrimPrefix(attr, "nixosConfigurations.")
 	if ref == "" {
@@ -74,7 +80,7 @@ func FlakeSource(arg string) (Source, error) {
 	s := Source{Kind: SourceFlake, Display: ref, Ref: ref, Attr: attr}
 	var err error
 	switch {
-	case flakeID.MatchString(ref):
+	case flakeID.MatchString(ref) && !bare:
 		if _, statErr := os.Stat(filepath.Join(ref, "flake.nix")); statErr == nil {
 			return Source{}, fmt.Errorf("flake %s: nix reads %s as the flake registry's entry flake:%s, not as the folder %s; write ./%s", ref, ref, ref, ref, ref)
 		}
@@ -238,23 +244,33 @@ func localSource(kind SourceKind, path string) (Source, error) {
 // GuessSource reads a bare argument: a .json file is facts, a .nix file is a
 // node file, anything else a flake reference. A bare argument that names
 // no file or folder here and has no scheme is refused, where nix would look
-// it up in its flake registry, fetched from the network: a typing error
-// (tpyo.nx) must not reach for the network. A remote flake, or one of the
+// it up in its flake registries: a typing error (tpyo.nx) must not be
+// taken for the name of a flake. A remote flake, or one of the
 // registry, is named with its scheme (github:, git+https:, flake:) or with
 // --flake.
+//
+// A folder is read as its own flake, never as the registry's entry of its
+// name (hosts is ./hosts), and a folder without a flake.nix is refused by
+// name: a bare argument is no search for a flake above it.
 func GuessSource(arg string) (Source, error) {
 	switch {
 	case strings.HasSuffix(arg, ".json"):
 		return FactsSource(arg)
 	case strings.HasSuffix(arg, ".nix") && !strings.Contains(arg, "#"):
 		return FileSource(arg)
+	case urlScheme.MatchString(arg):
+		return FlakeSource(arg)
 	}
 	local, _, _ := strings.Cut(arg, "#")
-	local, _, _ = strings.Cut(local, "?")
-	if !urlScheme.MatchString(arg) && !exists(local) {
+	local, rawQuery, _ := strings.Cut(local, "?")
+	if !exists(local) {
 		return Source{}, fmt.Errorf("%s: no such file or folder; a remote flake is named with its scheme (github:OWNER/REPO#NODE, git+https://HOST/REPO#NODE, flake:NAME#NODE for nix's flake registry) or with --flake", local)
 	}
-	return FlakeSource(arg)
+	query, _ := url.ParseQuery(rawQuery)
+	if info, err := os.Stat(local); err == nil && info.IsDir() && !query.Has("dir") && !exists(filepath.Join(local, "flake.nix")) {
+		return Source{}, fmt.Errorf("%s: no flake.nix in this folder; name a node file with --file %s, or the folder of a flake", local, filepath.Join(local, "NAME.nix"))
+	}
+	return flakeSource(arg, true)
 }
 
 // fileNodeName is the name of a file's node when it sets no hostName: its
@@ -264,4 +280,15 @@ func fileNodeName(path string) string {
 		return filepath.Base(filepath.Dir(path))
 	}
 	return strings.TrimSuffix(filepath.Base(path), ".nix")
+}
+
+// flakeDir is the folder of a local flake's flake.nix: its checkout, or
+// the folder that the reference's ?dir= names in it.
+func flakeDir(s Source) string {
+	if _, query, ok := strings.Cut(s.Ref, "?"); ok {
+		if q, err := url.ParseQuery(query); err == nil && q.Get("dir") != "" {
+			return filepath.Join(s.Checkout, q.Get("dir"))
+		}
+	}
+	return s.Checkout
 }

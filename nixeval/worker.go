@@ -20,7 +20,7 @@ import (
 // A worker is one long-lived `nix eval` of serve.nix that evaluates tasks
 // one after the other (serve.nix says how it is fed). It runs in a process
 // group of its own, so that whatever nix starts (git, for a flake) ends
-// with it.
+// with it, and ends with podroles, however podroles ends (startTiedToUs).
 type worker struct {
 	cmd *exec.Cmd
 	// dir is the worker's folder: its bells and tasks.
@@ -65,11 +65,11 @@ func (e *Evaluator) startWorker(programDir, dir, mark string) (*worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	cmd := exec.Command(path, nixArgs("eval", "--json", "--impure", "--expr", evalExpr("serve.nix"))...)
+	cmd := exec.Command(path, nixArgs(programDir, "eval", "--json", "--impure", "--expr", evalExpr("serve.nix"))...)
 	cmd.Env = append(os.Environ(), evalDirEnv+"="+programDir, workerDirEnv+"="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = wr
-	if err := cmd.Start(); err != nil {
+	if err := startTiedToUs(cmd); err != nil {
 		r.Close()
 		wr.Close()
 		return nil, fmt.Errorf("worker: start %s: %w", e.nixName(), err)

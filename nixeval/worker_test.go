@@ -74,21 +74,41 @@ func TestJobsGiveOneResult(t *testing.T) {
 		ev := &Evaluator{Nix: requireNix(t), Jobs: jobs}
 		nodes, err := extract(t, ev, sources)
 		outcomes = append(outcomes, outcomeOf(t, nodes, err))
-		if len(nodes) != 0 {
-			t.Fatalf("jobs %d: %d nodes returned beside errors", jobs, len(nodes))
+		var names []string
+		for _, n := range nodes {
+			names = append(names, n.Name)
+		}
+		// Beside the errors, every node that evaluated.
+		if want := []string{"cache", "db", "mastodon", "web", "file-a", "b"}; !reflect.DeepEqual(names, want) {
+			t.Fatalf("jobs %d: nodes %q beside the errors, want %q", jobs, names, want)
 		}
 		errs := errorsOf(err)
-		var failing []string
+		var failing, reported []string
 		for _, e := range errs {
 			var ee *EvalError
-			if !errors.As(e, &ee) {
-				t.Fatalf("jobs %d: %v is no EvalError", jobs, e)
+			var ne *NodeError
+			if !errors.As(e, &ee) || !errors.As(e, &ne) {
+				t.Fatalf("jobs %d: %v is no EvalError of a NodeError", jobs, e)
 			}
 			failing = append(failing, ee.Node+"|"+ee.Source)
+			loc := ne.Location()
+			reported = append(reported, fmt.Sprintf("%s|%s|%s:%d", ne.Node, ne.Source, loc.File, loc.Line))
 		}
 		want := []string{"aa-missing|flake " + sources[0].Display, "zz-throws|flake " + sources[0].Display, "|file " + sources[2].Display}
 		if !reflect.DeepEqual(failing, want) {
 			t.Errorf("jobs %d: failing nodes %q, want %q\n%v", jobs, failing, want, err)
+		}
+		// A file's node is named after the file when nix failed before its
+		// hostName; a syntax error is placed where nix says.
+		flake := "flake:" + sources[0].Ref + "#"
+		wantReported := []string{"aa-missing|" + flake + "aa-missing|" + filepath.Join(sources[0].Checkout, "broken.nix") + ":3",
+			"zz-throws|" + flake + "zz-throws|" + filepath.Join(sources[0].Checkout, "broken.nix") + ":2",
+			"syntax|file:" + sources[2].Display + "|" + sources[2].Path + ":3"}
+		if !reflect.DeepEqual(reported, wantReported) {
+			t.Errorf("jobs %d: reported %q, want %q", jobs, reported, wantReported)
+		}
+		if failed, ok := NodeErrors(err); !ok || len(failed) != 3 {
+			t.Errorf("jobs %d: NodeErrors gives %d, %v", jobs, len(failed), ok)
 		}
 		if s := ev.Stats(); s.Workers > jobs+3 {
 			// A failed node ends its worker; at most one worker more for
@@ -126,7 +146,7 @@ func TestWorkersKeepOrderWhenTheFirstIsSlow(t *testing.T) {
 	paths := []string{"slow.nix"}
 	for i := range 6 {
 		name := fmt.Sprintf("quick%d.nix", i)
-		files[name] = "{ }"
+		files[name] = emptyNode
 		paths = append(paths, name)
 	}
 	sources := fileSources(t, files, paths)
@@ -161,7 +181,7 @@ func TestManyNodesOneProcess(t *testing.T) {
 	for _, jobs := range []int{1, 2} {
 		nix, log := countingNix(t)
 		dir := flakeTree(t, nil)
-		files := writeTree(t, map[string]string{"a.nix": `{ }`, "b.nix": `{ }`})
+		files := writeTree(t, map[string]string{"a.nix": emptyNode, "b.nix": emptyNode})
 		sources := append(mustSources(t, FlakeSource, dir),
 			mustSources(t, FileSource, filepath.Join(files, "a.nix"), filepath.Join(files, "b.nix"))...)
 		ev := &Evaluator{Nix: nix, Jobs: jobs}
@@ -240,7 +260,7 @@ func groupNix(t *testing.T) string {
 func TestKilledWorker(t *testing.T) {
 	requireNix(t)
 	dir, started := blockingNode(t)
-	if err := os.WriteFile(filepath.Join(dir, "after.nix"), []byte(`{ }`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "after.nix"), []byte(emptyNode), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ev := &Evaluator{Nix: groupNix(t), Jobs: 1}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/report"
 )
 
 // Severity of a finding: errors refuse the node, warnings do not unless the
@@ -47,7 +48,9 @@ type Subject struct {
 	Name string      `json:"name"`
 }
 
-func (s Subject) String() string { return fmt.Sprintf("%s %s", s.Kind, s.Name) }
+// String names the subject for a line of text: a name with a control
+// character is quoted.
+func (s Subject) String() string { return fmt.Sprintf("%s %s", s.Kind, report.Name(s.Name)) }
 
 // Finding is one breach of a rule.
 type Finding struct {
@@ -163,19 +166,27 @@ func (r *Result) Count() (errors, warnings int) {
 	return errors, warnings
 }
 
-// Check runs every rule on every node.
+// Check runs every rule on every node. The nodes are checked together: a
+// rule may compare each with the others (PR614).
 func Check(nodes []*facts.Node) []*Result {
+	others := fleetOf(nodes)
 	results := make([]*Result, 0, len(nodes))
 	for _, n := range nodes {
-		results = append(results, CheckNode(n, Rules()))
+		results = append(results, checkNode(n, Rules(), others))
 	}
 	return results
 }
 
-// CheckNode runs rules on one node. Findings come sorted by rule, subject
-// and message, so that the same node always reads the same.
+// CheckNode runs rules on one node, checked alone. Findings come sorted by
+// rule, subject and message, so that the same node always reads the same.
 func CheckNode(nf *facts.Node, rules []*Rule) *Result {
+	return checkNode(nf, rules, nil)
+}
+
+// checkNode runs rules on one node of those that others indexes.
+func checkNode(nf *facts.Node, rules []*Rule, others fleet) *Result {
 	n := index(nf)
+	n.fleet = others
 	defer n.release()
 	res := &Result{Node: n.Name, Source: n.Source, K8sPod: n.K8sPod.Enable, RulesRun: []string{}, Skipped: []Skip{}, Findings: []Finding{}}
 	for _, r := range rules {
@@ -241,6 +252,8 @@ type node struct {
 	// unknown are the names in lists that are no unit of the node, in
 	// list order, each once per list.
 	unknown []listedName
+	// fleet is the Deployments of the nodes checked with this one.
+	fleet fleet
 }
 
 // unitInfo is a unit and the first list that names it, or -1.
@@ -248,9 +261,9 @@ type unitInfo struct {
 	name      string
 	enable    bool
 	firstList int
-	// added is true for a unit that only the k8s-pod module made (a
-	// condition on a name in a list): a unit on k8s-pod.nix (FR-014), but
-	// not one of the node (FR-008).
+	// added is true for a unit that only the k8s-pod module made, or
+	// that only a condition defines (a condition on a name in a list): a
+	// unit on k8s-pod.nix (FR-014), but not one of the node (FR-008).
 	added bool
 }
 
@@ -272,7 +285,7 @@ func (n *node) release() {
 	clear(n.inMany)
 	clear(n.unknownFirst)
 	clear(n.units[:cap(n.units)])
-	n.Node, n.roles, n.lists, n.units, n.unknown = nil, nil, n.lists[:0], n.units[:0], nil
+	n.Node, n.roles, n.lists, n.units, n.unknown, n.fleet = nil, nil, n.lists[:0], n.units[:0], nil, nil
 	indexes.Put(n)
 }
 
@@ -291,9 +304,11 @@ func index(nf *facts.Node) *node {
 		n.unitIdx[name] = int32(len(n.units))
 		n.units = append(n.units, unitInfo{name: name, enable: u.Enable, firstList: -1})
 	}
-	for _, name := range nf.K8sPod.AddedUnits {
-		if idx, ok := n.unitIdx[name]; ok {
-			n.units[idx].added = true
+	for _, added := range [][]string{nf.K8sPod.AddedUnits, nf.K8sPod.ConditionOnlyUnits} {
+		for _, name := range added {
+			if idx, ok := n.unitIdx[name]; ok {
+				n.units[idx].added = true
+			}
 		}
 	}
 	for i, l := range n.lists {

@@ -1,17 +1,21 @@
 package checks
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/report"
 )
 
-// ReportVersion is the version of the JSON report.
-const ReportVersion = 1
+// ReportVersion is the version of the JSON report. Version 2 added
+// evalErrors: nodes may be missing from nodes, named there instead.
+const ReportVersion = 2
 
 // Report is the outcome of checking nodes, as the check command prints it.
 type Report struct {
@@ -19,6 +23,9 @@ type Report struct {
 	Strict  bool      `json:"strict"`
 	Summary Summary   `json:"summary"`
 	Nodes   []*Result `json:"nodes"`
+	// EvalErrors are the nodes that nix could not evaluate, which no rule
+	// checked, sorted by node name.
+	EvalErrors []EvalFailure `json:"evalErrors"`
 
 	// ToolVersion is podroles' version, for SARIF.
 	ToolVersion string `json:"-"`
@@ -29,27 +36,90 @@ type Report struct {
 
 // Summary counts what a report found.
 type Summary struct {
-	Nodes    int `json:"nodes"`
-	Errors   int `json:"errors"`
-	Warnings int `json:"warnings"`
-	// Passed is false when an error was found, or with strict a warning.
+	// Nodes counts the nodes checked, EvalErrors those that nix could
+	// not evaluate.
+	Nodes      int `json:"nodes"`
+	EvalErrors int `json:"evalErrors"`
+	Errors     int `json:"errors"`
+	Warnings   int `json:"warnings"`
+	// Passed is false when a node could not be evaluated, an error was
+	// found, or with strict a warning.
 	Passed bool `json:"passed"`
 }
 
-// NewReport sums up results. With strict, warnings fail the check too.
-func NewReport(results []*Result, strict bool) *Report {
-	r := &Report{Version: ReportVersion, Strict: strict, Nodes: results}
+// EvalFailure is a node that nix could not evaluate: it has no facts, and
+// no rule ran on it.
+type EvalFailure struct {
+	// Node is the node's name; "" for a flake whose nodes nix could not
+	// list.
+	Node   string `json:"node"`
+	Source string `json:"source"`
+	// Message is nix's error, on one line.
+	Message string `json:"message"`
+	// Location is where nix places the error, or the node's file; nil
+	// when neither is known.
+	Location *facts.Location `json:"location,omitempty"`
+}
+
+// name is the node's name, or for a flake whose nodes nix could not list,
+// its source.
+func (f EvalFailure) name() string { return cmp.Or(f.Node, f.Source) }
+
+// NewReport sums up results, and failed, the nodes that nix could not
+// evaluate. With strict, warnings fail the check too.
+func NewReport(results []*Result, strict bool, failed ...EvalFailure) *Report {
+	r := &Report{Version: ReportVersion, Strict: strict, Nodes: results, EvalErrors: slices.Clone(failed)}
 	if r.Nodes == nil {
 		r.Nodes = []*Result{}
 	}
+	if r.EvalErrors == nil {
+		r.EvalErrors = []EvalFailure{}
+	}
+	slices.SortStableFunc(r.EvalErrors, func(a, b EvalFailure) int { return strings.Compare(a.Node, b.Node) })
 	r.Summary.Nodes = len(results)
+	r.Summary.EvalErrors = len(failed)
 	for _, res := range results {
 		e, w := res.Count()
 		r.Summary.Errors += e
 		r.Summary.Warnings += w
 	}
-	r.Summary.Passed = r.Summary.Errors == 0 && (!strict || r.Summary.Warnings == 0)
+	r.Summary.Passed = len(failed) == 0 && r.Summary.Errors == 0 && (!strict || r.Summary.Warnings == 0)
 	return r
+}
+
+// entry is a node of the report: checked, or not evaluated.
+type entry struct {
+	res    *Result
+	failed *EvalFailure
+}
+
+// entries are the nodes checked and those not evaluated, by name, so that
+// a node that failed is shown where it would have been.
+func (r *Report) entries() []entry {
+	var out []entry
+	for _, res := range r.Nodes {
+		out = append(out, entry{res: res})
+	}
+	for i := range r.EvalErrors {
+		out = append(out, entry{failed: &r.EvalErrors[i]})
+	}
+	name := func(e entry) string {
+		if e.failed != nil {
+			return e.failed.Node
+		}
+		return e.res.Node
+	}
+	slices.SortStableFunc(out, func(a, b entry) int { return strings.Compare(name(a), name(b)) })
+	return out
+}
+
+// line is the failure as one line of text, after its node.
+func (f EvalFailure) line() string {
+	line := "evaluation failed: " + report.Text(f.Message)
+	if f.Location != nil {
+		line += " (at " + f.Location.String() + ")"
+	}
+	return line
 }
 
 // Write writes the report in format: one of report.LocatedFormats.
@@ -70,7 +140,16 @@ func (r *Report) Write(w io.Writer, format string) error {
 // its notes one more (hosts/base.nix:12:5: note: ...).
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	for _, res := range r.Nodes {
+	for _, entry := range r.entries() {
+		if f := entry.failed; f != nil {
+			if f.Node == "" {
+				fmt.Fprintf(&b, "%s: %s\n", report.Text(f.Source), f.line())
+			} else {
+				fmt.Fprintf(&b, "%s (%s): %s\n", report.Name(f.Node), report.Text(f.Source), f.line())
+			}
+			continue
+		}
+		res := entry.res
 		e, wn := res.Count()
 		method := "not on k8s-pod.nix"
 		if res.K8sPod {
@@ -80,18 +159,18 @@ func (r *Report) WriteText(w io.Writer) error {
 		if e+wn > 0 {
 			status = fmt.Sprintf("%s, %s", plural(e, "error"), plural(wn, "warning"))
 		}
-		fmt.Fprintf(&b, "%s (%s, %s): %s, %d rules run\n", res.Node, res.Source, method, status, len(res.RulesRun))
+		fmt.Fprintf(&b, "%s (%s, %s): %s, %d rules run%s\n", report.Name(res.Node), report.Text(res.Source), method, status, len(res.RulesRun), noRuleRan(res))
 		for _, f := range res.Findings {
 			if f.Location != nil {
-				fmt.Fprintf(&b, "%s: %s %s %s [%s]: %s\n", f.Location, f.Severity, f.Rule, f.Subject, f.Spec, f.Message)
+				fmt.Fprintf(&b, "%s: %s %s %s [%s]: %s\n", f.Location, f.Severity, f.Rule, f.Subject, f.Spec, report.Text(f.Message))
 			} else {
-				fmt.Fprintf(&b, "  %-7s %s %s [%s]: %s\n", f.Severity, f.Rule, f.Subject, f.Spec, f.Message)
+				fmt.Fprintf(&b, "  %-7s %s %s [%s]: %s\n", f.Severity, f.Rule, f.Subject, f.Spec, report.Text(f.Message))
 			}
 			for _, n := range f.Notes {
 				if n.Location != nil {
-					fmt.Fprintf(&b, "%s: note: %s\n", n.Location, n.Message)
+					fmt.Fprintf(&b, "%s: note: %s\n", n.Location, report.Text(n.Message))
 				} else {
-					fmt.Fprintf(&b, "    note: %s\n", n.Message)
+					fmt.Fprintf(&b, "    note: %s\n", report.Text(n.Message))
 				}
 			}
 		}
@@ -101,13 +180,26 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
+// noRuleRan says why no rule ran on a node, which passes it: nothing of
+// the node was checked, and a report must not let that pass unsaid.
+func noRuleRan(res *Result) string {
+	if len(res.RulesRun) > 0 || len(res.Skipped) == 0 {
+		return ""
+	}
+	return " (" + res.Skipped[0].Reason + ")"
+}
+
 // summaryLine is the last line of the text report.
 func (r *Report) summaryLine() string {
 	verdict := "passed"
 	if !r.Summary.Passed {
 		verdict = "failed"
 	}
-	return fmt.Sprintf("%s checked: %s, %s: %s", plural(r.Summary.Nodes, "node"), plural(r.Summary.Errors, "error"), plural(r.Summary.Warnings, "warning"), verdict)
+	checked := plural(r.Summary.Nodes, "node") + " checked"
+	if r.Summary.EvalErrors > 0 {
+		checked += fmt.Sprintf(", %d not evaluated", r.Summary.EvalErrors)
+	}
+	return fmt.Sprintf("%s: %s, %s: %s", checked, plural(r.Summary.Errors, "error"), plural(r.Summary.Warnings, "warning"), verdict)
 }
 
 func plural(n int, word string) string {
@@ -122,7 +214,12 @@ func plural(n int, word string) string {
 // skipped case for a rule that does not apply to the node.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	var suites []report.Suite
-	for _, res := range r.Nodes {
+	for _, entry := range r.entries() {
+		if f := entry.failed; f != nil {
+			suites = append(suites, f.suite())
+			continue
+		}
+		res := entry.res
 		suite := report.Suite{Name: res.Node}
 		byRule := map[string][]Finding{}
 		for _, f := range res.Findings {
@@ -165,18 +262,31 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	return report.WriteJUnit(w, "podroles check", suites)
 }
 
+// suite is the failure as a suite of its own: one case, in error, since
+// no rule could run.
+func (f EvalFailure) suite() report.Suite {
+	suite := report.Suite{Name: f.name()}
+	c := report.Case{Name: "evaluation", ClassName: "podroles.check." + f.name(),
+		Error: &report.Failure{Message: "nix could not evaluate the node", Type: "evaluation", Text: f.line()}}
+	if f.Location != nil {
+		c.File, c.Line = f.Location.File, f.Location.Line
+	}
+	suite.Add(c)
+	return suite
+}
+
 // line is the finding as one line of text: "FILE:LINE:COLUMN: SEVERITY
 // SUBJECT: MESSAGE" when it has a location, with its notes on further lines.
 func (f Finding) line() string {
-	line := fmt.Sprintf("%s %s: %s", f.Severity, f.Subject, f.Message)
+	line := fmt.Sprintf("%s %s: %s", f.Severity, f.Subject, report.Text(f.Message))
 	if f.Location != nil {
 		line = f.Location.String() + ": " + line
 	}
 	for _, n := range f.Notes {
 		if n.Location != nil {
-			line += fmt.Sprintf("\n%s: note: %s", n.Location, n.Message)
+			line += fmt.Sprintf("\n%s: note: %s", n.Location, report.Text(n.Message))
 		} else {
-			line += "\nnote: " + n.Message
+			line += "\nnote: " + report.Text(n.Message)
 		}
 	}
 	return line
@@ -187,8 +297,20 @@ func (f Finding) line() string {
 // (::error file=F,line=L,col=C,title=PR101::...), then the summary line.
 func (r *Report) WriteGitHub(w io.Writer) error {
 	var annotations []report.Annotation
-	for _, res := range r.Nodes {
-		for _, f := range res.Findings {
+	for _, entry := range r.entries() {
+		if f := entry.failed; f != nil {
+			a := report.Annotation{Level: "error", Title: evalRuleID, Message: f.annotation()}
+			if f.Location != nil {
+				a.File, a.Line, a.Column = f.Location.File, f.Location.Line, f.Location.Column
+			}
+			annotations = append(annotations, a)
+			continue
+		}
+		if why := noRuleRan(entry.res); why != "" {
+			annotations = append(annotations, report.Annotation{Level: "notice", Title: "no rule ran",
+				Message: fmt.Sprintf("node %s (%s): no rule ran%s", entry.res.Node, entry.res.Source, why)})
+		}
+		for _, f := range entry.res.Findings {
 			a := report.Annotation{Level: string(f.Severity), Title: f.Rule}
 			a.Message = fmt.Sprintf("node %s, %s: %s [%s]", f.Node, f.Subject, f.Message, f.Spec)
 			if f.Location != nil {
@@ -224,8 +346,29 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 		})
 	}
 	results := []report.SARIFResult{}
-	for _, res := range r.Nodes {
-		for _, f := range res.Findings {
+	var notifications []report.SARIFResult
+	if len(r.EvalErrors) > 0 {
+		rules = append(rules, report.SARIFRule{
+			ID: evalRuleID, Name: "evaluation-failed", Level: "error", Tags: []string{"pod-roles"},
+			Description: "nix could not evaluate the node, so no rule checked it",
+			Help:        "nix could not evaluate the node, so no rule checked it: fix what nix says, at the place it names, and check again.",
+		})
+	}
+	for _, entry := range r.entries() {
+		if f := entry.failed; f != nil {
+			out := report.SARIFResult{
+				RuleID: evalRuleID, Level: "error", Message: f.annotation(),
+				Fingerprint: fingerprint(Finding{Node: f.name(), Rule: evalRuleID}),
+				Properties:  map[string]any{"node": f.Node, "source": f.Source},
+			}
+			if f.Location != nil {
+				out.Location = &report.SARIFLocation{File: f.Location.File, Line: f.Location.Line, Column: f.Location.Column}
+			}
+			results = append(results, out)
+			notifications = append(notifications, out)
+			continue
+		}
+		for _, f := range entry.res.Findings {
 			out := report.SARIFResult{
 				RuleID: f.Rule, Level: string(f.Severity),
 				Message:     fmt.Sprintf("node %s, %s: %s", f.Node, f.Subject, f.Message),
@@ -243,7 +386,20 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 			results = append(results, out)
 		}
 	}
-	return report.WriteSARIF(w, report.SARIFTool{Name: "podroles", Version: r.ToolVersion}, r.Base, rules, results)
+	return report.WriteSARIF(w, report.SARIFTool{Name: "podroles", Version: r.ToolVersion}, r.Base, rules, results, notifications)
+}
+
+// evalRuleID names, in the formats of CI, a node that nix could not
+// evaluate: no rule's ID, since no rule ran.
+const evalRuleID = "eval"
+
+// annotation is the failure as the message of an annotation or a SARIF
+// result, which name no node by themselves.
+func (f EvalFailure) annotation() string {
+	if f.Node == "" {
+		return fmt.Sprintf("%s: evaluation failed: %s", f.Source, f.Message)
+	}
+	return fmt.Sprintf("node %s (%s): evaluation failed: %s", f.Node, f.Source, f.Message)
 }
 
 // fingerprint identifies a finding by what it is about, not where: the

@@ -51,7 +51,7 @@ var rules = []*Rule{
 	},
 	{
 		ID: "PR107", Name: "names-hidden-by-own-k8s-pod-module", Spec: "FR-008, SC-002", Severity: SeverityWarning, Scope: ScopeK8s,
-		Doc:   "The node imports a k8s-pod module itself that --k8s-pod-module does not name, and a name in its lists is a unit only through that module, so FR-008 could not judge it.",
+		Doc:   "The node imports a k8s-pod module itself that --k8s-pod-module does not name, and a name in its lists is a unit only through that module, whose definitions of it set more than its condition but nothing that runs, so FR-008 could not judge it.",
 		check: namesHiddenByOwnK8sPodModule,
 		needs: needsModules,
 	},
@@ -282,6 +282,16 @@ var rules = []*Rule{
 		Doc:   "A role's settings (or a service's companion program) hold a function, a derivation, a path literal or a string of the store: a request holds only data.",
 		check: requestNotData,
 	},
+	{
+		ID: "PR613", Name: "role-collides-in-plan", Spec: "US1-1, Key Entities (Main pod), node-surface: Names Kubernetes sees", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A requested role's Deployment or Service has the name, or its pods the labels, of another object of the node's plan, as a role named main has the main pod's labels.",
+		check: roleCollidesInPlan,
+	},
+	{
+		ID: "PR614", Name: "role-collides-with-other-node", Spec: "US1-1, Key Entities (Main pod), node-surface: Names Kubernetes sees", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "Among the nodes checked together, a requested role's Deployment <node>-<role> has the name of another node's Deployment, as role worker of node app and node app-worker.",
+		check: roleCollidesWithOtherNode,
+	},
 }
 
 func unknownUnit(n *node, report reportFunc) {
@@ -312,7 +322,13 @@ func unknownUnit(n *node, report reportFunc) {
 			hint = fmt.Sprintf("did you mean %s? Fix the name in %s", near[u], joinAnd(options))
 		}
 		why := fmt.Sprintf("no systemd.services.%s", facts.AttrName(u))
-		if i, ok := n.unitIdx[u]; ok && n.units[i].added {
+		if slices.Contains(n.K8sPod.ConditionOnlyUnits, u) {
+			sets := ""
+			if len(n.K8sPod.Condition) > 0 {
+				sets = joinAnd(n.K8sPod.Condition) + ", "
+			}
+			why = fmt.Sprintf("every definition of systemd.services.%s sets only %sthe condition that the node's own k8s-pod module puts on every listed name, and nothing that runs", facts.AttrName(u), sets)
+		} else if i, ok := n.unitIdx[u]; ok && n.units[i].added {
 			why = fmt.Sprintf("no module of the node defines systemd.services.%s; only the condition that the k8s-pod module puts on every listed name makes a unit of it", facts.AttrName(u))
 		}
 		where := at(listsOf[u][0].holding(u))
@@ -990,7 +1006,7 @@ func namesHiddenByOwnK8sPodModule(n *node, report reportFunc) {
 					}
 				}
 			}
-			report(unit(u), where.and(opt("fediversity", "k8sPod", "enable")), "%s names unit %s, which is a unit only through %s, a module the node imports itself that puts it on k8s-pod.nix (fediversity.k8sPod.enable) and is not the k8s-pod module podroles was given: if it is k8s-pod.nix, its conditions make a unit of every listed name, so FR-008 could not judge %s against the node before it and a misspelled name passes; check with --k8s-pod-module %s", joinAnd(n.listsNaming(u)), u, m.File, u, m.File)
+			report(unit(u), where.and(opt("fediversity", "k8sPod", "enable")), "%s names unit %s, which is a unit only through %s, a module the node imports itself that puts it on k8s-pod.nix (fediversity.k8sPod.enable) and is not the k8s-pod module podroles was given; its definitions of %s set more than the condition it puts on every listed name, but nothing that runs, so podroles cannot tell a unit the module defines from that condition on a misspelled name, and FR-008 could not judge %s; check with --k8s-pod-module %s", joinAnd(n.listsNaming(u)), u, m.File, u, u, m.File)
 		}
 	}
 }

@@ -119,7 +119,7 @@ func Make(n *facts.Node, o Options) (*Plan, error) {
 	nodeImage := p.image(o.NodeImage, n.Name+":latest", "--node-image")
 
 	mainUnits := facts.UniqueNames(append(slices.Clone(n.PodRoles.MainUnits), n.PodRoles.SharedUnits...))
-	main := deployment(n.Name, n.Name, MainRole, o.Namespace, 1, mainUnits, []corev1.Container{{Name: ContainerNode, Image: nodeImage}})
+	main := deployment(MainName(n.Name), Labels(n.Name, MainRole), o.Namespace, 1, mainUnits, []corev1.Container{{Name: ContainerNode, Image: nodeImage}})
 	p.Deployments = append(p.Deployments, main)
 
 	for _, r := range n.RoleNames() {
@@ -127,20 +127,19 @@ func Make(n *facts.Node, o Options) (*Plan, error) {
 		if !role.Requested() {
 			continue
 		}
-		name := n.Name + "-" + r
 		if role.RunsNodeImage() {
 			units := facts.UniqueNames(append(slices.Clone(role.Units), n.PodRoles.SharedUnits...))
 			node := corev1.Container{Name: ContainerNode, Image: nodeImage, Ports: containerPorts(role)}
-			p.Deployments = append(p.Deployments, deployment(name, n.Name, r, o.Namespace, int32(*role.Replicas), units, []corev1.Container{node}))
+			p.Deployments = append(p.Deployments, deployment(RoleName(n.Name, r), Labels(n.Name, r), o.Namespace, int32(*role.Replicas), units, []corev1.Container{node}))
 		} else {
-			d, err := p.serviceDeployment(n, name, r, role, o)
+			d, err := p.serviceDeployment(n, r, role, o)
 			if err != nil {
 				return nil, err
 			}
 			p.Deployments = append(p.Deployments, d)
 		}
-		if svc := service(name, n.Name, r, o.Namespace, role); svc != nil {
-			p.Services = append(p.Services, svc)
+		if HasService(role) {
+			p.Services = append(p.Services, service(n.Name, r, o.Namespace, role))
 		}
 	}
 	return p, nil
@@ -151,7 +150,7 @@ func Make(n *facts.Node, o Options) (*Plan, error) {
 // the companion (FR-012), and for a role with secrets the OpenBao agent as
 // a sidecar that starts first and is ready once every secret is a file,
 // alone holding the pod's identity (US1-7).
-func (p *Plan) serviceDeployment(n *facts.Node, name, r string, role facts.Role, o Options) (*appsv1.Deployment, error) {
+func (p *Plan) serviceDeployment(n *facts.Node, r string, role facts.Role, o Options) (*appsv1.Deployment, error) {
 	service := *role.Service
 	settings := n.PodRoles.Services[service]
 	if len(settings.Environment) > 0 && settings.Variables == nil {
@@ -170,7 +169,7 @@ func (p *Plan) serviceDeployment(n *facts.Node, name, r string, role facts.Role,
 		}
 		containers = append(containers, corev1.Container{Name: ContainerCompanion, Image: image, Command: []string{program}})
 	}
-	d := deployment(name, n.Name, r, o.Namespace, int32(*role.Replicas), nil, containers)
+	d := deployment(RoleName(n.Name, r), Labels(n.Name, r), o.Namespace, int32(*role.Replicas), nil, containers)
 	spec := &d.Spec.Template.Spec
 	// The service never needs the pod's identity; only the sidecar does.
 	no := false
@@ -237,8 +236,27 @@ func identity() *corev1.ProjectedVolumeSource {
 
 func ptr[T any](v T) *T { return &v }
 
-func deployment(name, node, role, namespace string, replicas int32, units []string, containers []corev1.Container) *appsv1.Deployment {
-	labels := map[string]string{LabelNode: node, LabelRole: role}
+// MainName is the name of the Deployment of the main pod of node
+// (node-surface: "Names Kubernetes sees").
+func MainName(node string) string { return node }
+
+// RoleName is the name of the Deployment of role of node, and of the
+// role's Service.
+func RoleName(node, role string) string { return node + "-" + role }
+
+// Labels are the labels of the pods of role of node, by which its
+// Deployment and Service select them. The main pod's role is MainRole.
+func Labels(node, role string) map[string]string {
+	return map[string]string{LabelNode: node, LabelRole: role}
+}
+
+// HasService reports whether the plan makes a Service for a requested
+// role: only for one with ports or a metrics port, the Service's ports
+// (containerPorts). It builds no ports, so that the rules can ask it of
+// every role for next to nothing.
+func HasService(r facts.Role) bool { return len(r.Ports) > 0 || r.Metrics != nil }
+
+func deployment(name string, labels map[string]string, namespace string, replicas int32, units []string, containers []corev1.Container) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
@@ -269,19 +287,15 @@ func containerPorts(role facts.Role) []corev1.ContainerPort {
 	return out
 }
 
-// service is the role's Service with exactly its ports and metrics port,
-// or nil for a role with none.
-func service(name, node, role, namespace string, r facts.Role) *corev1.Service {
-	ports := containerPorts(r)
-	if len(ports) == 0 {
-		return nil
-	}
+// service is the Service of role of node, with exactly the role's ports
+// and metrics port; HasService says whether it has any.
+func service(node, role, namespace string, r facts.Role) *corev1.Service {
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{LabelNode: node, LabelRole: role}},
-		Spec:       corev1.ServiceSpec{Selector: map[string]string{LabelNode: node, LabelRole: role}},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleName(node, role), Namespace: namespace, Labels: Labels(node, role)},
+		Spec:       corev1.ServiceSpec{Selector: Labels(node, role)},
 	}
-	for _, p := range ports {
+	for _, p := range containerPorts(r) {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, Protocol: p.Protocol, TargetPort: intstr.FromString(p.Name)})
 	}
 	if m := r.Metrics; m != nil {

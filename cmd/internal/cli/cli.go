@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -136,34 +135,6 @@ func Exec(newRoot func(*Streams) *cobra.Command) {
 
 // OneLine folds text onto one line.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// WriteOutput writes through write to path, or to w when path is "". A
-// file is written beside its final place and renamed, so that a failed
-// write never leaves half a report where a whole one was.
-func WriteOutput(path string, w io.Writer, write func(io.Writer) error) error {
-	if path == "" {
-		return write(w)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	return nil
-}
 
 // IsTerminal says w is a terminal, where a command draws progress.
 func IsTerminal(w io.Writer) bool {

@@ -69,9 +69,9 @@ func (o *SourceOptions) AddFlags(cmd *cobra.Command) {
 	if f.Lookup(timeout) != nil {
 		timeout = "nix-timeout"
 	}
-	f.DurationVar(&o.Timeout, timeout, 10*time.Minute, "stop nix after this long, all of its processes together (0: never)")
+	DurationVar(f, &o.Timeout, timeout, 10*time.Minute, "stop nix after this long, all of its processes together (0: never)")
 	f.BoolVar(&o.ShowTrace, "show-trace", false, "print nix's trace on failure")
-	f.IntVarP(&o.Jobs, "jobs", "j", 0, "evaluate nodes in up to N nix processes at once, each taking the next node when done (default: one per core)")
+	CountVar(f, &o.Jobs, "jobs", "j", 0, "evaluate nodes in up to N nix processes at once, each taking the next node when done (default: one per core)")
 	o.MaxMemory = DefaultMaxMemory
 	f.Var(&o.MaxMemory, "max-memory", "replace a nix process by a fresh one when, after a node, its memory (its process group's resident set) passes SIZE, e.g. 2GiB (0: no bound)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "draw no progress line on a terminal's standard error")

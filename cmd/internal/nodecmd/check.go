@@ -14,6 +14,7 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 )
 
@@ -55,7 +56,9 @@ directory (in CI, $GITHUB_WORKSPACE) are shown relative to it; see
 docs/reports.md.
 
 Exit status: 0 when no error was found, 1 when one was (with --strict a
-warning counts), 2 when the check could not run.
+warning counts), 2 when the check could not run. A node that nix cannot
+evaluate is reported as such among the others, which are checked all the
+same, and the exit status is 2.
 
 With --output, the report in --format goes to the file, and the text
 report still goes to standard output unless --format is text.`,
@@ -80,17 +83,23 @@ report still goes to standard output unless --format is text.`,
 }
 
 // RunCheck checks the nodes and writes the report: a cli.FailedError
-// when an error was found (with Strict, a warning).
+// when an error was found (with Strict, a warning). Nodes that nix could
+// not evaluate are in the report too, and their errors (one per node) are
+// returned after it is written.
 func RunCheck(ctx context.Context, o *CheckOptions) error {
 	if err := report.CheckFormat(o.Format, report.LocatedFormats...); err != nil {
+		return err
+	}
+	if err := cli.CheckOutput(o.Output); err != nil {
 		return err
 	}
 	// A report for machines has no progress line beside it, even on a
 	// terminal.
 	o.Sources.NoProgress = o.Format != "text"
-	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
-	if err != nil {
-		return err
+	nodes, evalErr := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
+	failed, someNodes := nixeval.NodeErrors(evalErr)
+	if evalErr != nil && !someNodes {
+		return evalErr
 	}
 	results := checks.Check(nodes)
 	paths := report.NewPaths(report.WorkingBase())
@@ -101,7 +110,7 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 		// The findings stand without their places.
 		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", cli.OneLine(paths.Text(err.Error())))
 	}
-	rep := checks.NewReport(results, o.Strict)
+	rep := checks.NewReport(results, o.Strict, evalFailures(failed, paths)...)
 	rep.ToolVersion, rep.Base = o.Version, paths.Base()
 	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
 		return err
@@ -111,8 +120,25 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 			return err
 		}
 	}
+	if evalErr != nil {
+		return evalErr
+	}
 	if !rep.Summary.Passed {
 		return &cli.FailedError{Summary: fmt.Sprintf("%d errors, %d warnings", rep.Summary.Errors, rep.Summary.Warnings)}
 	}
 	return nil
+}
+
+// evalFailures are the nodes that nix failed on, as the report has them:
+// their files shown by paths, as the findings' are.
+func evalFailures(failed []*nixeval.NodeError, paths report.Paths) []checks.EvalFailure {
+	var out []checks.EvalFailure
+	for _, ne := range failed {
+		f := checks.EvalFailure{Node: ne.Node, Source: ne.Source, Message: cli.OneLine(paths.Text(ne.Reason())), Location: ne.Location()}
+		if f.Location != nil {
+			f.Location.File = paths.File(f.Location.File)
+		}
+		out = append(out, f)
+	}
+	return out
 }

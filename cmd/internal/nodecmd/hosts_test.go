@@ -193,22 +193,20 @@ func TestCheckFlakeAsTheCheckoutHoldsIt(t *testing.T) {
 		"podroles check: eval flake .#mastodon: git does not track flake.lock, and nix reads a flake in a git work tree from the files git tracks only; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock and git add flake.lock")
 }
 
-// TestCheckWarnsOfItsOwnK8sPodModule: a host of the flake imports
+// TestCheckJudgesItsOwnK8sPodModule: a host of the flake imports
 // k8s-pod.nix itself, and site/mastodon/roles.nix lists mastodon-cleanup,
 // which only the module's condition makes a unit of. Without
-// --k8s-pod-module podroles warns, at the list, and names the checkout's
-// module to give; given, the name is PR101.
-func TestCheckWarnsOfItsOwnK8sPodModule(t *testing.T) {
+// --k8s-pod-module every definition of the name is that condition alone,
+// and it is no unit of the node: PR101, at the list, as with the module
+// named.
+func TestCheckJudgesItsOwnK8sPodModule(t *testing.T) {
 	work := fixture.HostsFlake(t)
 	t.Chdir(work.Dir)
-	r := run(t, "check", "--flake", "./deploy#mastodon-on-k8s")
-	want := "site/mastodon/roles.nix:1:3: warning PR107 unit mastodon-cleanup [FR-008, SC-002]: mainUnits names unit mastodon-cleanup, which is a unit only through k8s-pod.nix, a module the node imports itself"
-	if r.Code != cli.ExitOK || !strings.Contains(r.Out, want) || !strings.Contains(r.Out, "check with --k8s-pod-module k8s-pod.nix\n") {
-		t.Errorf("exit %d, want the warning %q ... check with --k8s-pod-module k8s-pod.nix:\n%s%s", r.Code, want, r.Out, r.ErrOut)
-	}
-	r = run(t, "check", "--flake", "./deploy#mastodon-on-k8s", "--k8s-pod-module", "k8s-pod.nix")
-	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "site/mastodon/roles.nix:1:3: error PR101 unit mastodon-cleanup") || strings.Contains(r.Out, "PR107") {
-		t.Errorf("with the module named: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	for _, args := range [][]string{nil, {"--k8s-pod-module", "k8s-pod.nix"}} {
+		r := run(t, append([]string{"check", "--flake", "./deploy#mastodon-on-k8s"}, args...)...)
+		if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "site/mastodon/roles.nix:1:3: error PR101 unit mastodon-cleanup") || strings.Contains(r.Out, "PR107") {
+			t.Errorf("%q: exit %d, want PR101 at the list\n%s%s", args, r.Code, r.Out, r.ErrOut)
+		}
 	}
 }
 

@@ -58,8 +58,8 @@ func TestCheckBrokenJSON(t *testing.T) {
 		Version int
 		Strict  bool
 		Summary struct {
-			Nodes, Errors, Warnings int
-			Passed                  bool
+			Nodes, EvalErrors, Errors, Warnings int
+			Passed                              bool
 		}
 		Nodes []struct {
 			Node         string
@@ -84,13 +84,14 @@ func TestCheckBrokenJSON(t *testing.T) {
 				}
 			}
 		}
+		EvalErrors []checks.EvalFailure
 	}
 	dec := json.NewDecoder(strings.NewReader(r.Out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&report); err != nil {
 		t.Fatalf("decode: %v\n%s", err, r.Out)
 	}
-	if report.Version != 1 || report.Summary.Nodes != 2 || report.Summary.Errors != 4 || report.Summary.Warnings != 1 || report.Summary.Passed {
+	if report.Version != 2 || report.Summary.Nodes != 2 || report.Summary.EvalErrors != 0 || len(report.EvalErrors) != 0 || report.Summary.Errors != 4 || report.Summary.Warnings != 1 || report.Summary.Passed {
 		t.Errorf("summary = %+v", report.Summary)
 	}
 	broken, vm := report.Nodes[0], report.Nodes[1]
@@ -207,27 +208,52 @@ func TestCannotRun(t *testing.T) {
 	os.WriteFile(bad, []byte("{ a = ; }"), 0o644)
 	badFacts := filepath.Join(dir, "facts.json")
 	os.WriteFile(badFacts, []byte(`{"version": 1, "nodes": [{"name": "x", "podRoles": {"roles": {"r": {"replicas": "two"}}}}]}`), 0o644)
+	noRoles := filepath.Join(dir, "no-roles.json")
+	os.WriteFile(noRoles, []byte(`{"version": 1, "nodes": [{"name": "x", "units": {}}]}`), 0o644)
 	emptyFacts := filepath.Join(dir, "empty.json")
 	os.WriteFile(emptyFacts, []byte(`{"version": 1, "nodes": []}`), 0o644)
 	// A nix older than any the tests cover: refused on its version alone.
 	oldNix := filepath.Join(dir, "old-nix")
 	os.WriteFile(oldNix, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo 'nix (Nix) 2.3.16' && exit 0\nexit 1\n"), 0o755)
+	// Another file of the same node.
+	dup := filepath.Join(dir, "mastodon-again.nix")
+	if data, err := os.ReadFile(examples[0]); err != nil || os.WriteFile(dup, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	// Commands that are no nix: one that prints another tool's version,
+	// one that fails saying nothing.
+	cat := filepath.Join(dir, "cat")
+	os.WriteFile(cat, []byte("#!/bin/sh\necho 'cat (GNU coreutils) 9.1'; echo 'Copyright'\n"), 0o755)
+	silent := filepath.Join(dir, "false")
+	os.WriteFile(silent, []byte("#!/bin/sh\nexit 1\n"), 0o755)
 	cases := []struct {
 		args []string
 		want string
 	}{
+		{[]string{"check", "--nix", cat, examples[0]}, "podroles check: --nix " + cat + ": `" + cat + " --version` printed \"cat (GNU coreutils) 9.1\", which is no nix; give --nix PATH to nix 2.8 or later\n"},
+		{[]string{"check", "--nix", silent, examples[0]}, "podroles check: --nix " + silent + ": `" + silent + " --version` failed (exit status 1) and printed nothing; give --nix PATH to nix 2.8 or later\n"},
 		{[]string{"check", "--bogus"}, "podroles check: unknown flag: --bogus (see podroles check --help)"},
 		{[]string{"check"}, "podroles check: no nodes given: name them with --flake REF#NODE, --file NODE.nix or --facts FACTS.json"},
 		{[]string{"check", "--format", "xml", examples[0]}, `podroles check: --format "xml": want one of text, json, junit`},
 		{[]string{"check", "missing.nix"}, "podroles check: file missing.nix: no such file"},
 		{[]string{"check", "--facts", "missing.json"}, "podroles check: facts missing.json: no such file"},
 		{[]string{"check", "--facts", badFacts}, `podroles check: facts ` + badFacts + `: node x: fediversity.podRoles.roles.r.replicas: want an integer, got the string "two"`},
-		{[]string{"check", bad}, "podroles check: eval file " + bad + ": syntax error"},
+		{[]string{"facts", bad}, "podroles facts: eval file " + bad + ": syntax error"},
 		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
 		{[]string{"check", "--nix", oldNix, examples[0]}, "podroles check: " + oldNix + " is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later\n"},
-		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon comes from both"},
+		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon is given twice (file:" + examples[0] + "): give each node once\n"},
+		{[]string{"check", examples[0], dup}, "podroles check: node mastodon comes from both file:" + examples[0] + " and file:" + dup + ": give each node once\n"},
 		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
 		{[]string{"check", "--facts", emptyFacts}, "podroles check: facts " + emptyFacts + " gave no nodes"},
+		{[]string{"check", "--facts", noRoles}, "podroles check: facts " + noRoles + ": node x: podRoles: missing"},
+		// Flags are refused before any evaluation.
+		{[]string{"check", "--jobs", "0", examples[0]}, `podroles check: invalid argument "0" for "-j, --jobs" flag: 0: give 1 or more`},
+		{[]string{"check", "-j", "-1", examples[0]}, `podroles check: invalid argument "-1" for "-j, --jobs" flag: -1: give 1 or more`},
+		{[]string{"check", "--timeout", "-1s", examples[0]}, `podroles check: invalid argument "-1s" for "--timeout" flag: -1s is negative`},
+		{[]string{"check", "-o", filepath.Join(dir, "no", "r.json"), examples[0]}, "podroles check: output " + filepath.Join(dir, "no", "r.json") + ": folder " + filepath.Join(dir, "no") + " does not exist"},
+		{[]string{"check", "-o", dir, examples[0]}, "podroles check: output " + dir + ": is a folder; name a file in it"},
+		{[]string{"plan", "--namespace", "Not_A_Label", examples[0]}, `podroles plan: --namespace "Not_A_Label": a lowercase RFC 1123 label`},
+		{[]string{"plan", "--service-image", "lldpa=lldap:1", examples[1]}, "podroles plan: --service-image lldpa=lldap:1: no role runs service lldpa; the roles run "},
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)
@@ -402,5 +428,101 @@ func TestGoldenCheckReports(t *testing.T) {
 			}
 			golden.Check(t, filepath.Join(testdata, "broken-and-passing."+format), []byte(strings.ReplaceAll(r.Out, root, "$REPO")))
 		})
+	}
+}
+
+// TestTextReportQuotesNames: a name with a newline or an escape sequence
+// neither splits the text report nor reaches the terminal raw.
+func TestTextReportQuotesNames(t *testing.T) {
+	facts := filepath.Join(t.TempDir(), "facts.json")
+	os.WriteFile(facts, []byte(`{"version": 1, "nodes": [{"name": "n", "units": {"web": {"enable": true}},
+	  "podRoles": {"roles": {"w": {"replicas": 1}}, "mainUnits": ["evil\nPASSED all good\u001b[2J"], "sharedUnits": [], "services": {}}}]}`), 0o644)
+	r := run(t, "check", "--facts", facts)
+	if r.Code != cli.ExitFailed || strings.ContainsAny(r.Out, "\x1b") || strings.Count(r.Out, "\n") != 3 ||
+		!strings.Contains(r.Out, `error   PR101 unit "evil\nPASSED all good\x1b[2J" [FR-008, US2-1]: mainUnits lists unit evil\nPASSED all good\x1b[2J,`) {
+		t.Errorf("exit %d:\n%s", r.Code, r.Out)
+	}
+}
+
+// TestGoldenCheckReportsWithAnUnevaluatedNode: a node that nix cannot
+// evaluate is reported among the others in every format, which are
+// checked as usual; the exit status is 2 and stderr has its one line.
+// (As TestGoldenCheckReports, in the repository's root.)
+func TestGoldenCheckReportsWithAnUnevaluatedNode(t *testing.T) {
+	testdata, err := filepath.Abs("testdata/check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(repo("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GITHUB_WORKSPACE", "")
+	t.Chdir(root)
+	forum := "cmd/internal/nodecmd/testdata/nodes/forum.nix"
+	nodes := []string{"examples/broken/mastodon-renamed.nix", forum, "examples/directory.nix"}
+	for _, format := range report.LocatedFormats {
+		t.Run(format, func(t *testing.T) {
+			r := run(t, append([]string{"check", "--format", format}, nodes...)...)
+			want := "podroles check: eval file " + forum + ": syntax error, unexpected ';' (at " + forum + ":5:46)\n"
+			if r.Code != cli.ExitCantRun || r.ErrOut != want {
+				t.Fatalf("exit %d, want 2; stderr:\n%s\nwant:\n%s", r.Code, r.ErrOut, want)
+			}
+			golden.Check(t, filepath.Join(testdata, "one-unevaluated."+format), []byte(strings.ReplaceAll(r.Out, root, "$REPO")))
+		})
+	}
+}
+
+// TestUnevaluatedNodes: every node that nix cannot evaluate is reported,
+// beside the nodes it could; podroles facts and plan, which need every
+// node, refuse, naming each.
+func TestUnevaluatedNodes(t *testing.T) {
+	dir := t.TempDir()
+	var bad []string
+	for _, name := range []string{"a", "b"} {
+		p := filepath.Join(dir, name+".nix")
+		os.WriteFile(p, []byte("{ a = ; }"), 0o644)
+		bad = append(bad, p)
+	}
+	args := append([]string{examples[1]}, bad...)
+	r := run(t, append([]string{"check"}, args...)...)
+	if r.Code != cli.ExitCantRun || strings.Count(r.ErrOut, "\n") != 2 ||
+		!strings.Contains(r.Out, "a (file:"+bad[0]+"): evaluation failed: syntax error") || !strings.Contains(r.Out, "b (file:"+bad[1]+"): evaluation failed: syntax error") ||
+		!strings.HasSuffix(r.Out, "1 node checked, 2 not evaluated: 0 errors, 0 warnings: failed\n") {
+		t.Errorf("check: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	out := filepath.Join(dir, "check.json")
+	r = run(t, append([]string{"check", "--format", "json", "-o", out}, args...)...)
+	var rep checks.Report
+	data, _ := os.ReadFile(out)
+	if err := json.Unmarshal(data, &rep); r.Code != cli.ExitCantRun || err != nil || len(rep.Nodes) != 1 || len(rep.EvalErrors) != 2 {
+		t.Errorf("check -o: exit %d, %v\n%s", r.Code, err, data)
+	}
+	for _, cmd := range []string{"facts", "plan"} {
+		r := run(t, append([]string{cmd}, args...)...)
+		if r.Code != cli.ExitCantRun || r.Out != "" || strings.Count(r.ErrOut, "\n") != 2 ||
+			!strings.Contains(r.ErrOut, "podroles "+cmd+": eval file "+bad[0]+": syntax error") || !strings.Contains(r.ErrOut, "podroles "+cmd+": eval file "+bad[1]+": syntax error") {
+			t.Errorf("%s: exit %d, stdout %q\n%s", cmd, r.Code, r.Out, r.ErrOut)
+		}
+	}
+}
+
+// TestCheckRefusesFilesThatAreNoNode: a flake's flake.nix given as a file,
+// and a file that sets nothing of the node surface, no longer pass with
+// "0 rules run": each is an evaluation error that says what it is.
+func TestCheckRefusesFilesThatAreNoNode(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "flake.nix"), []byte(`{ outputs = { self }: { nixosConfigurations = { }; }; }`), 0o644)
+	os.WriteFile(filepath.Join(dir, "empty.nix"), []byte(`{ }`), 0o644)
+	t.Chdir(dir)
+	for _, c := range []struct{ args []string }{{[]string{"check", "flake.nix"}}, {[]string{"check", "--file", "flake.nix"}}} {
+		r := run(t, c.args...)
+		want := "podroles check: eval file flake.nix: podroles: flake.nix is a flake (it has outputs), not a node: check its nodes with --flake ., or one of them with --flake .#NODE\n"
+		if r.Code != cli.ExitCantRun || r.ErrOut != want || !strings.Contains(r.Out, "flake (file:flake.nix): evaluation failed: flake.nix is a flake") {
+			t.Errorf("%q: exit %d\n%s%s", c.args, r.Code, r.Out, r.ErrOut)
+		}
+	}
+	if r := run(t, "check", "empty.nix"); r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "empty.nix sets nothing of the node surface") {
+		t.Errorf("empty.nix: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,6 +69,12 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	if o.Format != "yaml" && o.Format != "json" {
 		return fmt.Errorf("--format %q: want yaml or json", o.Format)
 	}
+	if err := cli.CheckOutput(o.Output); err != nil {
+		return err
+	}
+	if err := cli.CheckNamespace(o.Plan.Namespace); err != nil {
+		return err
+	}
 	opts := o.Plan
 	opts.ServiceImages = map[string]string{}
 	for _, si := range o.ServiceImages {
@@ -78,6 +86,9 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	}
 	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
 	if err != nil {
+		return err
+	}
+	if err := servicesRun(nodes, opts.ServiceImages); err != nil {
 		return err
 	}
 	plans, err := Plans(nodes, opts)
@@ -105,4 +116,28 @@ func Plans(nodes []*facts.Node, opts plan.Options) ([]*plan.Plan, error) {
 		plans = append(plans, p)
 	}
 	return plans, nil
+}
+
+// servicesRun refuses a --service-image for a service that no role of
+// the nodes runs: a misspelled service would leave its role on a
+// placeholder image without a word.
+func servicesRun(nodes []*facts.Node, images map[string]string) error {
+	run := map[string]bool{}
+	for _, n := range nodes {
+		for _, r := range n.PodRoles.Roles {
+			if r.Service != nil {
+				run[*r.Service] = true
+			}
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(images)) {
+		if !run[s] {
+			known := slices.Sorted(maps.Keys(run))
+			if len(known) == 0 {
+				return fmt.Errorf("--service-image %s=%s: no role of the nodes runs a modular service", s, images[s])
+			}
+			return fmt.Errorf("--service-image %s=%s: no role runs service %s; the roles run %s", s, images[s], s, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }

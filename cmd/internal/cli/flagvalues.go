@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// CountVar defines a flag of a count of at least one. Its zero default
+// means the flag was not given (usage says what then); a given 0 or a
+// negative count is refused when the flags are read.
+func CountVar(f *pflag.FlagSet, p *int, name, shorthand string, value int, usage string) {
+	*p = value
+	f.VarP((*countValue)(p), name, shorthand, usage)
+}
+
+type countValue int
+
+func (c *countValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is no whole number", s)
+	}
+	if n < 1 {
+		return fmt.Errorf("%d: give 1 or more", n)
+	}
+	*c = countValue(n)
+	return nil
+}
+
+func (c *countValue) String() string { return strconv.Itoa(int(*c)) }
+
+// Type names the flag's value in --help.
+func (c *countValue) Type() string { return "int" }
+
+// DurationVar defines a flag of a duration that is not negative; a
+// negative one is refused when the flags are read.
+func DurationVar(f *pflag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	f.Var((*durationValue)(p), name, usage)
+}
+
+type durationValue time.Duration
+
+func (d *durationValue) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is no duration (e.g. 90s, 5m)", s)
+	}
+	if v < 0 {
+		return fmt.Errorf("%s is negative", s)
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// String is "0" for no duration, which --help leaves out as a default.
+func (d *durationValue) String() string {
+	if *d == 0 {
+		return "0"
+	}
+	return time.Duration(*d).String()
+}
+
+// Type names the flag's value in --help.
+func (d *durationValue) Type() string { return "duration" }
+
+// CheckNamespace refuses a --namespace that Kubernetes would refuse: a
+// DNS label (RFC 1123). "" is no namespace.
+func CheckNamespace(ns string) error {
+	if ns == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("--namespace %q: %s", ns, strings.Join(errs, "; "))
+	}
+	return nil
+}

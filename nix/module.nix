@@ -1,10 +1,27 @@
 # nixosModules.default: building a node that imports this module runs
 # `podroles-check check` on the node, through system.checks, so that
 # `nixos-rebuild build` fails with the findings that name its units.
+#
+# The check reads the node as `podroles check` and lib.mkCheck read a
+# NixOS system: its config, its options (whose definitions tell the
+# conditions of a k8s-pod.nix that the host imports itself from units) and
+# extendModules (the FR-007 probe, and the probe of those conditions), all
+# of this very evaluation, so that the three give the same findings.
 { podrolesCheckFor }:
-{ config, lib, pkgs, ... }:
+{ config, options, extendModules, lib, pkgs, ... }:
 let
   cfg = config.podroles.check;
+
+  # The node as lib.nixosSystem returns it. The graph of imports (which
+  # module imports which, for a k8s-pod.nix of several files) is the
+  # module system's own: an extension that adds no module has it (a lib
+  # without one, none), and its config is never read.
+  system = {
+    _type = "configuration";
+    inherit config options extendModules;
+    _module = config._module;
+    graph = (extendModules { }).graph or [ ];
+  };
 in
 {
   options.podroles.check = {
@@ -24,7 +41,7 @@ in
     system.checks = [
       (import ./mk-check.nix { inherit (pkgs) runCommand; podrolesCheck = podrolesCheckFor pkgs; } {
         name = "podroles-check-${config.networking.hostName}";
-        nodes.${config.networking.hostName} = { inherit config; };
+        nodes.${config.networking.hostName} = system;
         inherit (cfg) strict;
       })
     ];

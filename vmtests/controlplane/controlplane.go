@@ -68,7 +68,7 @@ type Options struct {
 	RealNode bool
 	// ServiceCIDR is where Services get their cluster IPs, 10.96.0.0/16
 	// when empty (never dialled from the host: traffic goes to loopback);
-	// a real node's service proxy serves the range it is given.
+	// a real node's kube-proxy serves the range it is given.
 	ServiceCIDR string
 	// Detached processes outlive the process that started them.
 	Detached bool

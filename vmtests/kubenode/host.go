@@ -46,8 +46,12 @@ type hostState struct {
 	// kubelet's root.
 	Dir   string            `json:"dir"`
 	Procs []*procgroup.Proc `json:"procs"`
-	// Links are the links the node made (its bridges).
+	// Links are the links the node made (its bridges); the node's
+	// addresses and routes go with them.
 	Links []string `json:"links"`
+	// NFTables are the nftables tables of the node's kube-proxy, as
+	// "FAMILY NAME".
+	NFTables []string `json:"nftables,omitempty"`
 	// Sysctls are the values of the sysctls the node changes, from before.
 	Sysctls map[string]string `json:"sysctls"`
 	// Paths are the fixed host paths that did not exist before the node.
@@ -214,7 +218,8 @@ func (s *hostState) running() []string {
 // and refuses a machine where another kubelet's traces are.
 func newHostState(dir string, detached bool) (*hostState, error) {
 	self := procgroup.Proc{Name: filepath.Base(os.Args[0]), PID: os.Getpid(), StartTime: procgroup.StartTime(os.Getpid())}
-	s := &hostState{Owner: self, Detached: detached, Dir: dir, Sysctls: map[string]string{}, Links: []string{PodBridge, NodeBridge}}
+	s := &hostState{Owner: self, Detached: detached, Dir: dir, Sysctls: map[string]string{}, Links: []string{PodBridge, NodeBridge},
+		NFTables: slices.Clone(kubeProxyTables)}
 	for _, name := range touchedSysctls {
 		v, err := readSysctl(name)
 		if err != nil {
@@ -231,6 +236,9 @@ func newHostState(dir string, detached bool) (*hostState, error) {
 		if _, err := os.Stat(filepath.Join("/sys/class/net", link)); err == nil {
 			return nil, fmt.Errorf("link %s exists, and no record of a podroles node says it made it: remove it (ip link del %s) once nothing uses it", link, link)
 		}
+	}
+	if tables := nftTables(); len(tables) > 0 {
+		return nil, fmt.Errorf("nftables table %s exists: another kube-proxy runs on this machine, or one that podroles did not start left it (nft delete table %s once nothing uses it)", tables[0], tables[0])
 	}
 	for _, h := range cgroupHierarchies() {
 		for _, cg := range nodeCgroups {
@@ -304,15 +312,16 @@ func under(p, root string) bool {
 
 // undo undoes everything the record names, in the order that lets each
 // step succeed: processes (the recorded ones, the shims of the node's
-// containerd, the pods' processes in the node's cgroups), mounts, links,
-// cgroups, sysctls, the fixed paths the node made. It goes on after a step
-// fails, and returns every failure.
+// containerd, the pods' processes in the node's cgroups), kube-proxy's
+// tables, mounts, links (with the node's addresses and routes), cgroups,
+// sysctls, the fixed paths the node made. It goes on after a step fails,
+// and returns every failure.
 func (s *hostState) undo() error {
 	var errs []error
 	for i := len(s.Procs) - 1; i >= 0; i-- {
 		errs = append(errs, s.Procs[i].Stop(10*time.Second))
 	}
-	errs = append(errs, s.killPods(), s.unmount(), s.deleteLinks(), s.removeCgroups(), s.restoreSysctls(), s.removeLogLinks(), removeCNICache())
+	errs = append(errs, s.killPods(), s.deleteTables(), s.unmount(), s.deleteLinks(), s.removeCgroups(), s.restoreSysctls(), s.removeLogLinks(), removeCNICache())
 	for _, p := range s.Paths {
 		if p == cniCache {
 			removeEmptyDirs(p)

@@ -39,7 +39,7 @@ func TestHelperNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := kubenode.Start(ctx, kubenode.Options{Dir: dir + "/node", Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig, Wait: 15 * time.Minute})
+	n, err := kubenode.Start(ctx, kubenode.Options{Dir: dir + "/node", Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig, Wait: 45 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +56,11 @@ func TestHelperNode(t *testing.T) {
 // TestKilledRunLeavesNothing kills a test binary whose node runs a pod
 // (SIGKILL: nothing of it gets to clean up), and starts the next node:
 // that start undoes what the dead run left (its pods' processes and
-// shims, mounts, links, cgroups, sysctls), so that the machine is as it
-// was before the dead run.
+// shims, kube-proxy's nftables tables, mounts, links with the node's and
+// the DNS's addresses and routes, cgroups, sysctls), so that the machine
+// is as it was before the dead run. (The node's own processes, kube-proxy
+// and CoreDNS among them, die with it: a detached node's are stopped by
+// their recorded PIDs.)
 func TestKilledRunLeavesNothing(t *testing.T) {
 	if os.Getenv(helperEnv) != "" {
 		t.Skip("in the helper")
@@ -69,9 +72,9 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		t.Skip("the package's node already runs: this test runs first, alone")
 	}
 	// The node is the machine's: another package's tests may hold it.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
 	defer cancel()
-	clean, err := kubenode.CleanTraces(ctx, 15*time.Minute)
+	clean, err := kubenode.CleanTraces(ctx, 45*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +89,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperNode$", "-test.timeout=20m")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperNode$", "-test.timeout=50m")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -122,7 +125,8 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	// What the dead run left: its pod, shims, mounts, links, cgroups.
 	left := kubenode.TracesDiff(clean, kubenode.Traces())
 	t.Logf("the dead run left %d traces, among them:\n%s", len(left), strings.Join(left[:min(len(left), 12)], "\n"))
-	for _, want := range []string{"+ process", "+ mount", "+ link " + kubenode.PodBridge, "+ cgroup", "+ sysctl kernel.panic_on_oops"} {
+	for _, want := range []string{"+ process", "+ mount", "+ link " + kubenode.PodBridge, "+ cgroup", "+ sysctl kernel.panic_on_oops",
+		"+ nftables table ip kube-proxy", "+ route " + kubenode.Range, "+ route local " + kubenode.DNSIP} {
 		if !slices.ContainsFunc(left, func(l string) bool { return strings.HasPrefix(l, want) }) {
 			t.Errorf("the dead run left no %q: the test proves nothing", want)
 		}

@@ -10,7 +10,8 @@
 // and routes to that range only: nothing they send leaves the machine.
 // The kubelet serves on an address of that range too, on a second, empty
 // bridge (this kernel has no dummy links), which the API server dials for
-// exec, port-forward and logs.
+// exec, port-forward and logs. kube-proxy and CoreDNS make the cluster's
+// Services work by address and by name (services.go).
 package kubenode
 
 import (
@@ -56,8 +57,8 @@ const (
 	PodSubnet  = "198.18.1.0/24"
 	PodGateway = "198.18.1.1"
 	PodBridge  = "podroles-pods"
-	// ServiceSubnet is the Services' cluster IPs, which the service proxy
-	// serves on NodeBridge.
+	// ServiceSubnet is the Services' cluster IPs, which kube-proxy
+	// serves.
 	ServiceSubnet = "198.18.128.0/24"
 	// DefaultName is the node's name.
 	DefaultName = "podroles-node"
@@ -88,10 +89,6 @@ type Options struct {
 	// StopHint says how to stop a detached node, for whoever finds it
 	// running ("podroles env down --dir DIR").
 	StopHint string
-	// ProxyCommand runs the node's service proxy (RunServiceProxy) as a
-	// process of the node, with --kubeconfig and the admin's kubeconfig
-	// added; none runs when empty.
-	ProxyCommand []string
 	// Log receives a line per step, with its duration; nil drops them.
 	Log func(format string, args ...any)
 }
@@ -120,10 +117,10 @@ type Step struct {
 	Took time.Duration
 }
 
-// Start starts containerd and the kubelet, imports the pause image, and
-// waits until the node is Ready. A node that a dead run left is undone
-// first; a node of a running environment (env up) makes Start fail,
-// naming it.
+// Start starts containerd and the kubelet, imports the pause image,
+// waits until the node is Ready, and starts kube-proxy and the cluster's
+// DNS. A node that a dead run left is undone first; a node of a running
+// environment (env up) makes Start fail, naming it.
 func Start(ctx context.Context, o Options) (n *Node, err error) {
 	if o.Dir == "" || o.Server == "" || o.CA == nil || o.AdminKubeconfig == "" {
 		return nil, errors.New("node: Dir, Server, CA and AdminKubeconfig are all needed")
@@ -187,15 +184,8 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 		{"pause image", func() error { return n.importPause(ctx) }},
 		{"kubelet", func() error { return n.startKubelet(ctx, tools) }},
 		{"node Ready", func() error { return n.waitReady(ctx) }},
-	}
-	if len(o.ProxyCommand) > 0 {
-		steps = append(steps, struct {
-			what string
-			do   func() error
-		}{"service proxy", func() error {
-			_, err := n.startProcess("service-proxy", append(slices.Clone(o.ProxyCommand), "--kubeconfig", o.AdminKubeconfig))
-			return err
-		}})
+		{"kube-proxy", func() error { return n.startKubeProxy(ctx, tools) }},
+		{"cluster DNS", func() error { return n.startDNS(ctx, tools) }},
 	}
 	for _, s := range steps {
 		if err := step(s.what, s.do); err != nil {
@@ -259,7 +249,7 @@ func undoLeftovers(dir string) error {
 }
 
 // tools are the programs the node runs.
-type tools struct{ containerd, ctr, kubelet, cniDir string }
+type tools struct{ containerd, ctr, kubelet, kubeProxy, coredns, nft, cniDir string }
 
 // ServersEnv names the folder of what make servers builds.
 const ServersEnv = "PODROLES_SERVERS"
@@ -273,6 +263,7 @@ func findTools() (tools, error) {
 	}{
 		{&t.containerd, "containerd", "Debian: apt-get install containerd"},
 		{&t.ctr, "ctr", "Debian: apt-get install containerd"},
+		{&t.nft, "nft", "Debian: apt-get install nftables"},
 	} {
 		p, err := exec.LookPath(x.name)
 		if err != nil {
@@ -280,12 +271,17 @@ func findTools() (tools, error) {
 		}
 		*x.dst = p
 	}
-	if p := filepath.Join(os.Getenv(ServersEnv), "kubelet"); os.Getenv(ServersEnv) != "" && isExecutable(p) {
-		t.kubelet = p
-	} else if p, err := exec.LookPath("kubelet"); err == nil {
-		t.kubelet = p
-	} else {
-		missing = append(missing, "kubelet (make servers builds it)")
+	for _, x := range []struct {
+		dst  *string
+		name string
+	}{{&t.kubelet, "kubelet"}, {&t.kubeProxy, "kube-proxy"}, {&t.coredns, "coredns"}} {
+		if p := filepath.Join(os.Getenv(ServersEnv), x.name); os.Getenv(ServersEnv) != "" && isExecutable(p) {
+			*x.dst = p
+		} else if p, err := exec.LookPath(x.name); err == nil {
+			*x.dst = p
+		} else {
+			missing = append(missing, x.name+" (make servers builds it)")
+		}
 	}
 	if _, err := exec.LookPath("runc"); err != nil {
 		missing = append(missing, "runc (Debian: apt-get install runc)")
@@ -317,11 +313,18 @@ func (n *Node) path(parts ...string) string {
 // containerdSocket is the socket of the node's containerd in dir.
 func containerdSocket(dir string) string { return filepath.Join(dir, "containerd.sock") }
 
+// makeBridges makes the node's bridges. The node's one holds the node's
+// address and the DNS's, and the route to the whole Range: the host's
+// own connections to cluster IPs leave from the node's address, and
+// nothing sent to an address of Range that no pod has leaves the
+// machine (it goes to the empty bridge).
 func (n *Node) makeBridges() error {
 	for _, args := range [][]string{
 		{"link", "add", NodeBridge, "type", "bridge"},
 		{"addr", "add", NodeIP + "/32", "dev", NodeBridge},
+		{"addr", "add", DNSIP + "/32", "dev", NodeBridge},
 		{"link", "set", NodeBridge, "up"},
+		{"route", "add", Range, "dev", NodeBridge, "src", NodeIP},
 		// CNI's bridge plugin gives it its gateway address.
 		{"link", "add", PodBridge, "type", "bridge"},
 		{"link", "set", PodBridge, "up"},
@@ -333,48 +336,34 @@ func (n *Node) makeBridges() error {
 	return nil
 }
 
-// writeCertificates writes the CA, the node's client certificate (a
-// member of system:nodes, which the Node authorizer knows by its name)
-// and the kubelet's serving certificate, and the node's kubeconfig.
+// writeCertificates writes the CA, the kubelet's serving certificate,
+// and the node's kubeconfig with its client certificate (a member of
+// system:nodes, which the Node authorizer knows by its name).
 func (n *Node) writeCertificates() error {
 	dir := n.path("pki")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	client, clientKey, err := n.CA.IssueClient("system:node:"+n.Name, "system:nodes")
-	if err != nil {
 		return err
 	}
 	serving, servingKey, err := n.CA.Issue(n.Name, NodeIP)
 	if err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{"ca.pem": n.CA.PEM, "node.pem": client, "node.key": clientKey, "kubelet.pem": serving, "kubelet.key": servingKey} {
+	for name, data := range map[string][]byte{"ca.pem": n.CA.PEM, "kubelet.pem": serving, "kubelet.key": servingKey} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return err
 		}
 	}
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: podroles
-  cluster: {server: %[1]q, certificate-authority: %[2]q}
-users:
-- name: node
-  user: {client-certificate: %[3]q, client-key: %[4]q}
-contexts:
-- name: node
-  context: {cluster: podroles, user: node}
-current-context: node
-`, n.Server, filepath.Join(dir, "ca.pem"), filepath.Join(dir, "node.pem"), filepath.Join(dir, "node.key"))
-	return os.WriteFile(n.path("kubeconfig"), []byte(kubeconfig), 0o600)
+	_, err = n.writeKubeconfig("node.kubeconfig", "system:node:"+n.Name, "system:nodes")
+	return err
 }
 
-func (n *Node) startProcess(name string, argv []string) (*procgroup.Proc, error) {
+// startProcess starts a process of the node, with env added to this
+// process's environment.
+func (n *Node) startProcess(name string, argv []string, env ...string) (*procgroup.Proc, error) {
 	if n.procs == nil {
 		n.procs = procgroup.New(n.Dir, n.Detached)
 	}
-	p, err := n.procs.Start(context.Background(), name, argv, procgroup.Options{Dir: n.Dir})
+	p, err := n.procs.Start(context.Background(), name, argv, procgroup.Options{Dir: n.Dir, Env: env})
 	if err != nil {
 		return nil, err
 	}
@@ -505,10 +494,11 @@ func (n *Node) ctr(ctx context.Context, in io.Reader, args ...string) (string, e
 // authorization by the API server (webhook), never anonymous. What this
 // machine needs: cgroup v1 allowed (failCgroupV1), cgroupfs (containerd
 // 1.6 does not say its driver), no swap check, no iptables chains of its
-// own on the shared host. Eviction thresholds low, so that a full disk of
-// others does not evict the tests' pods; the crash-loop back-off capped at
-// a second, so that the suites see a restart quickly (the first restart
-// is immediate on any node; only repeated ones back off).
+// own on the shared host. The pods' DNS is the cluster's (DNSIP), and
+// nothing of the host's resolv.conf. Eviction thresholds low, so that a full disk of
+// others does not evict the tests' pods. The crash-loop back-off is the
+// kubelet's default (10 s doubling to 5 min): the suites must judge right
+// on a node as shipped.
 func (n *Node) kubeletConfig(healthzPort int) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -534,12 +524,13 @@ authorization: {mode: Webhook}
 podLogsDir: %[6]s
 volumePluginDir: %[7]s
 resolvConf: ""
+clusterDNS: [%[8]s]
+clusterDomain: %[9]s
 serializeImagePulls: false
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%%", imagefs.available: "1%%", nodefs.inodesFree: "1%%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-crashLoopBackOff: {maxContainerRestartPeriod: 1s}
-`, containerdSocket(n.Dir), NodeIP, KubeletPort, healthzPort, n.path("pki"), n.path("pod-logs"), n.path("volume-plugins"))
+`, containerdSocket(n.Dir), NodeIP, KubeletPort, healthzPort, n.path("pki"), n.path("pod-logs"), n.path("volume-plugins"), DNSIP, ClusterDomain)
 }
 
 func (n *Node) startKubelet(ctx context.Context, t tools) error {
@@ -552,7 +543,7 @@ func (n *Node) startKubelet(ctx context.Context, t tools) error {
 	if err := os.WriteFile(n.path("kubelet.yaml"), []byte(n.kubeletConfig(healthz)), 0o600); err != nil {
 		return err
 	}
-	if n.kubelet, err = n.startProcess("kubelet", []string{t.kubelet, "--config", n.path("kubelet.yaml"), "--kubeconfig", n.path("kubeconfig"),
+	if n.kubelet, err = n.startProcess("kubelet", []string{t.kubelet, "--config", n.path("kubelet.yaml"), "--kubeconfig", n.path("pki", "node.kubeconfig"),
 		"--root-dir", n.path("kubelet"), "--hostname-override", n.Name, "--node-ip", NodeIP, "--v", "1"}); err != nil {
 		return err
 	}

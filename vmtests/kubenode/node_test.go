@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	intstrutil "k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -79,7 +80,7 @@ func node(t *testing.T) (*kubenode.Node, kubernetes.Interface, *rest.Config) {
 			return
 		}
 		// The node is the machine's: another package's tests may hold it.
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
 		defer cancel()
 		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{Dir: shared.dir + "/cp", Loopback: localenv.RandomLoopback(), Nodes: true, RealNode: true, ServiceCIDR: kubenode.ServiceSubnet})
 		if shared.err != nil {
@@ -87,7 +88,7 @@ func node(t *testing.T) (*kubenode.Node, kubernetes.Interface, *rest.Config) {
 		}
 		shared.node, shared.err = kubenode.Start(ctx, kubenode.Options{
 			Dir: shared.dir + "/node", Server: shared.cp.Server, CA: shared.cp.CA(), AdminKubeconfig: shared.cp.Kubeconfig,
-			Wait: 15 * time.Minute, Log: func(f string, args ...any) { fmt.Fprintf(os.Stderr, f+"\n", args...) },
+			Wait: 45 * time.Minute, Log: func(f string, args ...any) { fmt.Fprintf(os.Stderr, f+"\n", args...) },
 		})
 		if shared.err != nil {
 			return
@@ -139,16 +140,19 @@ while (my $c = $s->accept) { <$c>; print $c "HTTP/1.0 200 OK\r\n\r\nhello from $
 	}
 }
 
-// deploy creates a namespace and the Deployment, and waits until it is
-// Available; it returns its pod.
+// deploy creates the Deployment, and its namespace unless it is there,
+// and waits until it is Available; it returns its pod.
 func deploy(t testing.TB, ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) *corev1.Pod {
 	t.Helper()
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.Namespace}}, metav1.CreateOptions{}); err != nil {
+	_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.Namespace}}, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		t.Cleanup(func() {
+			client.CoreV1().Namespaces().Delete(context.Background(), d.Namespace, metav1.DeleteOptions{})
+		})
+	case !apierrors.IsAlreadyExists(err):
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		client.CoreV1().Namespaces().Delete(context.Background(), d.Namespace, metav1.DeleteOptions{})
-	})
 	start := time.Now()
 	if _, err := client.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

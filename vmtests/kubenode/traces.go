@@ -3,7 +3,9 @@ package kubenode
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,12 +17,13 @@ import (
 // executable.
 // (runc is not one of them: podman runs it too; a container's runc is in
 // the node's cgroups.)
-var nodePrograms = []string{"containerd", "containerd-shim-runc-v2", "kubelet", "podroles-pause"}
+var nodePrograms = []string{"containerd", "containerd-shim-runc-v2", "kubelet", "kube-proxy", "coredns", "podroles-pause"}
 
 // Traces lists what of a kubelet node is on the machine now, one line
 // each, sorted: processes of the node's programs and processes in its
-// cgroups, mounts of the kubelet and containerd, the node's links, its
-// cgroups, its fixed paths, and the values of the sysctls it changes.
+// cgroups, mounts of the kubelet and containerd, the node's links, routes
+// and addresses of its range, kube-proxy's nftables tables, its cgroups,
+// its fixed paths, and the values of the sysctls it changes.
 // Taken before a node starts and after it stopped, the two lists must be
 // equal: the node left the machine as it found it.
 func Traces() []string {
@@ -53,6 +56,12 @@ func Traces() []string {
 			out = append(out, "link "+link)
 		}
 	}
+	for _, r := range rangeRoutes() {
+		out = append(out, "route "+r)
+	}
+	for _, t := range nftTables() {
+		out = append(out, "nftables table "+t)
+	}
 	for _, h := range cgroupHierarchies() {
 		for _, cg := range nodeCgroups {
 			if _, err := os.Stat(filepath.Join(h, cg)); err == nil {
@@ -71,6 +80,31 @@ func Traces() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// rangeRoutes are the host's routes (every table: the local one holds
+// its addresses) to or from an address of the node's range.
+func rangeRoutes() []string {
+	out, err := exec.Command("ip", "-4", "route", "show", "table", "all").Output()
+	if err != nil {
+		return []string{"(ip route: " + err.Error() + ")"}
+	}
+	within := netip.MustParsePrefix(Range)
+	var routes []string
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		if slices.ContainsFunc(fields, func(f string) bool {
+			p, err := netip.ParsePrefix(f)
+			if err != nil {
+				a, err := netip.ParseAddr(f)
+				return err == nil && within.Contains(a)
+			}
+			return within.Overlaps(p)
+		}) {
+			routes = append(routes, strings.Join(fields, " "))
+		}
+	}
+	return routes
 }
 
 // TracesDiff says how after differs from before, a line each: + for a

@@ -102,7 +102,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("pod %s: start %s: %w", o.Name, o.Command[0], err)
 		}
-		status.ServicePID, status.StartedAt = cmd.Process.Pid, time.Now()
+		status.ServicePID, status.StartedAt, status.Running = cmd.Process.Pid, time.Now(), true
 		if !o.Exit {
 			if err := writeStatus(o.Status, status); err != nil {
 				cmd.Process.Kill()
@@ -121,24 +121,25 @@ func Run(ctx context.Context, o Options) error {
 			fmt.Fprintf(o.Log, "pod %s: %s; exiting instead, for the kubelet to restart the container\n", o.Name, strings.TrimSuffix(why, ": restarting it"))
 			stopService(cmd, exited)
 			if crashed {
-				code := cmd.ProcessState.ExitCode()
-				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					code = 128 + int(ws.Signal()) // as a shell reports it
-				}
-				return &ServiceExited{Pod: o.Name, Code: code}
+				return &ServiceExited{Pod: o.Name, Code: exitOf(cmd, status.StartedAt).Code}
 			}
 			return nil
 		}
 		fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
-		// The restart counts from the moment it begins, before the
-		// service is stopped, so that a slow stop hides nothing.
-		status.RestartCount++
-		status.ServicePID = 0
+		// The service no longer runs from the moment its stop begins. Its
+		// exit counts once it is recorded, with how it ended, as a
+		// kubelet counts a terminated container.
+		status.ServicePID, status.Running = 0, false
 		if err := writeStatus(o.Status, status); err != nil {
 			stopService(cmd, exited)
 			return err
 		}
 		stopService(cmd, exited)
+		status.RestartCount++
+		status.Exits, status.LastExit = status.RestartCount, exitOf(cmd, status.StartedAt)
+		if err := writeStatus(o.Status, status); err != nil {
+			return err
+		}
 		// A service that keeps crashing is restarted ever more slowly, as
 		// a kubelet backs off.
 		if crashed && time.Since(status.StartedAt) < 10*time.Second {
@@ -152,6 +153,20 @@ func Run(ctx context.Context, o Options) error {
 		case <-time.After(backoff):
 		}
 	}
+}
+
+// exitOf records how the service's run ended, as a kubelet records a
+// terminated container: a signal as a shell reports it.
+func exitOf(cmd *exec.Cmd, started time.Time) *inventory.Exit {
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	reason := "Completed"
+	if code != 0 {
+		reason = "Error"
+	}
+	return &inventory.Exit{Code: code, Reason: reason, StartedAt: started, FinishedAt: time.Now()}
 }
 
 // waitForRestart returns why the service must restart (a file of a secret

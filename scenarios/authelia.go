@@ -31,6 +31,7 @@ var autheliaSuite = &Suite{
 			Spec: []string{"SC-005"},
 			Doc:  "the role's Service serves a certificate that the node's fediversity.authelia.caFile verifies for fediversity.authelia.host, as the portal's nginx checks it; the admin logs in through the portal (first factor) and gets a session cookie",
 			Skip: needsPortal,
+			Uses: []Capability{capExec},
 			Steps: Checks(
 				Check{Name: "the role's certificate verifies with the node's CA", Do: autheliaVerifies},
 				Check{Name: "log in through the portal", Do: func(ctx context.Context, s *State) error {
@@ -42,8 +43,9 @@ var autheliaSuite = &Suite{
 		{
 			Name: "wrong-password-refused",
 			Spec: []string{"SC-005"},
-			Doc:  "a wrong password is refused at the portal, which logs the right one in",
+			Doc:  "a wrong password of the admin is refused at the portal, which logs the right one in before and after it: a login between failures keeps Authelia's regulation from banning the admin at the next run",
 			Skip: needsPortal,
+			Uses: usesNothing,
 			Steps: Checks(
 				// Without this, a portal that refuses everyone (its
 				// directory down) would pass.
@@ -53,6 +55,13 @@ var autheliaSuite = &Suite{
 				}},
 				Check{Name: "log in with a wrong password", Do: func(ctx context.Context, s *State) error {
 					_, err := portalLogin(ctx, s, false)
+					return err
+				}},
+				// Authelia bans a user after a few failures in a row (3
+				// in 2 minutes by default); a login between them resets
+				// the count, so runs in a row lock no one out.
+				Check{Name: "log in with the right password again", Do: func(ctx context.Context, s *State) error {
+					_, err := portalLogin(ctx, s, true)
 					return err
 				}},
 			),
@@ -70,6 +79,7 @@ var autheliaSuite = &Suite{
 				}
 				return ""
 			},
+			Uses: usesNothing,
 			Steps: Sequence(
 				Step[portalLoginAt]{Name: "log in through the portal", Do: func(ctx context.Context, s *State, v *portalLoginAt) error {
 					var err error
@@ -128,25 +138,31 @@ func portalClient(p *inventory.Portal) (*http.Client, *url.URL, error) {
 	return &http.Client{Timeout: 15 * time.Second, Transport: transport}, u, nil
 }
 
-// portalLogin posts the admin's first factor to the portal, with the right
-// password or a wrong one, and checks the answer; it returns when the
-// login was sent.
+// WrongPassword is the password that wrong-password-refused tries for
+// user: one that no one sets.
+func WrongPassword(user string) string { return "not-the-password-of-" + user + "-podroles" }
+
+// portalLogin posts the admin's first factor to the portal, with the
+// right password or a wrong one, and checks the answer; it returns when
+// the login was sent.
 func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, error) {
 	client, u, err := portalClient(s.Inv.Portal)
 	if err != nil {
 		return time.Time{}, err
 	}
 	defer client.CloseIdleConnections()
-	password, err := inventory.ReadSecret(s.Inv.LDAP.AdminPasswordFile)
-	if err != nil {
-		return time.Time{}, poll.Permanent(err)
+	user := s.Inv.LDAP.AdminUser
+	expect := "a login of " + user + " with a session cookie"
+	var password string
+	if rightPassword {
+		if password, err = inventory.ReadSecret(s.Inv.LDAP.AdminPasswordFile); err != nil {
+			return time.Time{}, poll.Permanent(err)
+		}
+	} else {
+		password = WrongPassword(user)
+		expect = "a wrong password of " + user + " to be refused with HTTP 401"
 	}
-	expect := "a login of " + s.Inv.LDAP.AdminUser + " with a session cookie"
-	if !rightPassword {
-		password += "-wrong"
-		expect = "the wrong password to be refused with HTTP 401"
-	}
-	body, _ := json.Marshal(map[string]any{"username": s.Inv.LDAP.AdminUser, "password": password, "keepMeLoggedIn": false})
+	body, _ := json.Marshal(map[string]any{"username": user, "password": password, "keepMeLoggedIn": false})
 	endpoint := u.JoinPath("/api/firstfactor").String()
 	var sent time.Time
 	err = poll.Eventually(ctx, poll.Probe{Endpoint: endpoint, Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
@@ -166,7 +182,7 @@ func portalLogin(ctx context.Context, s *State, rightPassword bool) (time.Time, 
 		json.Unmarshal(data, &out)
 		if !rightPassword {
 			if resp.StatusCode == http.StatusUnauthorized && out.Status == "KO" {
-				s.Note("refused as it must be: HTTP 401, %s", out.Message)
+				s.Note("a wrong password of %s refused as it must be: HTTP 401, %s", user, out.Message)
 				return nil
 			}
 			return poll.Saw("HTTP %d %s", resp.StatusCode, out.Status)

@@ -3,7 +3,9 @@ package scenarios_test
 import (
 	"context"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -100,17 +102,49 @@ func TestBreakingCasesOnRealPods(t *testing.T) {
 				if c.world == mastodonWorld {
 					w.mastodon(t, ctx)
 				}
+				given := runnerInputs(t, env.ClusterInventory)
 				mend := c.breakCluster(t, ctx, w)
+				requireDeploymentBroken(t, env.ClusterInventory, given)
 				results := runSelected(t, ctx, w.inventory(t, ctx, c.world), 5*time.Second, selection(id, c.run), suiteOf(id))
-				judgeBreak(t, id, c, results)
+				judgeBreak(t, id, w.podNamesIn(t, ctx, c), results)
 				mend()
 				again := runSelected(t, ctx, w.inventory(t, ctx, c.world), time.Minute, selection(id, id), suiteOf(id))[id]
 				if again.Status != scenarios.Passed {
 					t.Fatalf("mended, %s still %s: %s", id, again.Status, again.Reason)
 				}
+				for _, st := range again.Steps {
+					t.Logf("mended: %s", strings.Join(st.Notes, "\n"))
+				}
 			})
 		}
 	}
+}
+
+// podPlaceholder is a pod in a cluster case's reasons: {DEPLOYMENT#i},
+// the i-th Running pod of the Deployment by name, as the run saw it. A
+// pod's name is generated; a prefix of it would match any pod.
+var podPlaceholder = regexp.MustCompile(`\{([a-z0-9-]+)#([0-9]+)\}`)
+
+// podNamesIn returns the case with the pods of its reasons named.
+func (w *realWorld) podNamesIn(t *testing.T, ctx context.Context, c breakingCase) breakingCase {
+	t.Helper()
+	ns := w.env.Namespace
+	if c.world != "" && c.world != directoryWorld {
+		ns = c.world
+	}
+	c.reasons = slices.Clone(c.reasons)
+	for i, r := range c.reasons {
+		c.reasons[i] = podPlaceholder.ReplaceAllStringFunc(r, func(m string) string {
+			sub := podPlaceholder.FindStringSubmatch(m)
+			n, _ := strconv.Atoi(sub[2])
+			pods := podsOf(t, ctx, w.client, ns, sub[1])
+			if n >= len(pods) {
+				t.Fatalf("reason %q: Deployment %s has %d Running pods", r, sub[1], len(pods))
+			}
+			return pods[n].Name
+		})
+	}
+	return c
 }
 
 // changeDeployment is a break that changes a Deployment of the directory
@@ -130,6 +164,16 @@ func changeDeployment(name string, change func(*appsv1.Deployment)) func(t *test
 			})
 		}
 	}
+}
+
+// serviceBeforeSecrets lets Kubernetes start the service before its
+// secrets are files: the sidecar loses its startup probe, and its agent
+// starts 3 s late, so that the start and the files are seconds apart (the
+// kubelet records a start to the second). Restarts stay as they are.
+func serviceBeforeSecrets(d *appsv1.Deployment) {
+	sidecar := &d.Spec.Template.Spec.InitContainers[0]
+	sidecar.StartupProbe = nil
+	sidecar.Command = append([]string{"sh", "-c", `sleep 3; exec "$0" "$@"`}, sidecar.Command...)
 }
 
 // withoutRestart drops the pod supervisor's --restart-on from the
@@ -164,25 +208,68 @@ func setVariable(container, name, value string) func(*appsv1.Deployment) {
 }
 
 // plainPortOnService puts the pods' plain LDAP port on lldap's Service.
-func plainPortOnService(t *testing.T, ctx context.Context, w *realWorld) func() {
-	ns := w.env.Namespace
-	changePorts := func(change func([]corev1.ServicePort) []corev1.ServicePort) {
-		svc, err := w.client.CoreV1().Services(ns).Get(ctx, "directory-lldap", metav1.GetOptions{})
+var plainPortOnService = servicePortTo(localenv.PortLDAP, localenv.PortLDAP)
+
+// servicePortTo adds a port to lldap's Service that sends to the pods'
+// port target; mending removes it.
+func servicePortTo(port, target int32) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		ns := w.env.Namespace
+		changePorts := func(change func([]corev1.ServicePort) []corev1.ServicePort) {
+			svc, err := w.client.CoreV1().Services(ns).Get(ctx, "directory-lldap", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc.Spec.Ports = change(svc.Spec.Ports)
+			if _, err := w.client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
+			return append(ports, corev1.ServicePort{Name: "ldap", Port: port, TargetPort: intstr.FromInt32(target), Protocol: corev1.ProtocolTCP})
+		})
+		return func() {
+			changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
+				return slices.DeleteFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port })
+			})
+		}
+	}
+}
+
+// stuckRollout gives lldap's Deployment a template whose pods no node
+// takes (a node selector no node has): the new pod stays Pending, and
+// the old ones stay ready. The template is otherwise as planned, so only
+// the rollout shows the break. Mending drops the selector and waits.
+func stuckRollout(t *testing.T, ctx context.Context, w *realWorld) func() {
+	deployments := w.client.AppsV1().Deployments(w.env.Namespace)
+	setSelector := func(sel map[string]string) {
+		d, err := deployments.Get(ctx, "directory-lldap", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc.Spec.Ports = change(svc.Spec.Ports)
-		if _, err := w.client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		d.Spec.Template.Spec.NodeSelector = sel
+		if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
-		return append(ports, corev1.ServicePort{Name: "ldap", Port: localenv.PortLDAP, TargetPort: intstr.FromInt32(localenv.PortLDAP), Protocol: corev1.ProtocolTCP})
-	})
+	setSelector(map[string]string{"podroles.test/no-such-node": "true"})
+	// The controller must have made the new ReplicaSet before the run.
+	probe := poll.Probe{Endpoint: "Deployment directory-lldap", Expect: "a rollout under way", Within: time.Minute}
+	if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		d, err := deployments.Get(ctx, "directory-lldap", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Status.ObservedGeneration < d.Generation {
+			return poll.Saw("generation %d not observed", d.Generation)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	return func() {
-		changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
-			return slices.DeleteFunc(ports, func(p corev1.ServicePort) bool { return p.Port == localenv.PortLDAP })
-		})
+		setSelector(nil)
+		waitAvailable(t, ctx, w.client, w.env.Namespace, "directory-lldap")
 	}
 }
 
@@ -307,6 +394,11 @@ func clusterCases() map[string][]breakingCase {
 	return map[string][]breakingCase{
 		"deployments/deployments-as-planned": {
 			{
+				name: "a rollout stuck on a new template while the old pods stay ready", where: onCluster,
+				breakCluster: stuckRollout,
+				reasons:      []string{"role lldap: Deployment directory-lldap has 1 of 2 replicas on its current template: its rollout is not done"},
+			},
+			{
 				name: "a replica of lldap less", where: onCluster,
 				breakCluster: changeDeployment("directory-lldap", func(d *appsv1.Deployment) { one := int32(1); d.Spec.Replicas = &one }),
 				reasons:      []string{"Deployment directory/directory-lldap", "role lldap: spec.replicas 1, planned 2"},
@@ -322,6 +414,18 @@ func clusterCases() map[string][]breakingCase {
 				reasons:      []string{"role authelia: the sidecar secrets has no startup probe: Kubernetes starts the service before its secrets are files"},
 			},
 		},
+		"secrets/service-started-after-secrets": {{
+			name: "authelia's sidecar without its startup probe, its agent slow to start", where: onCluster,
+			breakCluster: changeDeployment("directory-authelia", serviceBeforeSecrets),
+			run:          "secrets/service-started-after-secrets",
+			reasons:      []string{"pod {directory-authelia#0}: its service", "before jwt existed: the file was written at"},
+		}},
+		"ldap/plain-port-not-on-service": {{
+			name: "the plain LDAP port behind another port of lldap's Service", where: onCluster,
+			breakCluster: servicePortTo(16360, localenv.PortLDAP),
+			reasons:      []string{`the Service directory-lldap sends its port 16360 ("ldap") to the pods' plain LDAP port 3890`},
+			alsoFails:    map[string]string{"deployments/services-as-planned": "the Service has a port that is not planned"},
+		}},
 		"deployments/services-as-planned": {
 			{
 				name: "the plain LDAP port on lldap's Service", where: onCluster,
@@ -332,15 +436,15 @@ func clusterCases() map[string][]breakingCase {
 				name: "lldap's Service selects authelia's pods", where: onCluster,
 				breakCluster: lldapServiceSelectsAuthelia,
 				reasons: []string{
-					"the Service directory-lldap leads to pods directory-authelia-", "not to exactly the ready pods of role lldap (pods directory-lldap-",
-					"extra directory-authelia-", "(role authelia); missing directory-lldap-",
+					"the Service directory-lldap leads to pods {directory-authelia#0}, not to exactly the ready pods of role lldap (pods {directory-lldap#0}, {directory-lldap#1})",
+					"extra {directory-authelia#0} (role authelia); missing {directory-lldap#0}, {directory-lldap#1}",
 				},
 			},
 		},
 		"ldap/service-ldaps-bind": {{
 			name: "lldap's Service selects authelia's pods", where: onCluster,
 			breakCluster: lldapServiceSelectsAuthelia,
-			reasons:      []string{"directory-lldap.directory.svc.cluster.local: port 6360 is not reachable: the Service directory-lldap leads to pods directory-authelia-", "which serve none of its ports"},
+			reasons:      []string{"directory-lldap.directory.svc.cluster.local: port 6360 is not reachable: the Service directory-lldap leads to pods {directory-authelia#0}", "which serve none of its ports"},
 			alsoFails: map[string]string{
 				"ldap/wrong-ca-refused":   "its handshake goes through the Service, which reaches no pod",
 				"ldap/wrong-name-refused": "its handshake goes through the Service, which reaches no pod",
@@ -349,26 +453,26 @@ func clusterCases() map[string][]breakingCase {
 		"deployments/service-units-not-in-node-pods": {{
 			name: "lldap's unit started in the main pod", where: onCluster,
 			breakCluster: inPods(directoryWorld, "directory", map[int][]string{0: {"systemctl", "start", "lldap.service"}}),
-			reasons:      []string{"unit lldap (service of role lldap) ran in pod directory-", "of role main, where its list does not permit it"},
+			reasons:      []string{"unit lldap (service of role lldap) ran in pod {directory#0} of role main, where its list does not permit it"},
 		}},
 		"units/units-where-their-lists-permit": {{
 			name: "a main unit started in a sidekiq pod, a shared unit stopped in the other", where: onCluster, world: mastodonWorld,
 			breakCluster: unitsBreak,
 			reasons: []string{
-				"unit mastodon-web (mainUnits) ran in pod mastodon-sidekiq-", "of role sidekiq, where its list does not permit it",
-				"unit prometheus-node-exporter (sharedUnits) is not active in pod mastodon-sidekiq-",
+				"unit mastodon-web (mainUnits) ran in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it",
+				"unit prometheus-node-exporter (sharedUnits) is not active in pod {mastodon-sidekiq#1} of role sidekiq",
 			},
 		}},
 		"ldap/each-pod-binds": {{
 			name: "the second lldap pod's slapd stopped", where: onCluster,
 			breakCluster: stopServer("directory-lldap", 1, "lldap"),
-			reasons:      []string{"pod directory-lldap-", ": at ldaps://"},
+			reasons:      []string{"pod {directory-lldap#1}: at ldaps://"},
 		}},
 		"secrets/files-hold-their-values": {{
 			name: "authelia's agent stopped and its session file wrong", where: onCluster,
 			breakCluster: wrongSecretInPod,
 			run:          "secrets/files-hold-their-values",
-			reasons:      []string{"role authelia, pod directory-authelia-", "secret session", "5 bytes that are not field value of secret/data/authelia/session"},
+			reasons:      []string{"role authelia, pod {directory-authelia#0}, secret session", "5 bytes that are not field value of secret/data/authelia/session"},
 		}},
 		"secrets/identity-not-readable": {{
 			name: "the pod's token mounted into authelia's container", where: onCluster,
@@ -379,13 +483,13 @@ func clusterCases() map[string][]breakingCase {
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,
 			breakCluster: changeDeployment("directory-authelia", withoutRestart),
 			run:          "rotation/new-credential-restarts-authelia",
-			reasons:      []string{"pod directory-authelia-", "to restart its service with a new credential within the TTL", "restart count 0"},
+			reasons:      []string{"pod {directory-authelia#0} (uid", "to restart its service with a new credential within the TTL", "saw 0 exits"},
 		}},
 		"rotation/sidecar-restart-restarts-pki": {{
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,
 			breakCluster: changeDeployment("directory-authelia", withoutRestart),
 			run:          "rotation/sidecar-restart-restarts-pki",
-			reasons:      []string{"a new tls.pem (a secret with parameters and restart), and the service's restart count 0 still"},
+			reasons:      []string{"a new tls.pem (a secret with parameters and restart), and the service's 0 exits still"},
 		}},
 	}
 }

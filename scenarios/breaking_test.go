@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/scenarios"
@@ -116,9 +118,9 @@ var localCases = map[string][]breakingCase{
 		},
 	},
 	"ldap/plain-port-not-on-service": {{
-		name: "the plain LDAP port on the Service", where: onLocal,
+		name: "the Service answers on the plain LDAP port it does not declare", where: onLocal,
 		opts:    localenv.Options{PlainPortOnService: true},
-		reasons: []string{"has the plain LDAP port 3890"},
+		reasons: []string{"the Service directory-lldap.directory.svc.cluster.local answers at ", ":3890, a plain LDAP port"},
 	}},
 	"ldap/each-pod-binds": {{
 		name: "a replica's server stopped", where: onLocal,
@@ -234,15 +236,11 @@ var localCases = map[string][]breakingCase{
 	"authelia/wrong-password-refused": {{
 		name: "the directory takes a wrong password of the admin too", where: onLocal,
 		breakLocal: func(t *testing.T, env *localenv.Env) {
-			password, err := inventory.ReadSecret(filepath.Join(env.Dir, "secrets", "admin-password"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := env.AcceptPassword(context.Background(), "admin", password+"-wrong"); err != nil {
+			if err := env.AcceptPassword(context.Background(), "admin", scenarios.WrongPassword("admin")); err != nil {
 				t.Fatal(err)
 			}
 		},
-		reasons: []string{"log in with a wrong password", "expected the wrong password to be refused with HTTP 401; saw HTTP 200"},
+		reasons: []string{"log in with a wrong password", "expected a wrong password of admin to be refused with HTTP 401; saw HTTP 200"},
 	}},
 	"authelia/login-stored-in-postgres": {{
 		name: "authelia reaches Postgres with a credential that never expires", where: onLocal,
@@ -254,47 +252,77 @@ var localCases = map[string][]breakingCase{
 		name: "authelia's pod restarts nothing for its secrets", where: onLocal,
 		opts:    localenv.Options{NoRestartOn: []string{"authelia"}},
 		run:     "rotation/new-credential-restarts-authelia",
-		reasons: []string{"expected pod directory-authelia-0 (uid", "to restart its service with a new credential within the TTL 20s; saw restart count 0"},
+		reasons: []string{"expected pod directory-authelia-0 (uid", "to restart its service with a new credential within the TTL 20s; saw 0 exits"},
 	}},
 	"rotation/new-credential-restarts-lldap-replicas": {{
 		name: "lldap's pods restart nothing for their secrets", where: onLocal,
 		opts:    localenv.Options{NoRestartOn: []string{"lldap"}},
 		run:     "rotation/new-credential-restarts-lldap-replicas",
-		reasons: []string{"to restart its service with a new credential within the TTL 20s; saw restart count 0"},
+		reasons: []string{"to restart its service with a new credential within the TTL 20s; saw 0 exits"},
 	}},
 	"rotation/restart-secret-restarts": {{
 		name: "lldap's pods do not watch key-seed, a secret with restart", where: onLocal,
 		opts:    localenv.Options{NoRestartOn: []string{"lldap/key-seed"}},
 		run:     "rotation/(restart-secret-restarts|secret-without-restart-restarts-nothing)",
-		reasons: []string{"expected pod directory-lldap-0 to restart its service in the same pod; saw restart count 0 still"},
+		reasons: []string{"expected pod directory-lldap-0 to restart its service in the same pod; saw 0 exits still"},
 	}},
 	"rotation/secret-without-restart-restarts-nothing": {{
 		name: "the pods restart for every secret, those without restart too", where: onLocal,
 		opts:    localenv.Options{RestartOnEverySecret: true},
 		run:     "rotation/(restart-secret-restarts|secret-without-restart-restarts-nothing)",
-		reasons: []string{"expected pod directory-lldap-0 to leave its service running; saw restart count"},
+		reasons: []string{"expected pod directory-lldap-0 to leave its service running; saw its service exited (exit code 0 (Completed)"},
 	}},
 	"rotation/sidecar-restart-restarts-nothing": {{
 		name: "the pods restart their service whenever their sidecar restarts", where: onLocal,
 		opts:    localenv.Options{RestartWithSidecar: true},
 		run:     "rotation/sidecar-restart-.*",
-		reasons: []string{"pod directory-worker-0 restarted its service (restart count 1, was 0;", "after its sidecar restarted, though no secret with restart changed"},
+		reasons: []string{"pod directory-worker-0: its service exited (exit code 143", "after its sidecar restarted, though no secret with restart changed"},
 	}},
 	"rotation/sidecar-restart-restarts-pki": {{
 		name: "authelia's pod restarts nothing for its secrets", where: onLocal,
 		opts:    localenv.Options{NoRestartOn: []string{"authelia"}},
 		run:     "rotation/sidecar-restart-.*",
-		reasons: []string{"pod directory-authelia-0", "a new tls.pem (a secret with parameters and restart), and the service's restart count 0 still"},
+		reasons: []string{"pod directory-authelia-0", "a new tls.pem (a secret with parameters and restart), and the service's 0 exits still"},
 	}},
 }
 
+// notCoveredHere are the scenarios whose every breaking case needs what
+// make test does not give, with why. A case that never runs is no
+// coverage: the registry test counts only the cases that run.
+var notCoveredHere = map[string]string{
+	"lldap-http/login-through-service":           "lldap's image",
+	"lldap-http/login-at-each-pod":               "lldap's image",
+	"lldap-http/token-accepted-by-other-replica": "lldap's image",
+}
+
+// runsHere says a breaking case runs in make test: it needs nothing that
+// make test does not give.
+func (c breakingCase) runsHere() bool {
+	return c.needs == "" || c.needs == "lldap" && os.Getenv("PODROLES_IMAGE_LLDAP") != ""
+}
+
 // TestEveryScenarioHasABreakingCase walks the registry: a scenario with
-// no breaking case fails the test, and so does a case of no scenario.
+// no breaking case that runs here fails the test, unless notCoveredHere
+// names it; a case of no scenario fails it too.
 func TestEveryScenarioHasABreakingCase(t *testing.T) {
 	ids := scenarios.IDs()
 	for _, id := range ids {
-		if len(breakingCases[id]) == 0 {
+		runs := slices.ContainsFunc(breakingCases[id], breakingCase.runsHere)
+		why, listed := notCoveredHere[id]
+		switch {
+		case len(breakingCases[id]) == 0:
 			t.Errorf("scenario %s has no breaking case: add one to breakingCases, a break in a real environment that fails it naming the cause", id)
+		case !runs && !listed:
+			t.Errorf("scenario %s: no breaking case of it runs here (each needs what make test does not give): add one that does", id)
+		case runs && listed:
+			t.Errorf("scenario %s: a breaking case of it runs here: take it out of notCoveredHere", id)
+		case listed:
+			t.Logf("scenario %s: no breaking case runs here, for lack of %s", id, why)
+		}
+	}
+	for id := range notCoveredHere {
+		if !slices.Contains(ids, id) {
+			t.Errorf("notCoveredHere names %s, which is no scenario", id)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(breakingCases)) {
@@ -319,14 +347,16 @@ func TestBreakingCasesLocal(t *testing.T) {
 				continue
 			}
 			t.Run(id+"/"+c.name, func(t *testing.T) {
-				if c.needs == "lldap" && os.Getenv("PODROLES_IMAGE_LLDAP") == "" {
+				if !c.runsHere() {
 					t.Skip("needs lldap's image (PODROLES_IMAGE_LLDAP), which this project's machines cannot get")
 				}
 				t.Parallel()
 				env := vmtest.NewEnv(t, c.opts)
 				requireOpenBao(t, env)
 				if c.breakLocal != nil {
+					given := runnerInputs(t, env.Inventory)
 					c.breakLocal(t, env)
+					requireDeploymentBroken(t, env.Inventory, given)
 				}
 				results := runMatching(t, env, 5*time.Second, selection(id, c.run), suiteOf(id))
 				judgeBreak(t, id, c, results)
@@ -345,7 +375,7 @@ func judgeBreak(t *testing.T, id string, c breakingCase, results map[string]*sce
 		t.Fatalf("%s did not run", id)
 	}
 	for _, want := range c.reasons {
-		if r.Status != scenarios.Failed || !strings.Contains(r.Reason, want) {
+		if r.Status != scenarios.Failed || !namesExactly(r.Reason, want) {
 			t.Errorf("%s: %s: %s\nwant a failure naming %q", id, r.Status, r.Reason, want)
 		}
 	}
@@ -360,6 +390,26 @@ func judgeBreak(t *testing.T, id string, c breakingCase, results map[string]*sce
 		}
 	}
 	t.Logf("%s", r.Line())
+}
+
+// namesExactly says reason holds want, and a name that want ends with
+// ends there too: "pod directory-lldap" is no match for a failure of pod
+// directory-lldap-1, which any pod of the role would match.
+func namesExactly(reason, want string) bool {
+	nameChar := func(b byte) bool {
+		return b == '-' || b == '_' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+	}
+	for i := 0; ; {
+		j := strings.Index(reason[i:], want)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(want)
+		if end == len(reason) || want == "" || !nameChar(want[len(want)-1]) || !nameChar(reason[end]) || reason[end] == '.' {
+			return true
+		}
+		i += j + 1
+	}
 }
 
 // selection is the scenarios a case runs: run, or the scenario's whole
@@ -433,5 +483,118 @@ func writeNodeFile(t *testing.T, env *localenv.Env, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(env.MainPodFile(path), data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestNamesExactly(t *testing.T) {
+	for _, c := range []struct {
+		reason, want string
+		ok           bool
+	}{
+		{"pod directory-lldap-1: at ldaps://x", "pod directory-lldap-1", true},
+		{"pod directory-lldap-1: at ldaps://x", "pod directory-lldap", false},
+		{"pod directory-lldap-10: refused; pod directory-lldap-1: refused", "pod directory-lldap-1", true},
+		{"exit code 143 (Error)", "exit code 143", true},
+		{"exit code 1430", "exit code 143", false},
+		{"the file /etc/ca.pem.", "/etc/ca.pem", true},
+		{"pod directory-lldap-1: ", "pod directory-lldap-1: ", true},
+	} {
+		if got := namesExactly(c.reason, c.want); got != c.ok {
+			t.Errorf("namesExactly(%q, %q) = %v", c.reason, c.want, got)
+		}
+	}
+}
+
+// podSideKeys are the inventory's keys of files that are the pods' own:
+// the deployment, which a break may change.
+var podSideKeys = []string{"statusFile", "secretsDir", "rootDir", "sidecarStatusFile", "sidecarRestartFile"}
+
+// runnerInputs hashes what the runner is given: the inventory, and each
+// file it names that is not a pod's own (the facts, OpenBao's token, the
+// admin's password, the database's DSN, the portal's CA).
+func runnerInputs(t *testing.T, inventoryFile string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	hash := func(path string) {
+		if data, err := os.ReadFile(path); err == nil {
+			out[path] = fmt.Sprintf("%x", sha256.Sum256(data))
+		}
+	}
+	hash(inventoryFile)
+	data, err := os.ReadFile(inventoryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree any
+	if err := yaml.Unmarshal(data, &tree); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if path, ok := e.(string); ok && strings.HasSuffix(k, "File") && !slices.Contains(podSideKeys, k) {
+					if !filepath.IsAbs(path) {
+						path = filepath.Join(filepath.Dir(inventoryFile), path)
+					}
+					hash(path)
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(tree)
+	return out
+}
+
+// requireDeploymentBroken fails a case whose break changed what the
+// runner is given: a break must change the deployment, or a suite that
+// judges the harness would pass the test.
+func requireDeploymentBroken(t *testing.T, inventoryFile string, before map[string]string) {
+	t.Helper()
+	for _, path := range changedInputs(before, runnerInputs(t, inventoryFile)) {
+		t.Errorf("the break changed %s, which the runner is given, not the deployment", path)
+	}
+}
+
+// changedInputs are the paths whose hash differs, or that are gone.
+func changedInputs(before, after map[string]string) []string {
+	var out []string
+	for _, path := range slices.Sorted(maps.Keys(before)) {
+		if after[path] != before[path] {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// TestABreakOfTheRunnersInputIsCaught: a break that rewrites a file the
+// inventory names for the runner, or the inventory, is told apart from
+// one that changes a pod's files.
+func TestABreakOfTheRunnersInputIsCaught(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("secrets/openbao-token", "t")
+	write("pods/p/status.json", "{}")
+	write("inventory.yaml", "node: n\nopenbao: {address: http://127.0.0.1:1, tokenFile: secrets/openbao-token}\nroles: {r: {pods: [{name: p, address: 127.0.0.1, statusFile: pods/p/status.json}]}}\n")
+	inv := filepath.Join(dir, "inventory.yaml")
+	before := runnerInputs(t, inv)
+	write("pods/p/status.json", `{"restartCount": 1}`)
+	if got := changedInputs(before, runnerInputs(t, inv)); len(got) != 0 {
+		t.Errorf("a pod's status file counted as the runner's input: %v", got)
+	}
+	write("secrets/openbao-token", "another")
+	if got := changedInputs(before, runnerInputs(t, inv)); !slices.Equal(got, []string{filepath.Join(dir, "secrets/openbao-token")}) {
+		t.Errorf("changed = %v, want the token file", got)
 	}
 }

@@ -142,7 +142,7 @@ func runSelected(t *testing.T, ctx context.Context, inv *inventory.Inventory, pa
 		t.Fatal(err)
 	}
 	out := map[string]*scenarios.Result{}
-	for _, r := range scenarios.Run(ctx, inv, selected, scenarios.Options{Parallel: 2, Timeout: 3 * time.Minute, Patience: patience, Run: re}) {
+	for _, r := range scenarios.Run(ctx, inv, selected, scenarios.Options{Parallel: 2, Timeout: 3 * time.Minute, Patience: patience, Run: re, Disruptive: true}) {
 		out[r.ID()] = r
 	}
 	return out

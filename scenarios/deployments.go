@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -37,6 +38,7 @@ var deploymentsSuite = &Suite{
 			Spec:  []string{"US1-1", "US1-6", "US1-7", "US1-10", "US1-14"},
 			Doc:   "each planned Deployment has its replicas ready; the contract's containers, the companion's program, the service's variables and values, the sidecar as a restartable init container with a startup probe, the token in the sidecar only; a role of the node's image runs the main pod's image, a service and its companion one image that is not the node's",
 			Skip:  needsCluster,
+			Uses:  []Capability{capDeployments},
 			Steps: Checks(Check{Name: "compare each Deployment with the contract", Do: deploymentsAsPlanned}),
 		},
 		{
@@ -44,6 +46,7 @@ var deploymentsSuite = &Suite{
 			Spec:  []string{"US1-8", "SC-004"},
 			Doc:   "the Service of each role has exactly the role's ports and metrics port, the plain LDAP port absent, and behind each port exactly the role's ready pods",
 			Skip:  needsCluster,
+			Uses:  []Capability{capServices, capDeployments},
 			Steps: Checks(Check{Name: "compare each Service with the plan", Do: servicesAsPlanned}),
 		},
 		{
@@ -51,6 +54,7 @@ var deploymentsSuite = &Suite{
 			Spec:  []string{"US1-6"},
 			Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
 			Skip:  needsServiceUnits,
+			Uses:  []Capability{capDeployments, capExec},
 			Steps: Checks(Check{Name: "ask each pod's systemd for the units of the roles' services", Do: serviceUnitsNotInNodePods}),
 		},
 	},
@@ -133,12 +137,18 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 			if err := compareDeployment(want, got, role, r, nodeImage); err != nil {
 				return err
 			}
+			if err := rolledOut(got, role); err != nil {
+				return err
+			}
 			pods, err := runningPods(ctx, client, got)
 			if err != nil {
 				return err
 			}
 			if len(pods) == 0 {
 				return poll.Saw("no Running pod of role %s", role)
+			}
+			if err := oneTemplate(got, pods, role); err != nil {
+				return err
 			}
 			for _, pod := range pods {
 				if err := identityOnlyInSidecar(&pod, role, len(want.Spec.Template.Spec.InitContainers) > 0); err != nil {
@@ -153,6 +163,40 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 		errs = append(errs, err)
 	}
 	return joinErrors(errs)
+}
+
+// rolledOut checks that what runs is the template, not only that the
+// template is right: the controller saw the last change, and every
+// replica runs it.
+func rolledOut(d *appsv1.Deployment, role string) error {
+	if d.Status.ObservedGeneration < d.Generation {
+		return poll.Saw("role %s: Deployment %s is at generation %d, its controller saw %d", role, d.Name, d.Generation, d.Status.ObservedGeneration)
+	}
+	if want := *d.Spec.Replicas; d.Status.UpdatedReplicas != want {
+		return poll.Saw("role %s: Deployment %s has %d of %d replicas on its current template: its rollout is not done", role, d.Name, d.Status.UpdatedReplicas, want)
+	}
+	return nil
+}
+
+// oneTemplate checks that the ready pods of a Deployment all come from
+// one ReplicaSet (their pod-template-hash): a pod of an old template may
+// stay ready beside new ones.
+func oneTemplate(d *appsv1.Deployment, pods []corev1.Pod, role string) error {
+	hashes := map[string][]string{}
+	for _, p := range pods {
+		if podReady(&p) {
+			h := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+			hashes[h] = append(hashes[h], p.Name)
+		}
+	}
+	if len(hashes) > 1 {
+		var parts []string
+		for _, h := range slices.Sorted(maps.Keys(hashes)) {
+			parts = append(parts, fmt.Sprintf("%s from template %s", strings.Join(hashes[h], ", "), h))
+		}
+		return poll.Saw("role %s: Deployment %s has ready pods of more than one template: %s", role, d.Name, strings.Join(parts, "; "))
+	}
+	return nil
 }
 
 func containerNames(cs []corev1.Container) string {

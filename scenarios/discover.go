@@ -116,9 +116,9 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 		if r := o.Node.PodRoles.Roles[roleName]; !r.RunsNodeImage() {
 			service = *r.Service
 		}
-		role := &inventory.Role{Server: service}
-		if base := o.Base; base != nil && base.Roles[roleName] != nil && base.Roles[roleName].Server != "" {
-			role.Server = base.Roles[roleName].Server
+		role := &inventory.Role{}
+		if base := o.Base; base != nil && base.Roles[roleName] != nil {
+			role.StandIn = base.Roles[roleName].StandIn
 		}
 		pods, err := runningPods(ctx, client, dep)
 		if err != nil {

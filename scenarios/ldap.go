@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-ldap/ldap/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
@@ -32,6 +36,7 @@ var ldapSuite = &Suite{
 			Spec: []string{"SC-004", "US1-15"},
 			Doc:  "the reader reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
 			Skip: needsLDAP,
+			Uses: []Capability{capExec},
 			Steps: Checks(Check{Name: "bind at the Service and find the user", Do: func(ctx context.Context, s *State) error {
 				svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
 				return readerFinds(ctx, s, *svc)
@@ -42,6 +47,7 @@ var ldapSuite = &Suite{
 			Spec:  []string{"SC-004"},
 			Doc:   "the plain LDAP port of the pods is not on the Service",
 			Skip:  needsLDAP,
+			Uses:  []Capability{capServices},
 			Steps: Checks(Check{Name: "the Service refuses the plain LDAP port", Do: plainPortNotOnService}),
 		},
 		{
@@ -49,6 +55,7 @@ var ldapSuite = &Suite{
 			Spec: []string{"SC-004", "US1-15"},
 			Doc:  "each pod of the role answers the same bind, with a certificate for the Service's name",
 			Skip: needsLDAP,
+			Uses: []Capability{capExec},
 			Steps: Checks(Check{Name: "bind at each pod and find the user", Do: func(ctx context.Context, s *State) error {
 				return eachPodFinds(ctx, s)
 			}}),
@@ -59,6 +66,7 @@ var ldapSuite = &Suite{
 			Doc:       "the runner's own TLS client refuses the role's certificate with a CA that did not sign it: proves that the other ldap scenarios verify, not that the deployment does anything",
 			SelfCheck: true,
 			Skip:      needsLDAP,
+			Uses:      usesNothing,
 			Steps: Checks(Check{Name: "a handshake with another CA fails", Do: func(ctx context.Context, s *State) error {
 				other, err := otherCA()
 				if err != nil {
@@ -73,6 +81,7 @@ var ldapSuite = &Suite{
 			Doc:       "the runner's own TLS client refuses the role's certificate for a name that is not the Service's: proves that the other ldap scenarios check the name, and that the certificate is not valid for any name",
 			SelfCheck: true,
 			Skip:      needsLDAP,
+			Uses:      []Capability{capExec},
 			Steps: Checks(Check{Name: "a handshake for another name fails", Do: func(ctx context.Context, s *State) error {
 				pool, err := contractCA(ctx, s)
 				if err != nil {
@@ -222,23 +231,45 @@ func refusedHandshake(ctx context.Context, s *State, cfg *tls.Config, want strin
 	})
 }
 
-// plainPortNotOnService checks that the Service neither declares nor
-// answers on the pods' plain LDAP port.
+// lldapPlainPorts are the plain LDAP ports a role's pods may serve:
+// lldap's (3890) and LDAP's own (389), and the inventory's plainPort. The
+// node surface names no port of lldap's, so these are the defaults.
+var lldapPlainPorts = []int{389, 3890}
+
+// plainPorts are the plain LDAP ports that must not be on the Service:
+// the defaults and the inventory's, less the contract's LDAPS port.
+func plainPorts(l *inventory.LDAP) []int {
+	ports := slices.Clone(lldapPlainPorts)
+	if l.PlainPort != 0 {
+		ports = append(ports, l.PlainPort)
+	}
+	slices.Sort(ports)
+	ports = slices.Compact(ports)
+	return slices.DeleteFunc(ports, func(p int) bool { return p == l.Port })
+}
+
+// plainPortNotOnService checks that the Service neither declares, nor
+// sends to, nor answers on the pods' plain LDAP ports.
 func plainPortNotOnService(ctx context.Context, s *State) error {
 	svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
-	plain := s.Inv.LDAP.PlainPort
-	if plain == 0 {
-		plain = 389
-	}
+	plain := plainPorts(s.Inv.LDAP)
 	for name, port := range svc.Ports {
-		if port == plain {
-			return fmt.Errorf("the Service %s has the plain LDAP port %d (as %q): only LDAPS may be on it", svc.Name, plain, name)
+		if slices.Contains(plain, port) {
+			return fmt.Errorf("the Service %s has the plain LDAP port %d (as %q): only LDAPS may be on it", svc.Name, port, name)
+		}
+	}
+	if s.Inv.Cluster != nil {
+		// The endpoint is named by its DNS name; the object by its first
+		// label.
+		object, _, _ := strings.Cut(svc.Name, ".")
+		if err := targetPortsNotPlain(ctx, s, object, plain); err != nil {
+			return err
 		}
 	}
 	if svc.Forwarded != nil {
 		// Through port-forwarding only the Service's declared ports are
 		// reachable: the declaration is what can be checked.
-		s.Note("the Service %s declares no plain LDAP port %d (its ports are reached through port-forwarding)", svc.Name, plain)
+		s.Note("the Service %s declares no plain LDAP port (%s) and sends none to its pods (its ports are reached through port-forwarding)", svc.Name, portList(plain))
 		return nil
 	}
 	// A Service that answers nothing would refuse the plain port too:
@@ -256,15 +287,70 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 	}); err != nil {
 		return err
 	}
-	addr, _ := dialAddr(*svc, plain)
-	d := net.Dialer{Timeout: 3 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err == nil {
-		conn.Close()
-		return fmt.Errorf("the Service %s answers at %s, the plain LDAP port: only LDAPS may be on it", svc.Name, addr)
+	for _, port := range plain {
+		addr, _ := dialAddr(*svc, port)
+		d := net.Dialer{Timeout: 3 * time.Second}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn.Close()
+			return fmt.Errorf("the Service %s answers at %s, a plain LDAP port: only LDAPS may be on it", svc.Name, addr)
+		}
+		s.Note("%s refuses the plain LDAP port: %v", addr, err)
 	}
-	s.Note("%s refuses the plain LDAP port: %v", addr, err)
 	return nil
+}
+
+// targetPortsNotPlain checks the Service's target ports in the cluster:
+// a port of another number may still send to the pods' plain port.
+func targetPortsNotPlain(ctx context.Context, s *State, name string, plain []int) error {
+	c, err := stateCluster(s)
+	if err != nil {
+		return err
+	}
+	ns := s.Inv.Cluster.Namespace
+	svc, err := c.Clientset.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return discoverError("Service", ns, name, "get", err)
+	}
+	for _, p := range svc.Spec.Ports {
+		target := p.TargetPort.IntValue()
+		if p.TargetPort.Type == intstr.String {
+			// A named target port is the pods' container port of that
+			// name. A pod without one gets none of this port's traffic.
+			var ok bool
+			if target, ok = namedPort(s, p.TargetPort.StrVal); !ok {
+				continue
+			}
+		}
+		if target == 0 {
+			target = int(p.Port) // no target port: the port's own number
+		}
+		if slices.Contains(plain, target) {
+			return fmt.Errorf("the Service %s sends its port %d (%q) to the pods' plain LDAP port %d: only LDAPS may be on it", name, p.Port, p.Name, target)
+		}
+	}
+	return nil
+}
+
+// namedPort is the number of the container port named name in the
+// ldap role's pods, as the discovery found their ports; false when none
+// names one.
+func namedPort(s *State, name string) (int, bool) {
+	for _, e := range s.Inv.Roles[s.Inv.LDAP.Role].Pods {
+		if port, ok := e.Ports[name]; ok {
+			return port, true
+		}
+	}
+	return 0, false
+}
+
+// portList is ports for a sentence: "389, 3890".
+func portList(ports []int) string {
+	words := make([]string, len(ports))
+	for i, p := range ports {
+		words[i] = strconv.Itoa(p)
+	}
+	return strings.Join(words, ", ")
 }
 
 // dialAddr is where to connect for a port of an endpoint; a port that no

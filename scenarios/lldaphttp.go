@@ -25,6 +25,7 @@ var lldapHTTPSuite = &Suite{
 			Spec: []string{"SC-003"},
 			Doc:  "the admin logs in at lldap's HTTP API through the role's Service",
 			Skip: needsLLDAP,
+			Uses: usesNothing,
 			Steps: Checks(Check{Name: "log in at the Service", Do: func(ctx context.Context, s *State) error {
 				_, err := lldapLogin(ctx, s, *s.Inv.Roles[s.Inv.LDAP.Role].Service)
 				return err
@@ -35,6 +36,7 @@ var lldapHTTPSuite = &Suite{
 			Spec: []string{"SC-003"},
 			Doc:  "the admin logs in at each pod of the role",
 			Skip: needsLLDAP,
+			Uses: usesNothing,
 			Steps: Checks(Check{Name: "log in at each pod", Do: func(ctx context.Context, s *State) error {
 				pods, err := podsOf(s.Inv, s.Inv.LDAP.Role)
 				if err != nil {
@@ -58,6 +60,7 @@ var lldapHTTPSuite = &Suite{
 				}
 				return needsTwoReplicas(inv, inv.LDAP.Role)
 			},
+			Uses: usesNothing,
 			Steps: Sequence(
 				Step[lldapToken]{Name: "log in at the first pod", Do: func(ctx context.Context, s *State, v *lldapToken) error {
 					pods, err := twoPods(s.Inv, s.Inv.LDAP.Role)
@@ -114,9 +117,12 @@ func needsLLDAP(inv *inventory.Inventory) string {
 	if inv.LDAP == nil {
 		return "the inventory has no ldap contract"
 	}
-	r := inv.Roles[inv.LDAP.Role]
-	if r.Server != inventory.ServerLLDAP {
-		return fmt.Sprintf("role %s runs %q, not lldap: lldap's HTTP API is not there", inv.LDAP.Role, r.Server)
+	role := inv.LDAP.Role
+	if service := roleService(inv, role); service != "lldap" {
+		return fmt.Sprintf("the node's role %s runs %s, not lldap: lldap's HTTP API is not there", role, service)
+	}
+	if r := inv.Roles[role]; r != nil && r.StandIn != "" {
+		return fmt.Sprintf("the pods of role %s run %s standing in for lldap (the inventory's standIn): lldap's HTTP API is not there", role, r.StandIn)
 	}
 	if inv.LDAP.HTTPPort == 0 || inv.LDAP.AdminUser == "" || inv.LDAP.AdminPasswordFile == "" {
 		return "the inventory's ldap has no httpPort, adminUser and adminPasswordFile"
@@ -192,4 +198,20 @@ func sawRefusal(err error) error {
 		return poll.Saw("HTTP %d", le.Status)
 	}
 	return err
+}
+
+// roleService names what the node says a role runs: its service, or the
+// node's image.
+func roleService(inv *inventory.Inventory, role string) string {
+	if inv.Facts == nil {
+		return "nothing the inventory's facts name"
+	}
+	r, ok := inv.Facts.PodRoles.Roles[role]
+	switch {
+	case !ok:
+		return "nothing: the node has no such role"
+	case r.RunsNodeImage():
+		return "the node's image"
+	}
+	return *r.Service
 }

@@ -2,21 +2,21 @@ package scenarios
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -24,20 +24,8 @@ import (
 // status file, its secrets folder); a pod of a cluster through the API
 // server (its status, exec). These helpers let the suites ask either.
 
-// inCluster says the pod is one of a cluster's, found by Discover.
-func inCluster(inv *inventory.Inventory, pod inventory.Endpoint) bool {
-	return inv.Cluster != nil && pod.UID != ""
-}
-
 func podStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventory.PodStatus, error) {
-	if !inCluster(s.Inv, pod) {
-		return inventory.ReadPodStatus(pod.StatusFile)
-	}
-	c, err := stateCluster(s)
-	if err != nil {
-		return nil, err
-	}
-	return clusterPodStatus(ctx, c.Clientset, s.Inv.Cluster.Namespace, pod, pod.Container)
+	return s.world().status(ctx, pod, serviceContainer)
 }
 
 // PodStatus reads what a pod reports of its service: its UID, which stays
@@ -45,14 +33,7 @@ func podStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventor
 // from the local environment's status file, or from the pod's status in a
 // cluster. The rotation suite tells "restarted in the same pod" by them.
 func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endpoint) (*inventory.PodStatus, error) {
-	if !inCluster(inv, pod) {
-		return inventory.ReadPodStatus(pod.StatusFile)
-	}
-	c, err := connect(inv.Cluster.Kubeconfig)
-	if err != nil {
-		return nil, poll.Permanent(err)
-	}
-	return clusterPodStatus(ctx, c.Clientset, inv.Cluster.Namespace, pod, pod.Container)
+	return worldOf(inv).status(ctx, pod, serviceContainer)
 }
 
 func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint, container string) (*inventory.PodStatus, error) {
@@ -67,36 +48,63 @@ func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns strin
 	// Always): its status is among the init containers'.
 	for _, c := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
 		if c.Name == container {
-			st := &inventory.PodStatus{Pod: got.Name, UID: string(got.UID), RestartCount: int(c.RestartCount)}
-			if c.State.Running != nil && (c.Started == nil || *c.Started) {
-				st.StartedAt = c.State.Running.StartedAt.Time
-			}
-			return st, nil
+			return containerHistory(got, c), nil
 		}
 	}
 	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, container)
 }
 
-// podWhere names where podStatus looks, for a probe.
-func podWhere(s *State, pod inventory.Endpoint) string {
-	if inCluster(s.Inv, pod) {
-		return fmt.Sprintf("pod %s/%s (status of container %s)", s.Inv.Cluster.Namespace, pod.Name, pod.Container)
+// containerHistory reads a container's status as the pod's history of
+// it. The restart count alone misses an exit that waits in the kubelet's
+// crash-loop back-off: the count rises only when the container starts
+// again, up to five minutes later on a stock kubelet.
+func containerHistory(pod *corev1.Pod, c corev1.ContainerStatus) *inventory.PodStatus {
+	st := &inventory.PodStatus{Pod: pod.Name, UID: string(pod.UID), RestartCount: int(c.RestartCount), Exits: int(c.RestartCount)}
+	if c.State.Running != nil && (c.Started == nil || *c.Started) {
+		st.StartedAt, st.Running = c.State.Running.StartedAt.Time, true
 	}
-	return pod.StatusFile
+	last := c.LastTerminationState.Terminated
+	switch {
+	case c.State.Terminated != nil:
+		// Its latest run ended, and no new one is counted yet.
+		last = c.State.Terminated
+		st.Exits++
+	case c.State.Waiting != nil && last != nil && c.State.Waiting.Reason != "ContainerCreating":
+		// A new run is made only after the back-off: this exit is not
+		// in the count yet. (A created run waits as ContainerCreating,
+		// already counted.)
+		st.Exits++
+		st.BackOff = backOffOf(c.State.Waiting.Message)
+	}
+	if last != nil {
+		st.LastExit = &inventory.Exit{Code: int(last.ExitCode), Reason: last.Reason, StartedAt: last.StartedAt.Time, FinishedAt: last.FinishedAt.Time}
+	}
+	return st
 }
 
-// readPodSecret reads the file of a secret in a pod's /run/secrets: from
-// the local environment's folder of it, or with cat through exec in the
-// pod's service container, which mounts it.
-func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file string) ([]byte, error) {
-	if !inCluster(s.Inv, pod) {
-		return os.ReadFile(filepath.Join(pod.SecretsDir, file))
+// backOffOf reads the kubelet's wait from a CrashLoopBackOff message:
+// "back-off 40s restarting failed container=…".
+func backOffOf(message string) time.Duration {
+	rest, ok := strings.CutPrefix(message, "back-off ")
+	if !ok {
+		return 0
 	}
-	c, err := stateCluster(s)
+	word, _, _ := strings.Cut(rest, " ")
+	d, err := time.ParseDuration(word)
 	if err != nil {
-		return nil, err
+		return 0
 	}
-	return c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, pod.Container, []string{"cat", path.Join("/run/secrets", file)})
+	return d
+}
+
+// podWhere names where podStatus looks, for a probe.
+func podWhere(s *State, pod inventory.Endpoint) string {
+	return s.world().statusWhere(pod, serviceContainer)
+}
+
+// readPodSecret reads the file of a secret in a pod's /run/secrets.
+func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file string) ([]byte, error) {
+	return s.world().readSecret(ctx, pod, file)
 }
 
 // stateCluster is a client of the inventory's cluster, made once per run
@@ -157,10 +165,10 @@ func plannedReplicas(n *facts.Node, role string) int {
 // its files fail, saying so (mainPod).
 func needsMainPod(inv *inventory.Inventory) string {
 	main := inv.Roles[inventory.MainRole]
-	if main != nil && len(main.Pods) > 0 && main.Pods[0].RootDir == "" && !inCluster(inv, main.Pods[0]) {
-		return fmt.Sprintf("the main pod %s has no rootDir in the inventory, and is no pod of a cluster", main.Pods[0].Name)
+	if main == nil || len(main.Pods) == 0 {
+		return ""
 	}
-	return ""
+	return worldOf(inv).lacks(main.Pods[0], needsRoot)
 }
 
 // mainPod is the pod where the node's own files are read, or the error
@@ -188,18 +196,7 @@ func nodeFile(ctx context.Context, s *State, file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !inCluster(s.Inv, pod) {
-		data, err := os.ReadFile(filepath.Join(pod.RootDir, file))
-		if err != nil {
-			return nil, fmt.Errorf("%s in the main pod %s: %w", file, pod.Name, errors.Unwrap(err))
-		}
-		return data, nil
-	}
-	c, err := stateCluster(s)
-	if err != nil {
-		return nil, err
-	}
-	return c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, plan.ContainerNode, []string{"cat", file})
+	return s.world().nodeFile(ctx, pod, file)
 }
 
 // nodeSecret reads a secret of the node's own in the main pod, less its
@@ -212,10 +209,22 @@ func nodeSecret(ctx context.Context, s *State, file string) (string, error) {
 	return strings.TrimRight(string(data), "\r\n"), nil
 }
 
+// secretHashes hashes files of a pod's /run/secrets, to tell a new value
+// from the one before.
+func secretHashes(ctx context.Context, s *State, pod inventory.Endpoint, files []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range files {
+		data, err := readPodSecret(ctx, s, pod, f)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		out[f] = hex.EncodeToString(sum[:8])
+	}
+	return out, nil
+}
+
 // secretWhere names where readPodSecret reads, for a probe.
 func secretWhere(s *State, pod inventory.Endpoint, file string) string {
-	if inCluster(s.Inv, pod) {
-		return fmt.Sprintf("/run/secrets/%s in pod %s/%s", file, s.Inv.Cluster.Namespace, pod.Name)
-	}
-	return filepath.Join(pod.SecretsDir, file)
+	return s.world().secretWhere(pod, file)
 }

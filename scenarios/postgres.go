@@ -25,6 +25,7 @@ var postgresSuite = &Suite{
 			Spec: []string{"SC-003"},
 			Doc:  "the role's database is on a host that is none of the role's pods, and holds its users",
 			Skip: needsUsersTable,
+			Uses: usesNothing,
 			Steps: Checks(
 				Check{Name: "the database is not in a pod of the role", Do: databaseOutsidePods},
 				Check{Name: "the database holds the role's users", Do: databaseHoldsUsers},
@@ -35,6 +36,7 @@ var postgresSuite = &Suite{
 			Spec:  []string{"SC-003"},
 			Doc:   "the schema of the companion holds exactly one OpenTofu state, with the values of its objects",
 			Skip:  needsPostgres,
+			Uses:  usesNothing,
 			Steps: Checks(Check{Name: "exactly one state in the schema", Do: oneOpenTofuState}),
 		},
 	},

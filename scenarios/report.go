@@ -29,7 +29,21 @@ type Summary struct {
 	// run of nothing but skips and self-checks proved nothing about the
 	// node (unless the runner was told to allow it).
 	OK bool `json:"ok"`
+	// Verdict is what the run came to, which a command maps to its exit.
+	Verdict Verdict `json:"verdict"`
 }
+
+// Verdict is what a run came to.
+type Verdict string
+
+// The verdicts.
+const (
+	VerdictPassed Verdict = "passed"
+	VerdictFailed Verdict = "failed"
+	// VerdictNothingRan: every scenario was skipped, or passed only as a
+	// runner self-check. Nothing was judged of the node.
+	VerdictNothingRan Verdict = "nothing ran"
+)
 
 // NewReport sums up results.
 func NewReport(node string, results []*Result) *Report {
@@ -50,8 +64,42 @@ func NewReport(node string, results []*Result) *Report {
 			r.Summary.Skipped++
 		}
 	}
-	r.Summary.OK = r.Summary.Failed == 0 && r.Summary.Passed > r.Summary.SelfChecks
+	r.judge(false)
 	return r
+}
+
+// AllowSkips lets a run in which nothing ran pass, as --allow-skip asks.
+func (r *Report) AllowSkips() { r.judge(true) }
+
+func (r *Report) judge(allowSkips bool) {
+	s := &r.Summary
+	switch {
+	case s.Failed > 0:
+		s.Verdict = VerdictFailed
+	case s.Passed > s.SelfChecks || allowSkips:
+		s.Verdict = VerdictPassed
+	default:
+		s.Verdict = VerdictNothingRan
+	}
+	s.OK = s.Verdict == VerdictPassed
+}
+
+// Why says in one line why the run did not pass ("" when it did).
+func (r *Report) Why() string {
+	s := r.Summary
+	switch {
+	case s.Verdict == VerdictFailed:
+		return fmt.Sprintf("%d scenarios failed", s.Failed)
+	case s.Verdict == VerdictNothingRan && s.SelfChecks > 0:
+		// A self-check proves the runner's client, not the node: with
+		// skips alone beside it, nothing was judged of the node.
+		return fmt.Sprintf("no scenario ran: of the %d selected, %d passed only as runner self-checks (no evidence about the node) and %d were skipped (each says why in the report)", len(r.Results), s.SelfChecks, s.Skipped)
+	case s.Verdict == VerdictNothingRan:
+		// A skipped scenario proved nothing: a run of nothing but skips
+		// is no pass for a script or CI.
+		return fmt.Sprintf("no scenario ran: all %d selected were skipped (each says why in the report)", s.Skipped)
+	}
+	return ""
 }
 
 // Write writes the report in format: text, json or junit.
@@ -62,6 +110,9 @@ func (res *Result) Line() string {
 	line := fmt.Sprintf("%-7s %s [%s] (%s)", strings.ToUpper(string(res.Status)), res.ID(), strings.Join(res.Spec, ", "), res.Duration.Round(time.Millisecond))
 	if res.SelfCheck {
 		line += " (runner self-check)"
+	}
+	if len(res.Windows) > 0 {
+		line += " (waited " + strings.Join(res.Windows, "; ") + ")"
 	}
 	if res.Reason != "" {
 		line += ": " + res.Reason
@@ -94,6 +145,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		c := report.Case{Name: res.Scenario, ClassName: "podroles.scenarios." + r.Node + "." + res.Suite, Time: res.Seconds}
 		var steps []string
+		for _, w := range res.Windows {
+			steps = append(steps, "waited "+w)
+		}
 		for _, s := range res.Steps {
 			line := fmt.Sprintf("%s %s", s.Status, s.Name)
 			if s.Error != "" {

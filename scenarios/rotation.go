@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,20 +50,25 @@ var rotationSuite = &Suite{
 		kvRotation("secret-without-restart-restarts-nothing", false,
 			"a new value of a KV secret without restart reaches each pod's file and restarts nothing"),
 		{
-			Name:      "sidecar-restart-restarts-nothing",
-			Spec:      []string{"US1-13"},
-			Doc:       "a restart of the sidecar of a pod whose secrets with restart are all KV entries (their value is the same at a new read) rewrites none of them and restarts nothing, for the agent's render interval and the time a restart takes",
-			Skip:      func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, valuesKept) },
-			Exclusive: true,
-			Steps:     sidecarRestartKeepsService(),
+			Name:       "sidecar-restart-restarts-nothing",
+			Spec:       []string{"US1-13"},
+			Doc:        "a restart of the sidecar of a pod whose secrets with restart are all KV entries (their value is the same at a new read) rewrites none of them and restarts nothing, for the agent's render interval and the time a restart takes",
+			Skip:       func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, valuesKept) },
+			Window:     renderWindow,
+			Exclusive:  true,
+			Disruptive: true,
+			Uses:       []Capability{capPodStatus, capExec},
+			Steps:      sidecarRestartKeepsService(),
 		},
 		{
-			Name:      "sidecar-restart-restarts-pki",
-			Spec:      []string{"US1-13", "Known Deviations"},
-			Doc:       "a restart of the sidecar of a pod with a secret with parameters and restart (an engine that issues a value at each read, as PKI does) writes a new value, and the service restarts in the same pod",
-			Skip:      func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, newValues) },
-			Exclusive: true,
-			Steps:     sidecarRestartRestartsService(),
+			Name:       "sidecar-restart-restarts-pki",
+			Spec:       []string{"US1-13", "Known Deviations"},
+			Doc:        "a restart of the sidecar of a pod with a secret with parameters and restart (an engine that issues a value at each read, as PKI does) writes a new value, and the service restarts in the same pod",
+			Skip:       func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, newValues) },
+			Exclusive:  true,
+			Disruptive: true,
+			Uses:       []Capability{capPodStatus, capExec},
+			Steps:      sidecarRestartRestartsService(),
 		},
 	},
 }
@@ -110,7 +116,9 @@ func credentialRotation(name string, pick rotatedRole, spec []string, doc string
 			}
 			return needsRotation(inv, role, true)
 		},
-		Exclusive: true,
+		Exclusive:  true,
+		Disruptive: true,
+		Uses:       []Capability{capPodStatus, capExec},
 		Steps: Sequence(
 			Step[credentials]{Name: "note each pod and its credential", Do: func(ctx context.Context, s *State, v *credentials) error {
 				v.role, _ = pick(s.Inv)
@@ -145,11 +153,14 @@ type credentials struct {
 // the inventory's rotation names, with restart or without.
 func kvRotation(name string, restart bool, doc string) *Scenario {
 	return &Scenario{
-		Name:      name,
-		Spec:      []string{"US1-13"},
-		Doc:       doc,
-		Skip:      func(inv *inventory.Inventory) string { return needsKVSecret(inv, restart) },
-		Exclusive: true,
+		Name:       name,
+		Spec:       []string{"US1-13"},
+		Doc:        doc,
+		Skip:       func(inv *inventory.Inventory) string { return needsKVSecret(inv, restart) },
+		Window:     renderWindow,
+		Exclusive:  true,
+		Disruptive: true,
+		Uses:       []Capability{capPodStatus, capExec},
 		Steps: Checks(Check{Name: "write a new value and watch each pod", Do: func(ctx context.Context, s *State) error {
 			return newKVValue(ctx, s, restart)
 		}}),
@@ -256,9 +267,10 @@ func baoClient(s *State) (*openbao.Client, error) {
 	return openbao.New(s.Inv.OpenBao.Address, token), nil
 }
 
-// revokeCredential revokes every lease of the role's database secrets, as
-// an operator does to rotate a credential, and notes the TTL that bounds
-// how long the sidecars take to notice.
+// revokeCredential revokes the lease of each pod's credential, as an
+// operator does to rotate a credential, and notes the TTL that bounds how
+// long the sidecars take to notice. It never revokes a whole prefix:
+// other consumers of the same database role keep their credentials.
 func revokeCredential(ctx context.Context, s *State, v *credentials) error {
 	bao, err := baoClient(s)
 	if err != nil {
@@ -270,9 +282,16 @@ func revokeCredential(ctx context.Context, s *State, v *credentials) error {
 	}
 	var ttl time.Duration
 	for _, path := range slices.Sorted(maps.Keys(paths)) {
-		if err := bao.Do(ctx, http.MethodPut, "sys/leases/revoke-prefix/"+path, nil, nil); err != nil {
-			return err
+		leases, err := podLeases(ctx, bao, path, v.before)
+		if err != nil {
+			return poll.Permanent(err)
 		}
+		for _, id := range leases {
+			if err := bao.Do(ctx, http.MethodPut, "sys/leases/revoke", map[string]string{"lease_id": id}, nil); err != nil {
+				return err
+			}
+		}
+		s.Note("revoked %d leases of %s, those of the pods' credentials: %s", len(leases), path, strings.Join(leases, ", "))
 		// database/creds/ROLE's TTL is database/roles/ROLE's default_ttl.
 		var r struct {
 			Data struct {
@@ -282,14 +301,101 @@ func revokeCredential(ctx context.Context, s *State, v *credentials) error {
 		if err := bao.Do(ctx, http.MethodGet, strings.Replace(path, "/creds/", "/roles/", 1), nil, &r); err == nil && r.Data.DefaultTTL > 0 {
 			ttl = max(ttl, time.Duration(r.Data.DefaultTTL)*time.Second)
 		}
-		s.Note("revoked the leases of %s", path)
 	}
 	if ttl == 0 {
 		ttl = 30 * time.Second // the role's TTL was not readable
 	}
 	v.ttl, v.revokedAt = ttl, time.Now()
+	s.Wait(ttl+credentialMargin, fmt.Sprintf("the credential's TTL %s, and %s for the sidecars to act on it", ttl, credentialMargin))
 	return nil
 }
+
+// podLeases finds the leases of path that issued the pods' credentials.
+// A lease does not say which username it issued; the database engine's
+// usernames end in the time they were made ({{unix_time}}), which is the
+// lease's issue time, or a second before it.
+func podLeases(ctx context.Context, bao *openbao.Client, path string, pods map[string]podBefore) ([]string, error) {
+	var list struct {
+		Data struct {
+			Keys []string `json:"keys"`
+		} `json:"data"`
+	}
+	if err := bao.Do(ctx, "LIST", "sys/leases/lookup/"+path+"/", nil, &list); err != nil {
+		return nil, fmt.Errorf("list the leases of %s: %w", path, err)
+	}
+	issued := map[string]time.Time{}
+	for _, key := range list.Data.Keys {
+		id := path + "/" + key
+		var lease struct {
+			Data struct {
+				IssueTime time.Time `json:"issue_time"`
+			} `json:"data"`
+		}
+		if err := bao.Do(ctx, http.MethodPut, "sys/leases/lookup", map[string]string{"lease_id": id}, &lease); err != nil {
+			return nil, fmt.Errorf("look up lease %s: %w", id, err)
+		}
+		issued[id] = lease.Data.IssueTime
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(pods)) {
+		made, ok := usernameTime(pods[name].user)
+		if !ok {
+			return nil, fmt.Errorf("pod %s: its credential's username %s does not end in the time it was made ({{unix_time}} of the role's username_template): its lease cannot be told from the other %d leases of %s, and the runner revokes no lease it did not see in the pod", name, pods[name].user, len(issued), path)
+		}
+		var found []string
+		for id, at := range issued {
+			if d := at.Unix() - made; d >= 0 && d <= 1 {
+				found = append(found, id)
+			}
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("pod %s: no lease of %s was issued when its credential %s was made (%s)", name, path, pods[name].user, time.Unix(made, 0).UTC().Format(time.TimeOnly))
+		}
+		out = append(out, found...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// usernameTime reads the time a database engine's username ends in:
+// "v-token-lldap-AbC…-1764633600".
+func usernameTime(user string) (int64, bool) {
+	i := strings.LastIndexByte(user, '-')
+	if i < 0 {
+		return 0, false
+	}
+	t, err := strconv.ParseInt(user[i+1:], 10, 64)
+	if err != nil || t < 1_000_000_000 {
+		return 0, false
+	}
+	return t, true
+}
+
+// waitBackOff gives the steps after a restart the kubelet's crash-loop
+// back-off, when the pod's service waits in it: the service runs again
+// only after it, up to five minutes on a stock kubelet.
+func waitBackOff(s *State, pod inventory.Endpoint, st *inventory.PodStatus) {
+	if st.BackOff > 0 {
+		s.Wait(st.BackOff, fmt.Sprintf("the kubelet's crash-loop back-off of pod %s's service", pod.Name))
+	}
+}
+
+// toPrecisionOf cuts t to the precision of a recorded time: a kubelet
+// keeps whole seconds, the local environment's status files do not.
+func toPrecisionOf(t, recorded time.Time) time.Time {
+	if recorded.Nanosecond() == 0 {
+		return t.Truncate(time.Second)
+	}
+	return t
+}
+
+// kubeletMaxBackOff is a stock kubelet's longest crash-loop back-off: a
+// bound for a wait on a service that exited more than once.
+const kubeletMaxBackOff = 5 * time.Minute
+
+// credentialMargin is how long after a credential's TTL its sidecars may
+// take to write a new one and restart the service.
+const credentialMargin = 15 * time.Second
 
 // restartedWithNewCredential waits, at most the credential's TTL and a
 // margin, until each pod restarted its service in the same pod with a new
@@ -300,7 +406,7 @@ func restartedWithNewCredential(ctx context.Context, s *State, v *credentials) e
 	var errs []error
 	for _, pod := range r.Pods {
 		b := v.before[pod.Name]
-		probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + 15*time.Second}
+		probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + credentialMargin}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			st, err := podStatus(ctx, s, pod)
 			if err != nil {
@@ -313,10 +419,11 @@ func restartedWithNewCredential(ctx context.Context, s *State, v *credentials) e
 			if err != nil {
 				return err
 			}
-			if st.RestartCount <= b.status.RestartCount || user == b.user {
-				return poll.Saw("restart count %d and user %s", st.RestartCount, user)
+			if st.ExitCount() <= b.status.ExitCount() || user == b.user {
+				return poll.Saw("%d exits and user %s", st.ExitCount(), user)
 			}
-			s.Note("pod %s restarted its service in the same pod (restart %d, now as %s), %s after the revocation", pod.Name, st.RestartCount, user, time.Since(revokedAt).Round(100*time.Millisecond))
+			waitBackOff(s, pod, st)
+			s.Note("pod %s restarted its service in the same pod (%s, now as %s), %s after the revocation", pod.Name, st.LastExit, user, time.Since(revokedAt).Round(100*time.Millisecond))
 			return nil
 		})
 		errs = append(errs, err)
@@ -401,6 +508,7 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	if err != nil {
 		return err
 	}
+	original := maps.Clone(data)
 	raw := make([]byte, 24)
 	rand.Read(raw)
 	want := base64.RawURLEncoding.EncodeToString(raw)
@@ -409,21 +517,29 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 		data[*sec.Field] = base64.StdEncoding.EncodeToString([]byte(want))
 	}
 	before := map[string]*inventory.PodStatus{}
+	files := map[string][]byte{}
 	for _, pod := range pods {
 		st, err := podStatus(ctx, s, pod)
 		if err != nil {
 			return poll.Permanent(err)
 		}
 		before[pod.Name] = st
+		if files[pod.Name], err = readPodSecret(ctx, s, pod, file); err != nil {
+			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+		}
 	}
+	wrote := time.Now()
 	if err := bao.Write(ctx, sec.Path, map[string]any{"data": data}); err != nil {
 		return err
 	}
-	s.Note("wrote a new value of %s (file %s of role %s, restart %v)", sec.Path, file, role, restart)
 	var errs []error
+	restarted := map[string]bool{}
+	s.Note("wrote a new value of %s (file %s of role %s, restart %v)", sec.Path, file, role, restart)
 	for _, pod := range pods {
 		b := before[pod.Name]
-		err := poll.Eventually(ctx, poll.Probe{Endpoint: secretWhere(s, pod, file), Expect: "the new value in pod " + pod.Name, Within: s.Patience}, func(ctx context.Context) error {
+		// The agent renders a KV entry again once each render interval.
+		within := s.Inv.OpenBao.Render() + s.Patience
+		err := poll.Eventually(ctx, poll.Probe{Endpoint: secretWhere(s, pod, file), Expect: "the new value in pod " + pod.Name, Within: within}, func(ctx context.Context) error {
 			got, err := readPodSecret(ctx, s, pod, file)
 			if err != nil {
 				return err
@@ -442,25 +558,51 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 				if st.UID != b.UID {
 					return poll.Permanent(fmt.Errorf("a new pod (uid %s, was %s)", st.UID, b.UID))
 				}
-				if st.RestartCount <= b.RestartCount {
-					return poll.Saw("restart count %d still", st.RestartCount)
+				if st.ExitCount() <= b.ExitCount() {
+					return poll.Saw("%d exits still", st.ExitCount())
 				}
-				s.Note("pod %s restarted its service in the same pod (restart %d)", pod.Name, st.RestartCount)
+				// Only an exit after the new value counts: one before it
+				// was no restart for it. The kubelet keeps seconds.
+				if st.LastExit != nil && st.LastExit.FinishedAt.Before(toPrecisionOf(wrote, st.LastExit.FinishedAt)) {
+					return poll.Saw("an exit of its service (%s) before the new value of %s was written at %s, and none since", st.LastExit, sec.Path, wrote.UTC().Format(time.TimeOnly))
+				}
+				waitBackOff(s, pod, st)
+				restarted[pod.Name] = true
+				s.Note("pod %s restarted its service in the same pod after the new value (%s)", pod.Name, st.LastExit)
 				return nil
 			})
 		}
 		if err == nil && !restart {
 			// The file has the new value: a restart for it would come
-			// within the time a restart takes to act on a file.
+			// within the time a restart takes to act on a file. A restart
+			// that a secret with restart explains (a credential renewed
+			// at its max TTL, say) is no restart for it.
+			var restartFiles map[string]string
+			if restartFiles, err = restartSecretHashes(ctx, s, pod, r); err != nil {
+				return poll.Permanent(err)
+			}
+			exits := b.ExitCount()
 			err = poll.Consistently(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: restartReaction}, func(ctx context.Context) error {
 				st, err := podStatus(ctx, s, pod)
 				if err != nil {
 					return err
 				}
-				if st.UID != b.UID || st.RestartCount != b.RestartCount {
-					return poll.Saw("restart count %d (was %d), uid %s (was %s)", st.RestartCount, b.RestartCount, st.UID, b.UID)
+				if st.UID != b.UID {
+					return poll.Saw("a new pod (uid %s, was %s)", st.UID, b.UID)
 				}
-				return nil
+				if st.ExitCount() == exits {
+					return nil
+				}
+				now, err := restartSecretHashes(ctx, s, pod, r)
+				if err != nil {
+					return err
+				}
+				if changed := changedFiles(restartFiles, now); len(changed) > 0 {
+					s.Note("pod %s restarted its service (%s) for a new value of %s, a secret with restart", pod.Name, st.LastExit, strings.Join(changed, ", "))
+					exits, restartFiles = st.ExitCount(), now
+					return nil
+				}
+				return poll.Saw("its service exited (%s; %d exits, were %d), and no secret with restart changed", st.LastExit, st.ExitCount(), exits)
 			})
 			if err == nil {
 				s.Note("pod %s has the new value and did not restart", pod.Name)
@@ -470,5 +612,109 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
 	}
+	// The deployment is left as it was found: the old value, and for a
+	// secret with restart the restart it makes.
+	errs = append(errs, putBack(ctx, s, bao, pods, kvChange{path: sec.Path, file: file, data: original, files: files, restarted: restarted}))
 	return joinErrors(errs)
+}
+
+// kvChange is a KV entry that a scenario changed, and what to put back:
+// its data, each pod's file as it was, and the pods that restarted for
+// the new value (they restart for the old one too).
+type kvChange struct {
+	path, file string
+	data       map[string]any
+	files      map[string][]byte
+	restarted  map[string]bool
+}
+
+// putBack writes a KV entry's old data again and waits until each pod's
+// file holds its old value, and in a pod that restarted for the new
+// value until the service exited for the old one. The next scenario then finds the deployment as
+// this one found it.
+func putBack(ctx context.Context, s *State, bao *openbao.Client, pods []inventory.Endpoint, c kvChange) error {
+	// A scenario past its deadline still puts the value back.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Inv.OpenBao.Render()+2*s.Patience+kubeletMaxBackOff)
+	defer cancel()
+	before := map[string]int{}
+	for _, pod := range pods {
+		if st, err := podStatus(ctx, s, pod); err == nil {
+			before[pod.Name] = st.ExitCount()
+		}
+	}
+	if err := bao.Write(ctx, c.path, map[string]any{"data": c.data}); err != nil {
+		return fmt.Errorf("put back %s: %w", c.path, err)
+	}
+	var errs []error
+	for _, pod := range pods {
+		probe := poll.Probe{Endpoint: secretWhere(s, pod, c.file), Expect: fmt.Sprintf("pod %s to hold the old value of %s again", pod.Name, c.file)}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			got, err := readPodSecret(ctx, s, pod, c.file)
+			if err != nil {
+				return err
+			}
+			if string(got) != string(c.files[pod.Name]) {
+				return poll.Saw("the scenario's value still")
+			}
+			if !c.restarted[pod.Name] {
+				return nil
+			}
+			st, err := podStatus(ctx, s, pod)
+			if err != nil {
+				return err
+			}
+			// The old value is back once a run of the service read it:
+			// one that exited after the file was written (a restart for
+			// it), or one that started after (a service that waited in
+			// the kubelet's back-off, or whose restart for the scenario's
+			// value came late). Not the write to OpenBao: the agent
+			// renders the file up to an interval later. The kubelet
+			// keeps seconds.
+			times, err := secretTimes(ctx, s, pod, []string{c.file})
+			if err != nil {
+				return err
+			}
+			written := times[c.file]
+			exitedSince := st.ExitCount() > before[pod.Name] && st.LastExit != nil && !st.LastExit.FinishedAt.Before(toPrecisionOf(written, st.LastExit.FinishedAt))
+			startedSince := st.Running && !st.StartedAt.Before(toPrecisionOf(written, st.StartedAt))
+			if !exitedSince && !startedSince {
+				return poll.Saw("the old value, and no run of the service since it was written at %s (%d exits; %s)", written.UTC().Format(timeOfDay), st.ExitCount(), st.LastExit)
+			}
+			waitBackOff(s, pod, st)
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("put back %s in pod %s: %w", c.path, pod.Name, err))
+		}
+	}
+	if len(errs) == 0 {
+		s.Note("put back the old value of %s", c.path)
+	}
+	return joinErrors(errs)
+}
+
+// restartSecretHashes hashes the files of a pod's secrets with restart.
+func restartSecretHashes(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role) (map[string]string, error) {
+	var files []string
+	for _, f := range slices.Sorted(maps.Keys(r.Secrets)) {
+		if r.Secrets[f].Restart {
+			files = append(files, f)
+		}
+	}
+	out, err := secretHashes(ctx, s, pod, files)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+	}
+	return out, nil
+}
+
+// changedFiles are the files whose hash differs between two reads.
+func changedFiles(before, after map[string]string) []string {
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(before)) {
+		if after[f] != before[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }

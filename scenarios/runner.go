@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,8 @@ type Options struct {
 	Patience time.Duration
 	// Run, when set, keeps the scenarios whose "suite/scenario" it matches.
 	Run *regexp.Regexp
+	// Disruptive lets the disruptive scenarios run.
+	Disruptive bool
 	// Progress, when set, hears of each scenario as it starts and ends.
 	Progress func(Event)
 }
@@ -45,7 +48,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Op
 	var jobs []job
 	for _, su := range suites {
 		for _, sc := range su.Scenarios {
-			r := &Result{Suite: su.Name, Scenario: sc.Name, Spec: sc.Spec, SelfCheck: sc.SelfCheck, Steps: []StepResult{}}
+			r := &Result{Suite: su.Name, Scenario: sc.Name, Spec: sc.Spec, SelfCheck: sc.SelfCheck, Disruptive: sc.Disruptive, Steps: []StepResult{}}
 			if opts.Run != nil && !opts.Run.MatchString(r.ID()) {
 				continue
 			}
@@ -111,6 +114,10 @@ func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Op
 	return results
 }
 
+// NotAskedToDisrupt is why a disruptive scenario that the run does not
+// allow is skipped.
+const NotAskedToDisrupt = "changes the deployment (revokes credentials, writes secrets or restarts sidecars): run with --disruptive, or set disruptive: true in the inventory"
+
 // DefaultPatience bounds a wait for the world when Options say nothing.
 const DefaultPatience = 15 * time.Second
 
@@ -121,47 +128,96 @@ func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, op
 		res.Duration = time.Since(start)
 		res.Seconds = res.Duration.Seconds()
 	}()
+	if sc.Disruptive && !opts.Disruptive && !inv.Disruptive {
+		res.Status, res.Reason = Skipped, NotAskedToDisrupt
+		return
+	}
 	if sc.Skip != nil {
 		if why := sc.Skip(inv); why != "" {
 			res.Status, res.Reason = Skipped, why
 			return
 		}
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
 	state := &State{Inv: inv, Patience: opts.Patience}
 	if state.Patience <= 0 {
 		state.Patience = DefaultPatience
 	}
+	if timeout > 0 {
+		state.deadline = start.Add(timeout)
+	}
+	if sc.Window != nil {
+		state.Wait(sc.Window(inv))
+	}
+	defer func() { res.Windows = state.windows }()
 	res.Status = Passed
 	if sc.Steps.bind == nil {
 		res.Status, res.Reason = Failed, "the scenario has no steps"
 		return
 	}
 	for i, step := range sc.Steps.bind() {
-		name := sc.Steps.names[i]
-		stepStart := time.Now()
-		err := runStep(ctx, step, state)
-		sr := StepResult{Name: name, Status: Passed, Seconds: time.Since(stepStart).Seconds(), Notes: state.notes}
-		state.notes = nil
-		if err != nil {
-			switch {
-			case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
-				err = fmt.Errorf("interrupted")
-			case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == context.DeadlineExceeded:
-				err = fmt.Errorf("the scenario's timeout (%s) passed: %w", timeout, err)
-			}
-			sr.Status, sr.Error = Failed, err.Error()
-			res.Status, res.Reason = Failed, fmt.Sprintf("%s: %s", name, err)
-		}
-		res.Steps = append(res.Steps, sr)
-		if err != nil {
-			return
+		if !runAndRecord(ctx, state, sc.Steps.names[i], timeout, res, step) {
+			break
 		}
 	}
+	if sc.Disruptive && ctx.Err() == nil {
+		settle(ctx, state, timeout, res)
+	}
+}
+
+// runAndRecord runs one step and adds its result to res; false when it
+// failed. The first failure is the scenario's reason.
+func runAndRecord(ctx context.Context, state *State, name string, timeout time.Duration, res *Result, step func(context.Context, *State) error) bool {
+	stepStart := time.Now()
+	err := runStepUntil(ctx, state, step)
+	sr := StepResult{Name: name, Status: Passed, Seconds: time.Since(stepStart).Seconds(), Notes: state.notes}
+	state.notes = nil
+	if err != nil {
+		switch {
+		case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
+			err = fmt.Errorf("interrupted")
+		case !state.deadline.IsZero() && !time.Now().Before(state.deadline):
+			err = fmt.Errorf("the scenario's deadline (%s) passed: %w", deadlineText(timeout, state.windows), err)
+		}
+		sr.Status, sr.Error = Failed, err.Error()
+		if res.Status != Failed {
+			res.Status, res.Reason = Failed, fmt.Sprintf("%s: %s", name, err)
+		}
+	}
+	res.Steps = append(res.Steps, sr)
+	return err == nil
+}
+
+// settle ends a disruptive scenario, passed or failed: it waits until
+// every pod runs its containers again, so that what comes next finds the
+// deployment as the scenario found it. Its wait has a deadline of its
+// own, grown by the longest back-off a pod names.
+func settle(ctx context.Context, state *State, timeout time.Duration, res *Result) {
+	if timeout > 0 {
+		state.deadline = time.Now().Add(timeout)
+	}
+	runStepUntil(ctx, state, noteBackOffs)
+	runAndRecord(ctx, state, SettleStep, timeout, res, podsRunAgain)
+}
+
+// runStepUntil runs a step under the scenario's deadline as it stands when
+// the step starts: a Wait in one step moves it for the steps after.
+func runStepUntil(ctx context.Context, s *State, step func(context.Context, *State) error) error {
+	s.Patience += s.grown
+	s.grown = 0
+	if !s.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, s.deadline)
+		defer cancel()
+	}
+	return runStep(ctx, step, s)
+}
+
+// deadlineText says what a scenario's deadline was made of.
+func deadlineText(timeout time.Duration, windows []string) string {
+	if len(windows) == 0 {
+		return "the timeout " + timeout.String()
+	}
+	return "the timeout " + timeout.String() + " and the windows " + strings.Join(windows, "; ")
 }
 
 // runStep runs a step and turns a panic into its failure, so that one bad

@@ -7,7 +7,9 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,6 +127,44 @@ func TestScenarioTimeoutAndCancel(t *testing.T) {
 	}
 }
 
+// TestWindowsMoveTheDeadline: a scenario that must watch the world longer
+// than the timeout (its declared window, or a Wait in an earlier step)
+// passes, and its report names each window; one that watches longer than
+// its windows still fails at the deadline, and says what it was made of.
+func TestWindowsMoveTheDeadline(t *testing.T) {
+	watch := func(d time.Duration) func(ctx context.Context, s *State) error {
+		return func(ctx context.Context, s *State) error {
+			return poll.Consistently(ctx, poll.Probe{Endpoint: "pod p", Expect: "nothing to restart", Within: d}, func(context.Context) error { return nil })
+		}
+	}
+	window := func(*inventory.Inventory) (time.Duration, string) {
+		return 400 * time.Millisecond, "the render interval"
+	}
+	suite := &Suite{Name: "s", Scenarios: []*Scenario{
+		{Name: "declared", Window: window, Steps: Checks(Check{"watch", watch(400 * time.Millisecond)})},
+		{Name: "at-run-time", Steps: Checks(
+			Check{"read the TTL", func(ctx context.Context, s *State) error { s.Wait(400*time.Millisecond, "the TTL"); return nil }},
+			Check{"watch", watch(400 * time.Millisecond)},
+		)},
+		{Name: "too-long", Window: window, Steps: Checks(Check{"watch", watch(2 * time.Second)})},
+		{Name: "no-window", Steps: Checks(Check{"watch", watch(400 * time.Millisecond)})},
+	}}
+	got := map[string]*Result{}
+	for _, r := range Run(context.Background(), testInv, []*Suite{suite}, Options{Parallel: 4, Timeout: 100 * time.Millisecond}) {
+		got[r.Scenario] = r
+	}
+	for _, name := range []string{"declared", "at-run-time"} {
+		if r := got[name]; r.Status != Passed || len(r.Windows) != 1 || !strings.Contains(r.Line(), "(waited 400ms: the") {
+			t.Errorf("%s: %s %s, windows %q", name, r.Status, r.Reason, r.Windows)
+		}
+	}
+	for _, name := range []string{"too-long", "no-window"} {
+		if r := got[name]; r.Status != Failed || !strings.Contains(r.Reason, "deadline (the timeout 100ms") || !strings.Contains(r.Reason, "deadline came before the window") {
+			t.Errorf("%s: %s %s", name, r.Status, r.Reason)
+		}
+	}
+}
+
 func TestReports(t *testing.T) {
 	results := []*Result{
 		{Suite: "ldap", Scenario: "a", Spec: []string{"SC-004"}, Status: Passed, Steps: []StepResult{{Name: "s", Status: Passed, Notes: []string{"ok"}}}},
@@ -132,7 +172,7 @@ func TestReports(t *testing.T) {
 		{Suite: "pg", Scenario: "c", Status: Skipped, Reason: "no postgres"},
 	}
 	r := NewReport("n", results)
-	if r.Summary != (Summary{Passed: 1, Failed: 1, Skipped: 1, OK: false}) {
+	if r.Summary != (Summary{Passed: 1, Failed: 1, Skipped: 1, OK: false, Verdict: VerdictFailed}) {
 		t.Errorf("summary = %+v", r.Summary)
 	}
 	var text, js, xmlOut bytes.Buffer
@@ -167,11 +207,18 @@ func TestSelfChecksAloneAreNoPass(t *testing.T) {
 	selfCheck := &Result{Suite: "ldap", Scenario: "wrong-ca-refused", SelfCheck: true, Status: Passed}
 	skipped := &Result{Suite: "ldap", Scenario: "each-pod-binds", Status: Skipped, Reason: "no ldap"}
 	judged := &Result{Suite: "ldap", Scenario: "service-ldaps-bind", Status: Passed}
-	if s := NewReport("n", []*Result{selfCheck, skipped}).Summary; s != (Summary{Passed: 1, Skipped: 1, SelfChecks: 1, OK: false}) {
+	if s := NewReport("n", []*Result{selfCheck, skipped}).Summary; s != (Summary{Passed: 1, Skipped: 1, SelfChecks: 1, OK: false, Verdict: VerdictNothingRan}) {
 		t.Errorf("a self-check and a skip: %+v", s)
 	}
-	if s := NewReport("n", []*Result{selfCheck, judged}).Summary; s != (Summary{Passed: 2, SelfChecks: 1, OK: true}) {
+	if s := NewReport("n", []*Result{selfCheck, judged}).Summary; s != (Summary{Passed: 2, SelfChecks: 1, OK: true, Verdict: VerdictPassed}) {
 		t.Errorf("a self-check beside a scenario that judged the node: %+v", s)
+	}
+	r := NewReport("n", []*Result{selfCheck, skipped})
+	if r.Why() != "no scenario ran: of the 2 selected, 1 passed only as runner self-checks (no evidence about the node) and 1 were skipped (each says why in the report)" {
+		t.Errorf("why = %q", r.Why())
+	}
+	if r.AllowSkips(); r.Summary.Verdict != VerdictPassed || r.Why() != "" {
+		t.Errorf("allowed to skip: %+v %q", r.Summary, r.Why())
 	}
 }
 
@@ -216,5 +263,67 @@ func TestExclusiveScenariosRunAlone(t *testing.T) {
 	}
 	if last := order[len(order)-2:]; last[0] != "x1" || last[1] != "x2" {
 		t.Errorf("the exclusive scenarios ran in the order %v, want them last, in their order", order)
+	}
+}
+
+// A disruptive scenario ends once every pod runs its service again, also
+// after a failure, and fails when a pod stays down.
+func TestDisruptiveScenariosSettle(t *testing.T) {
+	dir := t.TempDir()
+	status := func(name string, running bool) inventory.Endpoint {
+		file := dir + "/" + name + ".json"
+		st := inventory.PodStatus{Pod: name, UID: "u", Running: running, ServicePID: 1}
+		if !running {
+			// In a back-off that it names: else the wait is a
+			// kubelet's longest, 5 minutes.
+			st.ServicePID, st.RestartCount, st.Exits, st.BackOff = 0, 1, 1, 200*time.Millisecond
+			st.LastExit = &inventory.Exit{Code: 0, Reason: "Completed", FinishedAt: time.Now()}
+		}
+		data, _ := json.Marshal(st)
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return inventory.Endpoint{Name: name, StatusFile: file}
+	}
+	inv := &inventory.Inventory{Node: "n", Disruptive: true, Roles: map[string]*inventory.Role{
+		"up":   {Pods: []inventory.Endpoint{status("n-up-0", true)}},
+		"down": {Pods: []inventory.Endpoint{status("n-down-0", false)}},
+	}}
+	ok := func(context.Context, *State) error { return nil }
+	fail := func(context.Context, *State) error { return errors.New("boom") }
+	suite := &Suite{Name: "s", Scenarios: []*Scenario{
+		{Name: "passes", Disruptive: true, Steps: Checks(Check{"restart", ok})},
+		{Name: "fails", Disruptive: true, Steps: Checks(Check{"restart", fail})},
+		{Name: "plain", Steps: Checks(Check{"look", ok})},
+	}}
+	got := map[string]*Result{}
+	for _, r := range Run(context.Background(), inv, []*Suite{suite}, Options{Patience: 300 * time.Millisecond, Timeout: time.Second}) {
+		got[r.Scenario] = r
+	}
+	settled := func(r *Result) *StepResult {
+		last := &r.Steps[len(r.Steps)-1]
+		if last.Name != SettleStep {
+			return nil
+		}
+		return last
+	}
+	if r := got["passes"]; r.Status != Failed || settled(r) == nil || !strings.Contains(r.Reason, "the service of pod n-down-0 does not run (exit code 0 (Completed)") || strings.Contains(r.Reason, "n-up-0") ||
+		!slices.ContainsFunc(r.Windows, func(w string) bool {
+			return strings.HasPrefix(w, "200ms: the kubelet's back-off of the service of pod n-down-0")
+		}) {
+		t.Errorf("passes: %s %s %q", r.Status, r.Reason, r.Windows)
+	}
+	if r := got["fails"]; r.Status != Failed || !strings.HasPrefix(r.Reason, "restart: boom") || settled(r) == nil || settled(r).Status != Failed {
+		t.Errorf("fails: %s %s; steps %+v", r.Status, r.Reason, r.Steps)
+	}
+	if r := got["plain"]; r.Status != Passed || settled(r) != nil {
+		t.Errorf("plain: %s %s; steps %+v", r.Status, r.Reason, r.Steps)
+	}
+	// Once the pod runs again, the same scenario passes.
+	inv.Roles["down"].Pods[0] = status("n-down-0", true)
+	for _, r := range Run(context.Background(), inv, []*Suite{suite}, Options{Run: regexp.MustCompile("passes"), Patience: 300 * time.Millisecond}) {
+		if r.Status != Passed || settled(r) == nil || settled(r).Status != Passed {
+			t.Errorf("passes, once settled: %s %s", r.Status, r.Reason)
+		}
 	}
 }

@@ -45,13 +45,31 @@ type Scenario struct {
 	// Exclusive scenarios change the world others observe (they restart
 	// services, write secrets): they run after the others, one at a time.
 	Exclusive bool
-	Steps     Steps
+	// Disruptive scenarios change the deployment (they revoke credentials,
+	// write secrets, kill sidecars): they run only when the run allows it
+	// (Options.Disruptive, or the inventory's disruptive: true).
+	Disruptive bool
+	// Window, when set, says how long the scenario must watch the world
+	// on an inventory (an agent's render interval, say), and why. The
+	// runner adds it to the scenario's timeout, so that a long window of
+	// a right deployment is no failure.
+	Window func(inv *inventory.Inventory) (time.Duration, string)
+	// Uses are what the scenario's steps ask of a cluster's API, each a
+	// capability with the access it takes there (usesNothing when it
+	// asks nothing). `scenarios manifest` derives the runner's Role from
+	// them (Access).
+	Uses  []Capability
+	Steps Steps
 }
 
 // SelfCheckMark starts the description of a scenario that proves the
 // runner's own client, not the deployment, where a list shows it: `scenarios
 // list` and the generated reference.
 const SelfCheckMark = "(runner self-check, no evidence about the node) "
+
+// DisruptiveMark starts the description of a disruptive scenario where a
+// list shows it.
+const DisruptiveMark = "(disruptive: runs only with --disruptive) "
 
 // Steps are a scenario's steps in order, with the state they share: made
 // by Sequence (steps that pass values to each other) or Checks (steps
@@ -113,15 +131,38 @@ type State struct {
 	// Patience bounds each wait for the world (poll.Probe.Within).
 	Patience time.Duration
 	notes    []string
+	// deadline is when the scenario's steps must end; Wait moves it.
+	deadline time.Time
+	// windows are the waits that moved the deadline, for the report.
+	windows []string
+	// grown is what Wait added, which the next step's Patience adds.
+	grown time.Duration
 	// cluster is the inventory's cluster, connected at the first use in
 	// the run: steps poll, and a client per poll would open connections
 	// faster than they close.
 	cluster *clusterView
+	// w is the world the steps ask of the pods, opened at the first use.
+	w world
 }
 
 // Note records what a step saw, for the report.
 func (s *State) Note(format string, args ...any) {
 	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+}
+
+// Wait says that a later step must watch the world for d, for the
+// reason why (a credential's TTL read at run time, a kubelet's back-off).
+// From the next step on, the scenario's deadline and each wait's
+// patience grow by d. The report names the window.
+func (s *State) Wait(d time.Duration, why string) {
+	if d <= 0 {
+		return
+	}
+	if !s.deadline.IsZero() {
+		s.deadline = s.deadline.Add(d)
+	}
+	s.grown += d
+	s.windows = append(s.windows, fmt.Sprintf("%s: %s", d, why))
 }
 
 // Status of a scenario's run.
@@ -140,13 +181,18 @@ type Result struct {
 	Scenario string   `json:"scenario"`
 	Spec     []string `json:"spec"`
 	// SelfCheck: the scenario proves the runner's client, not the node.
-	SelfCheck bool          `json:"selfCheck,omitempty"`
-	Status    Status        `json:"status"`
-	Duration  time.Duration `json:"-"`
-	Seconds   float64       `json:"seconds"`
+	SelfCheck bool `json:"selfCheck,omitempty"`
+	// Disruptive: the scenario changes the deployment.
+	Disruptive bool          `json:"disruptive,omitempty"`
+	Status     Status        `json:"status"`
+	Duration   time.Duration `json:"-"`
+	Seconds    float64       `json:"seconds"`
 	// Reason says why it failed or was skipped.
-	Reason string       `json:"reason,omitempty"`
-	Steps  []StepResult `json:"steps"`
+	Reason string `json:"reason,omitempty"`
+	// Windows are the waits the scenario's deadline was moved for, each
+	// with its length and reason.
+	Windows []string     `json:"windows,omitempty"`
+	Steps   []StepResult `json:"steps"`
 }
 
 // StepResult is what one step came to.

@@ -10,17 +10,15 @@ import (
 	"maps"
 	"net/url"
 	"os"
-	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/jackc/pgx/v5"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
@@ -41,6 +39,7 @@ var secretsSuite = &Suite{
 		Spec: []string{"US1-9", "US1-11", "US1-12", "US1-16"},
 		Doc:  "a field is its KV value, base64 decoded, one variable of an environment file with no line end, a template rendered over the response (with its parameters sent)",
 		Skip: needsSecrets,
+		Uses: []Capability{capExec},
 		Steps: Checks(Check{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
 			bao, err := baoClient(s)
 			if err != nil {
@@ -68,6 +67,7 @@ var secretsSuite = &Suite{
 			}
 			return needsPodFiles(inv)
 		},
+		Uses:  []Capability{capPodStatus, capExec},
 		Steps: Checks(Check{Name: "compare each service's start with its files' times", Do: serviceStartedAfterSecrets}),
 	}, {
 		Name: "identity-not-readable",
@@ -77,28 +77,31 @@ var secretsSuite = &Suite{
 			if why := needsSecrets(inv); why != "" {
 				return why
 			}
-			for _, r := range inv.Roles {
-				for _, p := range r.Pods {
-					if len(r.Secrets) > 0 && p.RootDir == "" && !inCluster(inv, p) {
-						return fmt.Sprintf("pod %s has no rootDir in the inventory, and is no pod of a cluster", p.Name)
-					}
-				}
-			}
-			return ""
+			return podsLack(inv, needsRoot)
 		},
+		Uses:  []Capability{capIdentity},
 		Steps: Checks(Check{Name: "look for each pod's service-account token", Do: identityNotReadable}),
 	}},
 }
 
 // needsPodFiles says why the pods' services and files cannot be looked
-// at: a pod of a role with secrets with neither a statusFile and a
-// secretsDir nor a cluster.
+// at: the world cannot look at a pod of a role with secrets.
 func needsPodFiles(inv *inventory.Inventory) string {
+	return podsLack(inv, needsStatusAndSecrets)
+}
+
+// podsLack says why the inventory's world cannot look at the pods of its
+// roles with secrets for needs, naming the first pod it cannot.
+func podsLack(inv *inventory.Inventory, needs podNeeds) string {
+	w := worldOf(inv)
 	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
 		r := inv.Roles[name]
 		for _, p := range r.Pods {
-			if len(r.Secrets) > 0 && (p.StatusFile == "" || p.SecretsDir == "") && !inCluster(inv, p) {
-				return fmt.Sprintf("pod %s has no statusFile and secretsDir in the inventory, and is no pod of a cluster", p.Name)
+			if len(r.Secrets) == 0 {
+				continue
+			}
+			if why := w.lacks(p, needs); why != "" {
+				return why
 			}
 		}
 	}
@@ -112,63 +115,39 @@ func identityNotReadable(ctx context.Context, s *State) error {
 	roles, errs := rolesWithSecrets(s.Inv)
 	for _, r := range roles {
 		for _, pod := range r.pods {
-			if inCluster(s.Inv, pod) {
-				errs = append(errs, identityNotReadableInPod(ctx, s, pod))
-				continue
+			notes, err := s.world().identityNotReadable(ctx, pod)
+			for _, n := range notes {
+				s.Note("%s", n)
 			}
-			path := filepath.Join(pod.RootDir, serviceAccountToken)
-			info, err := os.Stat(path)
-			switch {
-			case errors.Is(err, os.ErrNotExist):
-				s.Note("pod %s has no service-account token", pod.Name)
-			case err != nil:
-				errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
-			case info.Mode().Perm()&0o044 != 0:
-				errs = append(errs, fmt.Errorf("pod %s: %s is readable by others (mode %s): the service could act as the pod", pod.Name, path, info.Mode().Perm()))
-			case ownedByService(pod, info):
-				errs = append(errs, fmt.Errorf("pod %s: %s belongs to the service's own user: the service could act as the pod", pod.Name, path))
-			default:
-				s.Note("pod %s has a service-account token that only another user reads", pod.Name)
-			}
+			errs = append(errs, err)
 		}
 	}
 	return joinErrors(errs)
 }
 
-// identityNotReadableInPod tries to read the pod's service-account token
-// in each of its containers but secrets, through exec. Only cat's own
-// word counts as "cannot read" (no such file, permission denied), and
-// only in a container where cat is shown to run (cat /dev/null): an image
-// without cat fails every exec, which proves nothing about the token.
-func identityNotReadableInPod(ctx context.Context, s *State, pod inventory.Endpoint) error {
-	c, err := stateCluster(s)
-	if err != nil {
-		return err
-	}
-	ns := s.Inv.Cluster.Namespace
-	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
-		return discoverError("Pod", ns, pod.Name, "get", err)
-	}
+// tokenUnreadableInContainers tries to read a pod's service-account
+// token in each of its containers but secrets (clusterWorld).
+func tokenUnreadableInContainers(ctx context.Context, c *clusterView, ns string, got *corev1.Pod) ([]string, error) {
 	token := "/" + serviceAccountToken
+	var notes []string
 	var errs []error
 	for _, container := range got.Spec.Containers {
 		if container.Name == plan.ContainerSidecar {
 			continue // a sidecar beside the service logs in with it
 		}
-		if _, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", "/dev/null"}); err != nil {
-			errs = append(errs, fmt.Errorf("pod %s: cannot judge whether container %s reads %s: cat does not run there (%v)", pod.Name, container.Name, token, err))
+		if _, err := c.Exec(ctx, ns, got.Name, container.Name, []string{"cat", "/dev/null"}); err != nil {
+			errs = append(errs, fmt.Errorf("pod %s: cannot judge whether container %s reads %s: cat does not run there (%v)", got.Name, container.Name, token, err))
 			continue
 		}
-		out, err := c.Exec(ctx, ns, pod.Name, container.Name, []string{"cat", token})
+		out, err := c.Exec(ctx, ns, got.Name, container.Name, []string{"cat", token})
 		why, judgeErr := tokenRead(token, out, err)
 		if judgeErr != nil {
-			errs = append(errs, fmt.Errorf("pod %s: container %s %w", pod.Name, container.Name, judgeErr))
+			errs = append(errs, fmt.Errorf("pod %s: container %s %w", got.Name, container.Name, judgeErr))
 			continue
 		}
-		s.Note("pod %s: container %s cannot read %s: %s", pod.Name, container.Name, token, why)
+		notes = append(notes, fmt.Sprintf("pod %s: container %s cannot read %s: %s", got.Name, container.Name, token, why))
 	}
-	return joinErrors(errs)
+	return notes, joinErrors(errs)
 }
 
 // tokenRead judges what `cat TOKEN` came to in a container where cat
@@ -238,8 +217,8 @@ func needsSecrets(inv *inventory.Inventory) string {
 
 // checkSecretFile waits until the pod's file holds what secret says.
 func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, file string, secret facts.Secret) error {
-	if pod.SecretsDir == "" && !inCluster(s.Inv, pod) {
-		return poll.Permanent(fmt.Errorf("the inventory gives no secretsDir for the pod"))
+	if why := s.world().lacks(pod, needsStatusAndSecrets); why != "" {
+		return poll.Permanent(errors.New(why))
 	}
 	where := secretWhere(s, pod, file)
 	var expect string
@@ -510,35 +489,26 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 					return err
 				}
 				start := st.StartedAt
-				var due []string
-				for _, f := range files {
-					at, sec := written[f], role.Secrets[f]
-					if !at.After(start) {
-						continue
-					}
-					switch {
-					case sec.Restart:
-						due = append(due, fmt.Sprintf("%s (written at %s)", f, at.Format(timeOfDay)))
-					case keepsValues(sec):
-						version, err := bao.KVWritten(ctx, sec.Path)
-						if err != nil {
-							return err
-						}
-						if !version.After(start) {
-							return poll.Permanent(fmt.Errorf("pod %s: its service started at %s, before %s existed: the file was written at %s, and %s has no newer value to explain a rewrite (its version is of %s): the service must start after each secret is a file",
-								pod.Name, start.Format(timeOfDay), f, at.Format(timeOfDay), sec.Path, version.Format(timeOfDay)))
-						}
-						s.Note("pod %s: %s has a new value since the service started (a version of %s of %s)", pod.Name, f, sec.Path, version.Format(timeOfDay))
-					default:
-						s.Note("pod %s: %s was written anew by its engine since the service started: it says nothing of the start", pod.Name, f)
-					}
+				due, err := filesAfterStart(ctx, s, bao, pod, role.Secrets, written, start, false)
+				if err != nil {
+					return err
 				}
 				if len(due) > 0 {
 					return poll.Saw("its service started at %s (restart %d), before %s, secrets with restart that it did not restart for", start.Format(timeOfDay), st.RestartCount, strings.Join(due, ", "))
 				}
 				run := "its first run"
-				if st.RestartCount > 0 {
-					run = fmt.Sprintf("its current run, after %d restarts (no time of the first run is kept)", st.RestartCount)
+				switch {
+				case st.RestartCount == 1 && st.LastExit != nil && !st.LastExit.StartedAt.IsZero():
+					// The first run is the one that may have started
+					// before the files: a service that could not read them
+					// exits, and its second run finds them.
+					first := st.LastExit.StartedAt
+					if _, err := filesAfterStart(ctx, s, bao, pod, role.Secrets, written, first, true); err != nil {
+						return err
+					}
+					run = fmt.Sprintf("its second run; its first run, which ended with %s, started at %s, after them too", st.LastExit, first.Format(timeOfDay))
+				case st.RestartCount > 0:
+					run = fmt.Sprintf("its current run, after %d restarts: the kubelet keeps only the last ended run, so the first run's start cannot be known", st.RestartCount)
 				}
 				s.Note("pod %s: the service started at %s, in %s, after its %d secret files", pod.Name, start.Format(timeOfDay), run, len(files))
 				return nil
@@ -549,53 +519,51 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 	return joinErrors(errs)
 }
 
+// filesAfterStart finds the secret files written after a run of the
+// service started. A file that a newer KV version or its engine explains
+// is noted; one that nothing explains is a Permanent error. For the
+// current run, the secrets with restart written after it are returned:
+// a restart is due for them. For the first run (first), a secret with
+// restart written after it may be what restarted it, and says nothing.
+func filesAfterStart(ctx context.Context, s *State, bao *openbao.Client, pod inventory.Endpoint, secrets map[string]facts.Secret, written map[string]time.Time, start time.Time, first bool) ([]string, error) {
+	run := "its service started"
+	if first {
+		run = "its service's first run started"
+	}
+	var due []string
+	for _, f := range slices.Sorted(maps.Keys(secrets)) {
+		at, sec := written[f], secrets[f]
+		if !at.After(start) {
+			continue
+		}
+		switch {
+		case sec.Restart && first:
+		case sec.Restart:
+			due = append(due, fmt.Sprintf("%s (written at %s)", f, at.Format(timeOfDay)))
+		case keepsValues(sec):
+			version, err := bao.KVWritten(ctx, sec.Path)
+			if err != nil {
+				return nil, err
+			}
+			if !version.After(start) {
+				return nil, poll.Permanent(fmt.Errorf("pod %s: %s at %s, before %s existed: the file was written at %s, and %s has no newer value to explain a rewrite (its version is of %s): the service must start after each secret is a file",
+					pod.Name, run, start.Format(timeOfDay), f, at.Format(timeOfDay), sec.Path, version.Format(timeOfDay)))
+			}
+			s.Note("pod %s: %s has a new value since %s (a version of %s of %s)", pod.Name, f, run, sec.Path, version.Format(timeOfDay))
+		default:
+			s.Note("pod %s: %s was written anew by its engine since %s: it says nothing of the start", pod.Name, f, run)
+		}
+	}
+	return due, nil
+}
+
 // timeOfDay writes the times of starts and files, to the millisecond: a
 // start and a file's write may be a few apart.
 const timeOfDay = "15:04:05.000"
 
-// secretTimes are the times a pod's secret files were last written:
-// locally from its secretsDir, in a cluster with stat through exec in the
-// service's container (to the second, as the kubelet reports a start).
+// secretTimes are the times a pod's secret files were last written.
 func secretTimes(ctx context.Context, s *State, pod inventory.Endpoint, files []string) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
-	if !inCluster(s.Inv, pod) {
-		for _, f := range files {
-			info, err := os.Stat(filepath.Join(pod.SecretsDir, f))
-			if err != nil {
-				return nil, err
-			}
-			out[f] = info.ModTime()
-		}
-		return out, nil
-	}
-	c, err := stateCluster(s)
-	if err != nil {
-		return nil, err
-	}
-	argv := []string{"stat", "-c", "%Y %n", "--"}
-	for _, f := range files {
-		argv = append(argv, path.Join(plan.SecretsDir, f))
-	}
-	data, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, pod.Container, argv)
-	if err != nil {
-		return nil, err
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		secs, name, ok := strings.Cut(line, " ")
-		n, err := strconv.ParseInt(secs, 10, 64)
-		if !ok || err != nil {
-			return nil, poll.Permanent(fmt.Errorf("stat in pod %s printed %q, not the time and name of a file", pod.Name, line))
-		}
-		// A start is known to the second: a file of the same second
-		// counts as before it.
-		out[path.Base(name)] = time.Unix(n, 0)
-	}
-	for _, f := range files {
-		if _, ok := out[f]; !ok {
-			return nil, fmt.Errorf("stat in pod %s printed no time of %s", pod.Name, f)
-		}
-	}
-	return out, nil
+	return s.world().secretTimes(ctx, pod, files)
 }
 
 // ownedByService reports whether a file belongs to the user the pod's

@@ -2,19 +2,14 @@ package scenarios
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -92,13 +87,20 @@ func needsSidecarRestart(inv *inventory.Inventory, c sidecarCase) string {
 		}
 		return "no role of the inventory has a secret with parameters and restart (an engine that issues a value at each read, as PKI does)"
 	}
+	w := worldOf(inv)
 	for _, p := range inv.Roles[role].Pods {
-		local := p.StatusFile != "" && p.SecretsDir != "" && p.SidecarStatusFile != "" && p.SidecarRestartFile != ""
-		if !local && !inCluster(inv, p) {
-			return fmt.Sprintf("pod %s of role %s has no statusFile, secretsDir, sidecarStatusFile and sidecarRestartFile in the inventory, and is no pod of a cluster", p.Name, role)
+		if why := w.lacks(p, needsSidecar); why != "" {
+			return why
 		}
 	}
 	return ""
+}
+
+// renderWindow is the window of a scenario that waits on the agents'
+// render of a KV entry: one render interval, and a restart's reaction.
+func renderWindow(inv *inventory.Inventory) (time.Duration, string) {
+	render := inv.OpenBao.Render()
+	return render + restartReaction, fmt.Sprintf("the agents' render interval %s, and %s for a restart to act", render, restartReaction)
 }
 
 // sidecarRestart is what the steps of a sidecar restart scenario share.
@@ -131,7 +133,7 @@ func noteBeforeRestart(c sidecarCase) Step[sidecarRestart] {
 				return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
 			}
 			v.before[pod.Name] = b
-			s.Note("pod %s of role %s: service restarted %d times, sidecar %d times; watching %s", pod.Name, v.role, b.service.RestartCount, b.sidecar.RestartCount, strings.Join(v.watched, ", "))
+			s.Note("pod %s of role %s: service exited %d times, sidecar %d times; watching %s", pod.Name, v.role, b.service.ExitCount(), b.sidecar.ExitCount(), strings.Join(v.watched, ", "))
 		}
 		return nil
 	}}
@@ -146,14 +148,9 @@ func podNow(ctx context.Context, s *State, pod inventory.Endpoint, files []strin
 	if err != nil {
 		return podAtRestart{}, err
 	}
-	hashes := map[string]string{}
-	for _, f := range files {
-		data, err := readPodSecret(ctx, s, pod, f)
-		if err != nil {
-			return podAtRestart{}, err
-		}
-		sum := sha256.Sum256(data)
-		hashes[f] = hex.EncodeToString(sum[:8])
+	hashes, err := secretHashes(ctx, s, pod, files)
+	if err != nil {
+		return podAtRestart{}, err
 	}
 	return podAtRestart{service, sidecar, hashes}, nil
 }
@@ -171,13 +168,13 @@ var restartSidecars = Step[sidecarRestart]{Name: "restart each pod's sidecar", D
 			if err != nil {
 				return err
 			}
-			if st.RestartCount <= b.sidecar.RestartCount || st.StartedAt.IsZero() {
+			if st.ExitCount() <= b.sidecar.ExitCount() || st.StartedAt.IsZero() {
 				if asked != nil {
-					return poll.Saw("restart count %d still; asking it to restart: %v", st.RestartCount, asked)
+					return poll.Saw("%d exits still, or not running again; asking it to restart: %v", st.ExitCount(), asked)
 				}
-				return poll.Saw("restart count %d still", st.RestartCount)
+				return poll.Saw("%d exits still, or not running again (last: %s)", st.ExitCount(), st.LastExit)
 			}
-			s.Note("the sidecar of pod %s restarted (restart %d)", pod.Name, st.RestartCount)
+			s.Note("the sidecar of pod %s restarted (%s)", pod.Name, st.LastExit)
 			return nil
 		})
 		errs = append(errs, err)
@@ -211,8 +208,11 @@ func sidecarRestartKeepsService() Steps {
 							return poll.Saw("pod %s: a new value of %s after the sidecar's restart, though a KV entry keeps its value", pod.Name, f)
 						}
 					}
-					if now.service.UID != b.service.UID || now.service.RestartCount != b.service.RestartCount {
-						return poll.Saw("pod %s restarted its service (restart count %d, was %d; uid %s, was %s) after its sidecar restarted, though no secret with restart changed", pod.Name, now.service.RestartCount, b.service.RestartCount, now.service.UID, b.service.UID)
+					if now.service.UID != b.service.UID {
+						return poll.Saw("pod %s is a new pod (uid %s, was %s) after its sidecar restarted", pod.Name, now.service.UID, b.service.UID)
+					}
+					if now.service.ExitCount() != b.service.ExitCount() {
+						return poll.Saw("pod %s: its service exited (%s; %d exits, were %d) after its sidecar restarted, though no secret with restart changed", pod.Name, now.service.LastExit, now.service.ExitCount(), b.service.ExitCount())
 					}
 				}
 				return nil
@@ -253,10 +253,10 @@ func sidecarRestartRestartsService() Steps {
 					if len(same) > 0 {
 						return poll.Saw("the value of %s the sidecar had before its restart", strings.Join(same, ", "))
 					}
-					if now.service.RestartCount <= b.service.RestartCount {
-						return poll.Saw("a new %s (a secret with parameters and restart), and the service's restart count %d still", strings.Join(v.watched, ", "), now.service.RestartCount)
+					if now.service.ExitCount() <= b.service.ExitCount() {
+						return poll.Saw("a new %s (a secret with parameters and restart), and the service's %d exits still", strings.Join(v.watched, ", "), now.service.ExitCount())
 					}
-					s.Note("pod %s: a new %s from the restarted sidecar, and its service restarted in the same pod (restart %d)", pod.Name, strings.Join(v.watched, ", "), now.service.RestartCount)
+					s.Note("pod %s: a new %s from the restarted sidecar, and its service restarted in the same pod (%s)", pod.Name, strings.Join(v.watched, ", "), now.service.LastExit)
 					return nil
 				})
 				errs = append(errs, err)
@@ -270,14 +270,7 @@ func sidecarRestartRestartsService() Steps {
 // count and when it last started; from the local environment's status
 // file of it, or from the pod's status of its container secrets.
 func sidecarStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventory.PodStatus, error) {
-	if !inCluster(s.Inv, pod) {
-		return inventory.ReadPodStatus(pod.SidecarStatusFile)
-	}
-	c, err := stateCluster(s)
-	if err != nil {
-		return nil, err
-	}
-	return clusterPodStatus(ctx, c.Clientset, s.Inv.Cluster.Namespace, pod, plan.ContainerSidecar)
+	return s.world().status(ctx, pod, sidecarContainer)
 }
 
 // restartSidecar restarts a pod's sidecar, as its crash would: in a
@@ -287,21 +280,10 @@ func sidecarStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inve
 // sidecar's supervisor restarts it for. What it returns is only for a
 // report: the exec ends with the container it kills.
 func restartSidecar(ctx context.Context, s *State, pod inventory.Endpoint) error {
-	if !inCluster(s.Inv, pod) {
-		return os.WriteFile(pod.SidecarRestartFile, []byte(rand.Text()+"\n"), 0o600)
-	}
-	c, err := stateCluster(s)
-	if err != nil {
-		return err
-	}
-	_, err = c.Exec(ctx, s.Inv.Cluster.Namespace, pod.Name, plan.ContainerSidecar, []string{"sh", "-c", "kill 1"})
-	return err
+	return s.world().restartSidecar(ctx, pod)
 }
 
 // sidecarWhere names where sidecarStatus looks, for a probe.
 func sidecarWhere(s *State, pod inventory.Endpoint) string {
-	if inCluster(s.Inv, pod) {
-		return fmt.Sprintf("pod %s/%s (status of container %s)", s.Inv.Cluster.Namespace, pod.Name, plan.ContainerSidecar)
-	}
-	return pod.SidecarStatusFile
+	return s.world().statusWhere(pod, sidecarContainer)
 }

@@ -1,14 +1,16 @@
 package scenarios_test
 
 import (
-	"context"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/inventory"
 	"github.com/fediversity/podroles/vmtests/localenv"
 	"github.com/fediversity/podroles/vmtests/servers"
 	"github.com/fediversity/podroles/vmtests/vmtest"
@@ -24,15 +26,24 @@ func run(t *testing.T, env *localenv.Env, patience time.Duration, suites ...stri
 // runMatching runs the scenarios of suites that match re (all when nil).
 func runMatching(t *testing.T, env *localenv.Env, patience time.Duration, re *regexp.Regexp, suites ...string) map[string]*scenarios.Result {
 	t.Helper()
+	return runWith(t, env, scenarios.Options{Patience: patience, Run: re, Disruptive: true}, suites...)
+}
+
+// runWith runs suites against env's inventory with opts, each scenario
+// bounded by a minute and its windows.
+func runWith(t *testing.T, env *localenv.Env, opts scenarios.Options, suites ...string) map[string]*scenarios.Result {
+	t.Helper()
 	inv := loadInventory(t, env)
 	selected, err := scenarios.Select(suites)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	// Each scenario has a deadline of its own (the timeout and its
+	// windows); a deadline for the whole run would cut the exclusive
+	// scenarios, which run last, on a loaded machine.
 	out := map[string]*scenarios.Result{}
-	for _, r := range scenarios.Run(ctx, inv, selected, scenarios.Options{Parallel: 4, Timeout: time.Minute, Patience: patience, Run: re}) {
+	opts.Parallel, opts.Timeout = 4, time.Minute
+	for _, r := range scenarios.Run(t.Context(), inv, selected, opts) {
 		out[r.ID()] = r
 	}
 	return out
@@ -54,11 +65,16 @@ func requireOpenBao(t *testing.T, env *localenv.Env) {
 func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	t.Parallel()
 	env := vmtest.NewEnv(t, localenv.Options{})
+	plainRunChangesNothing(t, env)
+	othersLease := anotherConsumersLease(t, env)
 	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets", "authelia", "rotation")
+	if othersLease != nil {
+		othersLease()
+	}
 	for id, r := range results {
 		switch {
 		case strings.HasPrefix(id, "lldap-http/"):
-			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, `runs "slapd", not lldap`) {
+			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, "run slapd standing in for lldap") {
 				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
 			}
 		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/") || strings.HasPrefix(id, "rotation/")) && env.OpenBaoURL() == "":
@@ -75,6 +91,17 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	for _, id := range []string{"rotation/new-credential-restarts-authelia", "rotation/new-credential-restarts-lldap-replicas"} {
 		if r := results[id]; r != nil && r.Status == scenarios.Passed {
 			t.Logf("%s: %s", id, strings.Join(r.Steps[2].Notes, "; "))
+		}
+	}
+	// Runs repeat: a wrong password tried at each run locks no one out
+	// (Authelia bans a user after 3 failures in 2 minutes).
+	if env.OpenBaoURL() != "" {
+		for run := 2; run <= 4; run++ {
+			for id, r := range runWith(t, env, scenarios.Options{Run: regexp.MustCompile("^authelia/")}, "authelia") {
+				if r.Status != scenarios.Passed {
+					t.Errorf("run %d: %s: %s: %s", run, id, r.Status, r.Reason)
+				}
+			}
 		}
 	}
 	notes := strings.Join(results["ldap/wrong-ca-refused"].Steps[0].Notes, " ")
@@ -111,5 +138,76 @@ func TestSuitesSameOnBothProviders(t *testing.T) {
 	r := runMatching(t, containers, 2*time.Second, regexp.MustCompile("each-pod-binds"), "ldap")["ldap/each-pod-binds"]
 	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "pod directory-lldap-1: ") || strings.Contains(r.Reason, "pod directory-lldap-0") {
 		t.Errorf("a replica's container removed: %s: %s", r.Status, r.Reason)
+	}
+}
+
+// plainRunChangesNothing: a run without Disruptive skips every scenario
+// that changes the deployment, saying why, and OpenBao's audit log shows
+// no write of a secret and no revocation made during it.
+func plainRunChangesNothing(t *testing.T, env *localenv.Env) {
+	t.Helper()
+	if env.OpenBaoURL() == "" {
+		return
+	}
+	before, err := env.OpenBaoChanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	disruptive := 0
+	for id, r := range runWith(t, env, scenarios.Options{}) {
+		if r.Disruptive {
+			disruptive++
+			if r.Status != scenarios.Skipped || r.Reason != scenarios.NotAskedToDisrupt {
+				t.Errorf("%s ran without --disruptive: %s %s", id, r.Status, r.Reason)
+			}
+		}
+	}
+	if disruptive == 0 {
+		t.Error("no scenario is marked disruptive")
+	}
+	after, err := env.OpenBaoChanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("a run without --disruptive changed secrets in OpenBao: %q", after[len(before):])
+	}
+}
+
+// anotherConsumersLease takes a credential of lldap's database role as a
+// consumer outside the pods would. What it returns fails the test if the
+// lease was revoked since: the rotation revokes only the pods' leases.
+func anotherConsumersLease(t *testing.T, env *localenv.Env) func() {
+	t.Helper()
+	if env.OpenBaoURL() == "" {
+		return nil
+	}
+	inv := loadInventory(t, env)
+	token, err := inventory.ReadSecret(inv.OpenBao.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bao := openbao.New(inv.OpenBao.Address, token)
+	path := inv.Facts.PodRoles.Roles["lldap"].Secrets["db.env"].Path
+	var creds struct {
+		LeaseID string `json:"lease_id"`
+	}
+	if err := bao.Do(t.Context(), http.MethodGet, path, nil, &creds); err != nil || creds.LeaseID == "" {
+		t.Fatalf("another consumer's credential of %s: %v", path, err)
+	}
+	// Kept beyond the role's short TTL, up to its max_ttl of 10 minutes.
+	issued := time.Now()
+	if err := bao.Do(t.Context(), http.MethodPut, "sys/leases/renew", map[string]any{"lease_id": creds.LeaseID, "increment": 600}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if time.Since(issued) > 9*time.Minute {
+			t.Logf("lease %s not checked: it reached the role's max_ttl", creds.LeaseID)
+			return
+		}
+		if err := bao.Do(t.Context(), http.MethodPut, "sys/leases/lookup", map[string]string{"lease_id": creds.LeaseID}, nil); err != nil {
+			t.Errorf("the rotation revoked lease %s, which no pod holds: %v", creds.LeaseID, err)
+		}
 	}
 }

@@ -19,25 +19,32 @@ import (
 )
 
 // The units suite: in every pod of the node's image, each unit of the
-// node's lists is active exactly where its list permits: a role's units
-// only in that role's pods, mainUnits only in the main pod, sharedUnits in
-// all (SC-001, US1-2, US1-3, US1-4). It finds the pods by their
-// Deployments' own selectors, asks each pod's systemd through exec in the
-// container the contract names (node), and shows the units × pods matrix.
+// node's lists runs exactly where its list permits: a role's units only
+// in that role's pods, mainUnits only in the main pod, sharedUnits in all
+// (SC-001, US1-2, US1-3, US1-4). It finds the pods by their Deployments'
+// own selectors, asks each pod's systemd through exec in the container
+// the contract names (node), and shows the units × pods matrix. It reads
+// systemd's record, not one instant: a one-time unit that ran to success
+// ran; a unit whose timer, socket or path waits is armed; a unit skipped
+// by its condition never ran. It waits for the pod's boot to end first.
 var unitsSuite = &Suite{
 	Name: "units",
-	Doc:  "in every pod of the node's image, each unit is active exactly where its list permits",
+	Doc:  "in every pod of the node's image, each unit runs exactly where its list permits, by systemd's record",
 	Scenarios: []*Scenario{{
 		Name:  "units-where-their-lists-permit",
 		Spec:  []string{"SC-001", "US1-2", "US1-3", "US1-4"},
-		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod; shown as a units × pods matrix",
+		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod, by systemd's record once the pod has booted (a one-time unit that ran, a unit its timer, socket or path will start); shown as a units × pods matrix",
 		Skip:  needsListedUnits,
+		Uses:  []Capability{capDeployments, capExec},
 		Steps: Checks(Check{Name: "ask each pod's systemd for each unit of the lists", Do: unitsWhereListsPermit}),
 	}},
 }
 
 // unitProperties are what the suites ask systemctl show for.
-const unitProperties = "Id,Type,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic"
+const unitProperties = "Id,Type,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic,TriggeredBy"
+
+// triggerProperties are what the suites ask of a unit's triggers.
+const triggerProperties = "Id,ActiveState"
 
 // unitState is one block of `systemctl show`.
 type unitState map[string]string
@@ -60,6 +67,20 @@ func (u unitState) neverRan() bool {
 		return true
 	}
 	return u["ActiveState"] == "inactive" && !u.started()
+}
+
+// triggers are the units that start this one: its timer, socket or path.
+func (u unitState) triggers() []string { return strings.Fields(u["TriggeredBy"]) }
+
+// armedBy names the active trigger that will start the unit (a timer
+// that has not elapsed, a socket no one connected to yet), or "".
+func (u unitState) armedBy(triggers map[string]unitState) string {
+	for _, t := range u.triggers() {
+		if triggers[t]["ActiveState"] == "active" {
+			return t
+		}
+	}
+	return ""
 }
 
 func (u unitState) started() bool {
@@ -167,6 +188,9 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 	cells := make([][]string, len(names))
 	var wrong []string
 	for _, p := range pods {
+		if err := booted(ctx, s, c, p.name); err != nil {
+			return "", err
+		}
 		out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, p.name, plan.ContainerNode, args)
 		if err != nil {
 			return "", err
@@ -175,12 +199,20 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 		if err != nil {
 			return "", poll.Permanent(fmt.Errorf("pod %s: %w", p.name, err))
 		}
+		triggers, err := triggerStates(ctx, s, c, p.name, states)
+		if err != nil {
+			return "", err
+		}
 		for i, u := range names {
 			st, permitted := states[i], slices.Contains(p.permitted, u)
 			cell := "-"
 			switch {
+			case permitted && st.ran() && st["ActiveState"] != "active":
+				cell = "ran"
 			case permitted && st.ran():
 				cell = "active"
+			case permitted && st.armedBy(triggers) != "":
+				cell = "armed by " + st.armedBy(triggers)
 			case permitted:
 				cell = "NOT ACTIVE"
 				wrong = append(wrong, fmt.Sprintf("unit %s (%s) is not active in pod %s of role %s, where its list puts it (%s)", u, units[u], p.name, p.role, st))
@@ -200,6 +232,58 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 		return matrix, poll.Saw("%s", strings.Join(wrong, "; "))
 	}
 	return matrix, nil
+}
+
+// booted waits for the pod's systemd to end its boot: a unit not started
+// yet while it boots proves nothing either way.
+func booted(ctx context.Context, s *State, c *clusterView, pod string) error {
+	out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod, plan.ContainerNode, []string{"systemctl", "show", "--property=SystemState"})
+	if err != nil {
+		return err
+	}
+	return bootEnded(pod, out)
+}
+
+// bootEnded reads `systemctl show --property=SystemState`: a system still
+// initializing or starting is a Mismatch to wait out.
+func bootEnded(pod string, out []byte) error {
+	state, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "SystemState=")
+	switch {
+	case !ok:
+		return poll.Permanent(fmt.Errorf("pod %s: systemctl show printed %q, not the system's state", pod, out))
+	case state == "initializing" || state == "starting":
+		return poll.Saw("pod %s still booting (systemd is %s)", pod, state)
+	}
+	return nil
+}
+
+// triggerStates asks the pod's systemd for the state of the units that
+// start the units of states (their timers, sockets and paths).
+func triggerStates(ctx context.Context, s *State, c *clusterView, pod string, states []unitState) (map[string]unitState, error) {
+	var names []string
+	for _, st := range states {
+		for _, t := range st.triggers() {
+			if !slices.Contains(names, t) {
+				names = append(names, t)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod, plan.ContainerNode, append([]string{"systemctl", "show", "--property=" + triggerProperties, "--"}, names...))
+	if err != nil {
+		return nil, err
+	}
+	got, err := parseSystemctlShow(out, names)
+	if err != nil {
+		return nil, poll.Permanent(fmt.Errorf("pod %s: %w", pod, err))
+	}
+	byName := map[string]unitState{}
+	for i, n := range names {
+		byName[n] = got[i]
+	}
+	return byName, nil
 }
 
 // listedUnits maps each unit of the node's lists to the list: the units

@@ -48,3 +48,47 @@ func TestUnitStates(t *testing.T) {
 		}
 	}
 }
+
+// TestArmedByATrigger: a unit that a timer, socket or path starts has not
+// run yet where its trigger waits; it counts as placed there, and only
+// while the trigger is active.
+func TestArmedByATrigger(t *testing.T) {
+	cleanup := unitState{"Type": "oneshot", "LoadState": "loaded", "ActiveState": "inactive", "ExecMainStartTimestampMonotonic": "0", "TriggeredBy": "cleanup.timer"}
+	socket := unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "inactive", "ExecMainStartTimestampMonotonic": "0", "TriggeredBy": "other.path echo.socket"}
+	triggers := map[string]unitState{"cleanup.timer": {"ActiveState": "active"}, "echo.socket": {"ActiveState": "active"}, "other.path": {"ActiveState": "inactive"}}
+	if got := cleanup.armedBy(triggers); got != "cleanup.timer" {
+		t.Errorf("timer-started: armed by %q", got)
+	}
+	if got := socket.armedBy(triggers); got != "echo.socket" {
+		t.Errorf("socket-started: armed by %q", got)
+	}
+	if got := cleanup.armedBy(map[string]unitState{"cleanup.timer": {"ActiveState": "inactive"}}); got != "" {
+		t.Errorf("a stopped timer arms nothing: %q", got)
+	}
+	if !cleanup.neverRan() {
+		t.Error("a timer-started unit not run yet never ran: where its list does not permit it, that is right")
+	}
+	if got := (unitState{"ActiveState": "inactive"}).armedBy(triggers); got != "" {
+		t.Errorf("no trigger: %q", got)
+	}
+}
+
+// TestBootEnded: the units are judged once the pod's systemd has booted;
+// a degraded system has booted too.
+func TestBootEnded(t *testing.T) {
+	for out, want := range map[string]string{
+		"SystemState=running\n":      "",
+		"SystemState=degraded\n":     "",
+		"SystemState=starting\n":     "saw pod p still booting (systemd is starting)",
+		"SystemState=initializing\n": "saw pod p still booting (systemd is initializing)",
+		"Failed to connect to bus\n": `pod p: systemctl show printed "Failed to connect to bus\n", not the system's state`,
+	} {
+		got := ""
+		if err := bootEnded("p", []byte(out)); err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("%q: %q, want %q", out, got, want)
+		}
+	}
+}

@@ -88,6 +88,9 @@ func Scenarios() []byte {
 			if sc.SelfCheck {
 				doc = scenarios.SelfCheckMark + doc
 			}
+			if sc.Disruptive {
+				doc = scenarios.DisruptiveMark + doc
+			}
 			if sc.Exclusive {
 				doc += " (exclusive: runs after the others, alone, since it changes what they observe)"
 			}

@@ -65,6 +65,9 @@ type Inventory struct {
 	// Rotation names the KV secrets that the rotation suite may give new
 	// values: writing a secret is not something to do unasked.
 	Rotation *Rotation `json:"rotation,omitempty"`
+	// Disruptive lets the scenarios that change the deployment run, as
+	// scenarios run --disruptive does.
+	Disruptive bool `json:"disruptive,omitempty"`
 	// Cluster is the Kubernetes cluster the node is deployed to, for the
 	// suites that compare it with the node's plan.
 	Cluster *Cluster `json:"cluster,omitempty"`
@@ -94,17 +97,17 @@ type SecretRef struct {
 	File string `json:"file"`
 }
 
-// Servers a role's pods may run; some suites run only on one.
-const (
-	ServerLLDAP = "lldap"
-	ServerSlapd = "slapd"
-)
+// StandInSlapd is OpenLDAP's slapd, which this project's environments run
+// in place of lldap.
+const StandInSlapd = "slapd"
 
 // Role is where one role's pods and Service are.
 type Role struct {
-	// Server names the program the pods run, e.g. "lldap", or "slapd"
-	// where OpenLDAP stands in for lldap.
-	Server string `json:"server,omitempty"`
+	// StandIn names a program the pods run in place of the service the
+	// node names: slapd for lldap, in this project's environments. The
+	// node says what a role runs; a suite that needs the node's service
+	// skips on a stand-in, and says so.
+	StandIn string `json:"standIn,omitempty"`
 	// Service is the role's Service, if the role has ports.
 	Service *Endpoint `json:"service,omitempty"`
 	// Pods are the role's pods.
@@ -550,6 +553,42 @@ type PodStatus struct {
 	RestartCount int       `json:"restartCount"`
 	ServicePID   int       `json:"servicePID"`
 	StartedAt    time.Time `json:"startedAt"`
+	// Running says the service runs now: started, and not stopping.
+	Running bool `json:"running,omitempty"`
+	// Exits counts the service's exits in this pod: its restarts, and
+	// an exit not restarted yet (a container waiting in the kubelet's
+	// crash-loop back-off). ExitCount reads it.
+	Exits int `json:"exits,omitempty"`
+	// LastExit is the service's last exit in this pod, if any.
+	LastExit *Exit `json:"lastExit,omitempty"`
+	// BackOff is how long the kubelet waits to start an exited container
+	// again, when it says so.
+	BackOff time.Duration `json:"backOff,omitempty"`
+}
+
+// ExitCount is how often the service exited in this pod. A status that
+// does not count exits counts them as restarts.
+func (s *PodStatus) ExitCount() int { return max(s.Exits, s.RestartCount) }
+
+// Exit is one end of a service's run, as a kubelet records a terminated
+// container.
+type Exit struct {
+	Code       int       `json:"code"`
+	Reason     string    `json:"reason,omitempty"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt"`
+}
+
+// String names the exit for a report.
+func (e *Exit) String() string {
+	if e == nil {
+		return "no exit recorded"
+	}
+	s := fmt.Sprintf("exit code %d", e.Code)
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s + " at " + e.FinishedAt.UTC().Format(time.TimeOnly)
 }
 
 // ReadPodStatus reads a pod's status file.

@@ -14,7 +14,7 @@ node: directory
 factsFile: facts.json
 roles:
   lldap:
-    server: slapd
+    standIn: slapd
     service: {name: directory-lldap.ns.svc.cluster.local, address: 127.0.1.10, ports: {ldaps: 6360}}
     pods:
       - {name: directory-lldap-0, address: 127.0.1.1, ports: {ldap: 3890, ldaps: 6360}}
@@ -113,10 +113,10 @@ func TestDriftNamesBothValues(t *testing.T) {
 			`ldap.caFile is "/etc/ssl/other.pem" in the inventory, but the node's fediversity.lldap.tls.caFile is "/etc/ssl/ca.pem"`,
 			`ldap.bindPasswordFile is "/run/secrets/bind" in the inventory, but the node's fediversity.lldap.readerBindPasswordFile is "/var/lib/lldap-reader/bind-password"`,
 		},
-		strings.Replace(good, "    server: slapd\n", "    server: slapd\n    secrets: {jwt: {path: secret/data/lldap/jwt, field: value}}\n", 1): {
+		strings.Replace(good, "    standIn: slapd\n", "    standIn: slapd\n    secrets: {jwt: {path: secret/data/lldap/jwt, field: value}}\n", 1): {
 			`roles.lldap.secrets.jwt is {"path":"secret/data/lldap/jwt","field":"value","encoding":null,"variable":null,"template":null,"parameters":null,"restart":false} in the inventory, but the node's fediversity.podRoles.roles.lldap.secrets.jwt is {"path":"secret/data/lldap/jwt","field":"value","encoding":null,"variable":null,"template":null,"parameters":null,"restart":true}`,
 		},
-		strings.Replace(good, "    server: slapd\n", "    server: slapd\n    secrets: {jwt: {path: secret/data/lldap/jwt, field: value, restart: true}, extra: {path: secret/data/x, field: y}}\n", 1): {
+		strings.Replace(good, "    standIn: slapd\n", "    standIn: slapd\n    secrets: {jwt: {path: secret/data/lldap/jwt, field: value, restart: true}, extra: {path: secret/data/x, field: y}}\n", 1): {
 			"roles.lldap.secrets.extra is in the inventory, but the node has no fediversity.podRoles.roles.lldap.secrets.extra",
 		},
 		strings.Replace(good, "  main:\n", "  unasked:\n    pods: [{name: u, address: 127.0.1.9}]\n  main:\n", 1): {

@@ -55,8 +55,9 @@ type Options struct {
 	// test breaks verification on purpose with another name); the
 	// portal, whose authelia would refuse the directory, is not started.
 	CertNames []string
-	// PlainPortOnService puts the plain LDAP port on the Service too (a
-	// test breaks the environment on purpose).
+	// PlainPortOnService has the Service answer on the plain LDAP port
+	// too, which it does not declare (a test breaks the environment on
+	// purpose).
 	PlainPortOnService bool
 	// PortalTrustsOtherCA points nginx's proxy_ssl_trusted_certificate at
 	// a CA that did not sign authelia's certificate (a test, on purpose).
@@ -383,6 +384,16 @@ func (e *Env) OpenBaoURL() string {
 		return ""
 	}
 	return e.openbao.url()
+}
+
+// OpenBaoChanges are the changes to secrets that OpenBao's audit log
+// holds since it started ("update secret/data/worker/api-key", say):
+// writes and deletes of KV entries and revocations of leases.
+func (e *Env) OpenBaoChanges() ([]string, error) {
+	if e.openbao == nil {
+		return nil, errors.New("the environment has no OpenBao")
+	}
+	return e.openbao.changes()
 }
 
 // ChangePassword sets a user's password in every replica of the

@@ -223,11 +223,11 @@ func TestLLDAPReadsTheRoleSecrets(t *testing.T) {
 			t.Errorf("%s: an environment file that is no secret with restart: lldap would keep a revoked credential", f)
 		}
 	}
-	if e.server() != "lldap" || s.directoryPod(1) != "lldap-1" {
-		t.Errorf("with lldap's image: server %q, pod %q", e.server(), s.directoryPod(1))
+	if e.standIn() != "" || s.directoryPod(1) != "lldap-1" {
+		t.Errorf("with lldap's image: stand-in %q, pod %q", e.standIn(), s.directoryPod(1))
 	}
 	s.Images.LLDAP = ""
-	if e.server() != "slapd" || s.directoryPod(1) != "slapd-1" {
-		t.Errorf("without: server %q, pod %q", e.server(), s.directoryPod(1))
+	if e.standIn() != "slapd" || s.directoryPod(1) != "slapd-1" {
+		t.Errorf("without: stand-in %q, pod %q", e.standIn(), s.directoryPod(1))
 	}
 }

@@ -161,13 +161,13 @@ func (e *Env) writeInventory() error {
 		FactsFile: "facts.json",
 		Roles: map[string]*inventory.Role{
 			"lldap": {
-				Server: d.server(),
+				StandIn: d.standIn(),
 				Service: &inventory.Endpoint{
 					Name: s.serviceName(), Address: s.serviceAddress(), Ports: d.servicePorts(),
 				},
 			},
 			// The main pod, which holds the node's own files.
-			inventory.MainRole: {Server: "nginx", Pods: []inventory.Endpoint{{
+			inventory.MainRole: {Pods: []inventory.Endpoint{{
 				Name: s.mainPodName(), Address: s.portalAddress(), RootDir: s.podRoot(s.mainPodName()),
 			}}},
 		},
@@ -189,7 +189,7 @@ func (e *Env) writeInventory() error {
 			Restart:   &inventory.SecretRef{Role: "lldap", File: "key-seed"},
 			NoRestart: &inventory.SecretRef{Role: "lldap", File: "jwt"},
 		}
-		inv.Roles[workerRole] = &inventory.Role{Server: "sleep", Pods: []inventory.Endpoint{e.podEndpoint(s.workerPodName(), s.workerAddress(), nil)}}
+		inv.Roles[workerRole] = &inventory.Role{Pods: []inventory.Endpoint{e.podEndpoint(s.workerPodName(), s.workerAddress(), nil)}}
 		if e.portal != nil && !e.ownCA() {
 			e.addPortal(inv)
 		}
@@ -214,7 +214,6 @@ func (e *Env) addPortal(inv *inventory.Inventory) {
 	s := e.site
 	inv.LDAP.AdminUser, inv.LDAP.AdminPasswordFile = "admin", "secrets/admin-password"
 	inv.Roles["authelia"] = &inventory.Role{
-		Server:  "authelia",
 		Service: &inventory.Endpoint{Name: s.autheliaServiceName(), Address: s.autheliaServiceAddress(), Ports: map[string]int{"https": PortAuthelia}},
 		Pods:    []inventory.Endpoint{e.podEndpoint(s.autheliaPodName(), s.autheliaPodAddress(), map[string]int{"https": PortAuthelia})},
 	}

@@ -47,12 +47,13 @@ func (s *site) directoryPod(i int) string {
 	return fmt.Sprintf("slapd-%d", i)
 }
 
-// server is what serves the lldap role, as the inventory says.
-func (d *directory) server() string {
+// standIn is what stands in for lldap in its role, as the inventory says:
+// nothing where lldap runs.
+func (d *directory) standIn() string {
 	if d.site.servesLLDAP() {
-		return inventory.ServerLLDAP
+		return ""
 	}
-	return inventory.ServerSlapd
+	return inventory.StandInSlapd
 }
 
 // lldapEnv is the configuration of the lldap of pod i, all in variables:

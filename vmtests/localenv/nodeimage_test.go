@@ -20,10 +20,11 @@ func TestNodeImageUnits(t *testing.T) {
 		Name: "mastodon",
 		Units: map[string]facts.Unit{
 			"mastodon-web": {Enable: true}, "mastodon-sidekiq-all": {Enable: true}, "node-exporter": {Enable: true},
-			"nscd": {Enable: true}, "redis": {Enable: false},
+			"nscd": {Enable: true}, "redis": {Enable: false}, "mastodon-media-auto-remove": {Enable: true},
+			"mastodon-init-dirs": {Enable: true},
 		},
 		PodRoles: facts.PodRoles{
-			MainUnits: []string{"mastodon-web"}, SharedUnits: []string{"node-exporter"},
+			MainUnits: []string{"mastodon-web", "mastodon-media-auto-remove", "mastodon-init-dirs"}, SharedUnits: []string{"node-exporter"},
 			Roles: map[string]facts.Role{
 				"sidekiq": {Replicas: &n, Units: []string{"mastodon-sidekiq-all"}},
 				// not requested: its units are in no pod of it
@@ -65,6 +66,30 @@ func TestNodeImageUnits(t *testing.T) {
 		wanted := file(unitsDir + "/multi-user.target.wants/" + unit + ".service")
 		if (wanted != nil) != node.Units[unit].Enable || (wanted != nil && wanted.Symlink != "/"+unitsDir+"/"+unit+".service") {
 			t.Errorf("%s (enable %v): wanted by multi-user.target as %+v", unit, node.Units[unit].Enable, wanted)
+		}
+	}
+	// A unit a timer starts: only its timer is wanted, by timers.target,
+	// with no condition; the unit keeps its own, and runs once.
+	if file(unitsDir+"/multi-user.target.wants/mastodon-media-auto-remove.service") != nil {
+		t.Error("a timer-started unit is wanted by multi-user.target")
+	}
+	timer := file(unitsDir + "/mastodon-media-auto-remove.timer")
+	if timer == nil || !strings.Contains(string(timer.Data), "[Timer]\nOnActiveSec=") || strings.Contains(string(timer.Data), "Condition") {
+		t.Errorf("the timer: %+v", timer)
+	}
+	if w := file(unitsDir + "/timers.target.wants/mastodon-media-auto-remove.timer"); w == nil || w.Symlink != "/"+unitsDir+"/mastodon-media-auto-remove.timer" {
+		t.Errorf("the timer is not wanted by timers.target: %+v", w)
+	}
+	if got := conditions("mastodon-media-auto-remove"); !slices.Equal(got, []string{"|/etc/podrole/main"}) {
+		t.Errorf("the timer-started unit's conditions: %q", got)
+	}
+	for unit, want := range map[string]string{
+		"mastodon-init-dirs":         "Type=oneshot\nExecStart=/bin/true",
+		"mastodon-media-auto-remove": "Type=oneshot\nExecStart=/bin/true",
+		"mastodon-sidekiq-all":       "Requires=mastodon-init-dirs.service\nAfter=mastodon-init-dirs.service",
+	} {
+		if !strings.Contains(string(file(unitsDir+"/"+unit+".service").Data), want) {
+			t.Errorf("%s: no %q in\n%s", unit, want, file(unitsDir+"/"+unit+".service").Data)
 		}
 	}
 	if !strings.Contains(string(file(unitsDir+"/nscd.service").Data), "ExecStart=/bin/sleep infinity") {

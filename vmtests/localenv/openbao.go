@@ -1,6 +1,7 @@
 package localenv
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -182,6 +183,9 @@ func (o *openBao) configure(ctx context.Context) error {
 		"allowed_domains": []string{portalDomain}, "allow_subdomains": true,
 		"key_type": "ec", "key_bits": 256, "max_ttl": "72h", "ttl": "24h",
 	})
+	// Last, an audit device on the server's output (its log): a test
+	// counts there what a run of the suites wrote.
+	add("sys/audit/stdout", map[string]any{"type": "file", "options": map[string]any{"file_path": "stdout"}})
 	for _, step := range steps {
 		if err := o.client.Write(ctx, step.path, step.data); err != nil {
 			return err
@@ -310,4 +314,35 @@ func (o *openBao) startSidecar(ctx context.Context, pod, dir string, secrets map
 		}
 		return nil
 	})
+}
+
+// changes are the requests in the server's audit log that changed a
+// secret: a write or delete of a KV entry, a revocation of a lease.
+func (o *openBao) changes() ([]string, error) {
+	f, err := os.Open(filepath.Join(o.site.Dir, "logs", "openbao.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	lines := bufio.NewScanner(f)
+	lines.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for lines.Scan() {
+		var entry struct {
+			Type    string `json:"type"`
+			Request struct {
+				Operation string `json:"operation"`
+				Path      string `json:"path"`
+			} `json:"request"`
+		}
+		if json.Unmarshal(lines.Bytes(), &entry) != nil || entry.Type != "request" {
+			continue
+		}
+		op, path := entry.Request.Operation, entry.Request.Path
+		kvWrite := strings.HasPrefix(path, "secret/") && (op == "create" || op == "update" || op == "delete")
+		if kvWrite || strings.HasPrefix(path, "sys/leases/revoke") {
+			out = append(out, op+" "+path)
+		}
+	}
+	return out, lines.Err()
 }

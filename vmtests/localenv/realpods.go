@@ -44,9 +44,9 @@ import (
 // the node defines them, into /run/secrets; the pods of the node's image
 // run its stand-in image (NodeImage) with systemd. Postgres and OpenBao
 // stay in the local environment, listening on the node's address too,
-// where the pods reach them; the pods reach each other's Services through
-// the node's service proxy, by the Services' names (host aliases, as
-// there is no DNS).
+// where the pods reach them; the pods reach each other's Services by
+// their names, as in any cluster: the node's CoreDNS answers for them,
+// and kube-proxy sends their cluster IPs to their ready pods.
 
 // Where the real pods find what the environment gives them.
 const (
@@ -89,14 +89,12 @@ type podWorld struct {
 	client kubernetes.Interface
 	// nodeImage is the node's stand-in image.
 	nodeImage string
-	// aliases are the Services' names and cluster IPs, in every pod's
-	// /etc/hosts.
-	aliases []corev1.HostAlias
 	// podroles is the pod supervisor's binary on the host.
 	podroles string
 }
 
-// serverOf names what serves a modular service's role in the pods.
+// serverOf names the program that serves a modular service in the pods
+// (slapd for lldap), and the image it runs from.
 func (e *Env) serverOf(service string) (server, image string, err error) {
 	switch service {
 	case "lldap":
@@ -104,9 +102,9 @@ func (e *Env) serverOf(service string) (server, image string, err error) {
 			return "", "", errors.New("lldap's own image on the real node is not supported: the role is served by slapd from the servers' image (give --image lldap= or unset PODROLES_IMAGE_LLDAP)")
 		}
 		if e.Images.Slapd != "" {
-			return inventory.ServerSlapd, e.Images.Slapd, nil
+			return inventory.StandInSlapd, e.Images.Slapd, nil
 		}
-		return inventory.ServerSlapd, e.Images.Servers, nil
+		return inventory.StandInSlapd, e.Images.Servers, nil
 	case "authelia":
 		return "authelia", e.Images.Authelia, nil
 	}
@@ -334,8 +332,8 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 
 // apply creates the namespace, what the pods read (configurations, the
 // CA, the right of the namespace's service accounts to have their tokens
-// reviewed, which OpenBao's login asks for), the Services (whose cluster
-// IPs the pods then know by name) and the Deployments, made runnable.
+// reviewed, which OpenBao's login asks for), the Services and the
+// Deployments, made runnable.
 func (w *podWorld) apply(ctx context.Context) error {
 	ns := w.ns
 	c := w.client
@@ -353,15 +351,10 @@ func (w *podWorld) apply(ctx context.Context) error {
 	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podroles-ca"}, Data: map[string]string{caFileName: string(w.e.site.caPEM)}}); err != nil {
 		return err
 	}
-	w.aliases = nil
 	for _, svc := range w.plan.Services {
-		created, err := c.CoreV1().Services(ns).Create(ctx, svc.DeepCopy(), metav1.CreateOptions{})
-		if err != nil {
+		if _, err := c.CoreV1().Services(ns).Create(ctx, svc.DeepCopy(), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create Service %s: %w", svc.Name, err)
 		}
-		w.aliases = append(w.aliases, corev1.HostAlias{IP: created.Spec.ClusterIP, Hostnames: []string{
-			fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, ns), fmt.Sprintf("%s.%s.svc", svc.Name, ns), svc.Name + "." + ns, svc.Name,
-		}})
 	}
 	for _, planned := range w.plan.Deployments {
 		d := planned.DeepCopy()
@@ -398,7 +391,6 @@ func (w *podWorld) create(ctx context.Context, obj any) error {
 func (w *podWorld) runnable(ctx context.Context, d *appsv1.Deployment) error {
 	spec := &d.Spec.Template.Spec
 	role := d.Spec.Template.Labels[plan.LabelRole]
-	spec.HostAliases = append(spec.HostAliases, w.aliases...)
 	grace := int64(5)
 	spec.TerminationGracePeriodSeconds = &grace
 	var r facts.Role
@@ -538,7 +530,7 @@ func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.
 		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(c.Ports[0].ContainerPort)}}, PeriodSeconds: 1}
 	}
 	switch server {
-	case inventory.ServerSlapd:
+	case inventory.StandInSlapd:
 		tls := slapdTLS{ca: path.Join(trustedDir, caFileName), cert: path.Join(plan.SecretsDir, "tls.pem"), key: path.Join(plan.SecretsDir, "tls.pem")}
 		files := map[string][]byte{
 			"slapd.conf":     []byte(w.e.directory.slapdConfig(slapdDir, tls, "/etc/ldap/schema", "/usr/lib/ldap")),
@@ -713,9 +705,7 @@ func PodTrouble(ctx context.Context, client kubernetes.Interface, d *appsv1.Depl
 		events, err := client.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name + ",type=Warning"})
 		if err == nil && len(events.Items) > 0 {
 			last := slices.MaxFunc(events.Items, func(a, b corev1.Event) int { return a.LastTimestamp.Compare(b.LastTimestamp.Time) })
-			if last.Reason != "MissingClusterDNS" {
-				out = append(out, fmt.Sprintf("pod %s: %s: %s", p.Name, last.Reason, last.Message))
-			}
+			out = append(out, fmt.Sprintf("pod %s: %s: %s", p.Name, last.Reason, last.Message))
 		}
 	}
 	if len(out) == 0 {
@@ -739,21 +729,16 @@ func (e *Env) startCluster(ctx context.Context) error {
 		return err
 	}
 	e.cluster = cp
-	bin, err := e.site.podroles()
-	if err != nil {
-		return err
-	}
 	e.node, err = kubenode.Start(ctx, kubenode.Options{
 		Dir: filepath.Join(clusterDir(e.Dir), "node"), Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig,
 		Detached: e.Detached, Wait: e.NodeWait, StopHint: "podroles env down --dir " + e.Dir,
-		ProxyCommand: []string{bin, "service-proxy"},
 	})
 	return err
 }
 
 // startClusterPortal starts the portal of the cluster's node: nginx, as
-// the main pod's would, in front of the authelia role's Service, which
-// the node's service proxy serves on its cluster IP.
+// the main pod's would, in front of the authelia role's Service, whose
+// cluster IP kube-proxy serves to the host too.
 func (e *Env) startClusterPortal(ctx context.Context) error {
 	client, err := e.cluster.Client()
 	if err != nil {
@@ -787,7 +772,10 @@ func (e *Env) writeClusterInventory() error {
 		if err != nil {
 			return err
 		}
-		inv.Roles[r] = &inventory.Role{Server: server}
+		inv.Roles[r] = &inventory.Role{}
+		if server != *role.Service {
+			inv.Roles[r].StandIn = server
+		}
 		for _, file := range slices.Sorted(maps.Keys(role.Secrets)) {
 			s := role.Secrets[file]
 			if s.Field == nil || s.Variable != nil || s.Template != nil || !strings.Contains(s.Path, "/data/") {
@@ -801,7 +789,7 @@ func (e *Env) writeClusterInventory() error {
 				noRestart = ref
 			}
 		}
-		if server == inventory.ServerSlapd {
+		if server == inventory.StandInSlapd {
 			inv.LDAP = &inventory.LDAP{
 				Port: PortLDAPS, PlainPort: PortLDAP, BaseDN: baseDN, BindDN: "uid=authelia-bind,ou=people," + baseDN,
 				User: "authelia-bind", Group: "lldap_strict_readonly", AdminUser: "admin", AdminPasswordFile: "secrets/admin-password",

@@ -35,12 +35,21 @@ func (d *directory) podPorts() map[string]int {
 	return ports
 }
 
-// servicePorts are the ports of the role's Service: the pods' but the
-// plain LDAP port, unless a test puts it there too.
+// servicePorts are the ports the role's Service declares: the pods' but
+// the plain LDAP port.
 func (d *directory) servicePorts() map[string]int {
 	ports := d.podPorts()
-	if !d.site.PlainPortOnService {
-		delete(ports, "ldap")
+	delete(ports, "ldap")
+	return ports
+}
+
+// servedPorts are the ports the role's Service answers on: those it
+// declares, and the plain LDAP port where a test breaks it so. Only a
+// dial finds that port, which the inventory does not list.
+func (d *directory) servedPorts() map[string]int {
+	ports := d.servicePorts()
+	if d.site.PlainPortOnService {
+		ports["ldap"] = PortLDAP
 	}
 	return ports
 }
@@ -58,7 +67,7 @@ func publishOn(ports map[string]int, addr string) map[int]string {
 // ports, in front of the replicas at pods.
 func (d *directory) frontends(bind string, pods []string) string {
 	var b strings.Builder
-	for _, port := range slices.Sorted(maps.Values(d.servicePorts())) {
+	for _, port := range slices.Sorted(maps.Values(d.servedPorts())) {
 		fmt.Fprintf(&b, "\nfrontend service-%d\n  bind %s:%d\n  default_backend pods-%d\n", port, bind, port, port)
 		fmt.Fprintf(&b, "\nbackend pods-%d\n  balance roundrobin\n", port)
 		for i, pod := range pods {
@@ -82,7 +91,7 @@ func (d *directory) startService(ctx context.Context) error {
 		pods = append(pods, s.reach(s.directoryPod(i), s.podAddress(i)))
 	}
 	config := haproxyDefaults + d.frontends(s.listen(s.serviceAddress()), pods)
-	publish := publishOn(d.servicePorts(), s.serviceAddress())
+	publish := publishOn(d.servedPorts(), s.serviceAddress())
 	return startHAProxy(ctx, s, "haproxy", config, publish, net.JoinHostPort(s.serviceAddress(), fmt.Sprint(PortLDAPS)))
 }
 

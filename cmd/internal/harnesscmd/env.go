@@ -101,7 +101,7 @@ root; env down stops the pods, the node and the control plane.`,
 	f.StringVar(&o.Provider, "provider", "processes", "run the pods as local processes, or as containers")
 	f.StringArrayVar(&o.Images, "image", nil, "NAME=IMAGE: the image of a server of the containers provider (repeatable)")
 	f.BoolVar(&o.Cluster, "cluster", false, "also start a control plane and the machine's real node, and deploy the node of the sources to it as real pods")
-	f.DurationVar(&o.Env.NodeWait, "node-wait", 0, "with --cluster: how long to wait for the machine's node when another run has it (by default, fail at once, naming it)")
+	cli.DurationVar(f, &o.Env.NodeWait, "node-wait", 0, "with --cluster: how long to wait for the machine's node when another run has it (by default, fail at once, naming it)")
 	o.Sources.AddFlags(cmd)
 	cmd.MarkFlagRequired("dir")
 	return cmd

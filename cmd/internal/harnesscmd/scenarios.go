@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -50,6 +49,9 @@ func RunScenariosList(io *cli.Streams) error {
 			if sc.SelfCheck {
 				doc = scenarios.SelfCheckMark + doc
 			}
+			if sc.Disruptive {
+				doc = scenarios.DisruptiveMark + doc
+			}
 			fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), doc)
 		}
 	}
@@ -66,9 +68,8 @@ type ScenariosRunOptions struct {
 	Node       string
 	Sources    cli.SourceOptions
 	// Args are the node's sources named without a flag.
-	Args     []string
-	Suites   []string
-	Run      string
+	Args []string
+	SelectionOptions
 	Format   string
 	Output   string
 	Parallel int
@@ -125,13 +126,12 @@ flag, a bad inventory, an inventory that the node contradicts).`,
 	f.BoolVar(&o.InCluster, "in-cluster", false, "find the node's world in the cluster this pod runs in, and dial pods and Services directly")
 	f.StringVar(&o.Namespace, "namespace", "", "with --kubeconfig or --in-cluster: the namespace of the node's objects")
 	f.StringVar(&o.Node, "node", "", "with --kubeconfig or --in-cluster: the node, among the sources")
-	f.StringSliceVar(&o.Suites, "suite", nil, "run only these suites (comma-separated)")
-	f.StringVar(&o.Run, "run", "", "run only the scenarios whose suite/scenario matches this regular expression")
+	o.SelectionOptions.AddFlags(f, "also run the scenarios that change the deployment: they revoke credentials, write secrets (and put them back) and restart sidecars")
 	f.StringVar(&o.Format, "format", "text", "report format: text, json or junit")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to this file")
-	f.IntVar(&o.Parallel, "parallel", 4, "how many scenarios run at once")
-	f.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "the time each scenario may take")
-	f.DurationVar(&o.Patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
+	cli.CountVar(f, &o.Parallel, "parallel", "", 4, "how many scenarios run at once")
+	cli.DurationVar(f, &o.Timeout, "timeout", 2*time.Minute, "the time each scenario may take, besides the windows it must watch (an agent's render interval, a credential's TTL)")
+	cli.DurationVar(f, &o.Patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
 	f.BoolVar(&o.AllowSkip, "allow-skip", false, "exit 0 when no scenario ran (every selected one skipped, or passed only as a runner self-check)")
 	o.Sources.AddFlags(cmd)
 	return cmd
@@ -150,33 +150,28 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if err := report.CheckFormat(o.Format); err != nil {
 		return err
 	}
-	var re *regexp.Regexp
-	if o.Run != "" {
-		var err error
-		if re, err = regexp.Compile(o.Run); err != nil {
-			return fmt.Errorf("--run %q: %w", o.Run, err)
-		}
+	if err := cli.CheckOutput(o.Output); err != nil {
+		return err
 	}
-	suites, err := scenarios.Select(o.Suites)
+	if err := cli.CheckNamespace(o.Namespace); err != nil {
+		return err
+	}
+	suites, re, err := o.Select()
 	if err != nil {
-		return fmt.Errorf("--suite: %w", err)
+		return err
 	}
 	inv, cleanup, err := o.loadInventory(ctx)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	opts := scenarios.Options{Parallel: o.Parallel, Timeout: o.Timeout, Patience: o.Patience, Run: re}
+	opts := scenarios.Options{Parallel: o.Parallel, Timeout: o.Timeout, Patience: o.Patience, Run: re, Disruptive: o.Disruptive}
 	if cli.IsTerminal(o.IO.ErrOut) {
 		opts.Progress = progressLine(o.IO.ErrOut)
 	}
-	results := scenarios.Run(ctx, inv, suites, opts)
-	if len(results) == 0 {
-		return fmt.Errorf("no scenario matches --suite %s --run %q", strings.Join(o.Suites, ","), o.Run)
-	}
-	rep := scenarios.NewReport(inv.Node, results)
-	if o.AllowSkip && rep.Summary.Failed == 0 {
-		rep.Summary.OK = true
+	rep := scenarios.NewReport(inv.Node, scenarios.Run(ctx, inv, suites, opts))
+	if o.AllowSkip {
+		rep.AllowSkips()
 	}
 	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
 		return err
@@ -187,19 +182,11 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted")
 	}
-	switch {
-	case rep.Summary.Failed > 0:
-		return &cli.FailedError{Summary: fmt.Sprintf("%d scenarios failed", rep.Summary.Failed)}
-	case !rep.Summary.OK && rep.Summary.SelfChecks > 0:
-		// A self-check proves the runner's client, not the node: with
-		// skips alone beside it, nothing was judged of the node.
-		fmt.Fprintf(o.IO.ErrOut, "podroles scenarios run: no scenario ran: of the %d selected, %d passed only as runner self-checks (no evidence about the node) and %d were skipped (each says why in the report); --allow-skip lets such a run pass\n",
-			len(rep.Results), rep.Summary.SelfChecks, rep.Summary.Skipped)
-		return &cli.FailedError{Summary: "no scenario ran"}
-	case !rep.Summary.OK:
-		// A skipped scenario proved nothing: a run of nothing but skips
-		// is no pass for a script or CI.
-		fmt.Fprintf(o.IO.ErrOut, "podroles scenarios run: no scenario ran: all %d selected were skipped (each says why in the report); --allow-skip lets such a run pass\n", rep.Summary.Skipped)
+	switch rep.Summary.Verdict {
+	case scenarios.VerdictFailed:
+		return &cli.FailedError{Summary: rep.Why()}
+	case scenarios.VerdictNothingRan:
+		fmt.Fprintf(o.IO.ErrOut, "podroles scenarios run: %s; --allow-skip lets such a run pass\n", rep.Why())
 		return &cli.FailedError{Summary: "no scenario ran"}
 	}
 	return nil

@@ -336,7 +336,7 @@ func TestEnvUpWithCluster(t *testing.T) {
 	})
 	example := repo("examples/directory.nix")
 	// The node is the machine's: another package's tests may hold it.
-	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example, "--node-wait", "15m")
+	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example, "--node-wait", "45m")
 	discover := []string{"scenarios", "run", "--kubeconfig", filepath.Join(dir, "cluster", "kubeconfig"), "--namespace", "directory", "--node", "directory",
 		"--inventory", filepath.Join(dir, "cluster-inventory.yaml"), example}
 	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "cluster up: podroles "+strings.Join(discover, " ")) {
@@ -380,7 +380,7 @@ func TestRunWithoutCobra(t *testing.T) {
 	inv := filepath.Join(dir, "inv.yaml")
 	writeFacts(t, dir)
 	os.WriteFile(inv, []byte("node: web\nfactsFile: facts.json\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
-	err := RunScenarios(ctx, &ScenariosRunOptions{IO: io, Inventory: inv, Suites: []string{"ldap"}, Format: "json", Parallel: 2, Timeout: time.Minute, Patience: time.Second, AllowSkip: true})
+	err := RunScenarios(ctx, &ScenariosRunOptions{IO: io, Inventory: inv, SelectionOptions: SelectionOptions{Suites: []string{"ldap"}}, Format: "json", Parallel: 2, Timeout: time.Minute, Patience: time.Second, AllowSkip: true})
 	if err != nil || !strings.Contains(out.String(), `"skipped"`) {
 		t.Errorf("scenarios run on an inventory without ldap: %v\n%s", err, out.String())
 	}

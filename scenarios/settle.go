@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// SettleStep is the step the runner adds after a disruptive scenario.
+// The scenario may end on an exit that the kubelet restarts only after its
+// back-off. The next scenario, or the next run, must find the deployment
+// as this one found it.
+const SettleStep = "every pod runs its service and sidecar again"
+
+// settledContainer is one container the settle step waits for.
+type settledContainer struct {
+	pod inventory.Endpoint
+	c   podContainer
+}
+
+func (c settledContainer) what() string {
+	if c.c == sidecarContainer {
+		return "sidecar"
+	}
+	return "service"
+}
+
+// settledContainers are the service and sidecar of every pod of the
+// inventory's roles whose status can be read.
+func settledContainers(s *State) []settledContainer {
+	var out []settledContainer
+	w := s.world()
+	for _, r := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
+		for _, pod := range s.Inv.Roles[r].Pods {
+			if w.lacks(pod, needsServiceStatus) == "" {
+				out = append(out, settledContainer{pod, serviceContainer})
+			}
+			if w.lacks(pod, needsSidecarStatus) == "" {
+				out = append(out, settledContainer{pod, sidecarContainer})
+			}
+		}
+	}
+	return out
+}
+
+// noteBackOffs lets the settle step wait out the kubelet's back-off of
+// each container that does not run now: the one its status names, or,
+// where it names none yet (the container has just ended), the longest a
+// kubelet may hold a container back.
+func noteBackOffs(ctx context.Context, s *State) error {
+	longest, who := time.Duration(0), ""
+	for _, c := range settledContainers(s) {
+		st, err := s.world().status(ctx, c.pod, c.c)
+		if err != nil || st.Running {
+			continue // the settle step says why
+		}
+		wait, why := st.BackOff, fmt.Sprintf("the kubelet's back-off of the %s of pod %s", c.what(), c.pod.Name)
+		if wait == 0 {
+			wait, why = maxBackOff, fmt.Sprintf("the longest back-off of a kubelet, as the %s of pod %s has just ended", c.what(), c.pod.Name)
+		}
+		if wait > longest {
+			longest, who = wait, why
+		}
+	}
+	s.Wait(longest, who)
+	return nil
+}
+
+// maxBackOff is the longest a kubelet holds back a container that ended:
+// its crash-loop back-off doubles from 10 s up to 5 minutes.
+const maxBackOff = 5 * time.Minute
+
+// podsRunAgain waits until every container of settledContainers runs.
+func podsRunAgain(ctx context.Context, s *State) error {
+	containers := settledContainers(s)
+	probe := poll.Probe{Endpoint: fmt.Sprintf("the %d containers of the roles' pods", len(containers)), Expect: "each service and sidecar running", Within: s.Patience}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		var down []string
+		for _, c := range containers {
+			st, err := s.world().status(ctx, c.pod, c.c)
+			if err != nil {
+				return err
+			}
+			if st.Running {
+				continue
+			}
+			why := st.LastExit.String()
+			if st.BackOff > 0 {
+				why += fmt.Sprintf(", in a back-off of %s", st.BackOff)
+			}
+			down = append(down, fmt.Sprintf("the %s of pod %s does not run (%s; %s)", c.what(), c.pod.Name, why, s.world().statusWhere(c.pod, c.c)))
+		}
+		if len(down) > 0 {
+			return poll.Saw("%s", strings.Join(down, "; "))
+		}
+		return nil
+	})
+}

@@ -24,7 +24,7 @@ func NewScenariosCmd(io *cli.Streams) *cobra.Command {
 		Use:   "scenarios",
 		Short: "List and run the scenario suites against a node's role pods",
 	}
-	cmd.AddCommand(NewScenariosListCmd(io), NewScenariosRunCmd(io))
+	cmd.AddCommand(NewScenariosListCmd(io), NewScenariosRunCmd(io), NewScenariosManifestCmd(io))
 	return cmd
 }
 

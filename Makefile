@@ -12,14 +12,15 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PATH := $(PATH):/usr/local/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build demo test docs bench fuzz vet clean env-demo servers images nix24
+.PHONY: all deps build demo test docs bench fuzz vet clean env-demo servers images nix24 nix226 nix231
 
 all: build
 
 # What the tests run, from Debian: nix 2.8 for podroles check; slapd, haproxy,
 # PostgreSQL and nginx for the local environment of the scenario suites;
-# podman and debootstrap for its containers provider; containerd, runc and
-# the CNI plugins for the real node of the test cluster.
+# podman and debootstrap for its containers provider; containerd, runc,
+# the CNI plugins and nft (kube-proxy's) for the real node of the test
+# cluster.
 deps:
 	@missing=""; \
 	  test -x $(DEBIAN_NIX) || missing="$$missing nix-bin"; \
@@ -30,6 +31,7 @@ deps:
 	  command -v podman >/dev/null || missing="$$missing podman runc uidmap fuse-overlayfs slirp4netns catatonit"; \
 	  { command -v debootstrap || test -x /usr/sbin/debootstrap; } >/dev/null || missing="$$missing debootstrap"; \
 	  command -v containerd >/dev/null || missing="$$missing containerd"; \
+	  { command -v nft || test -x /usr/sbin/nft; } >/dev/null || missing="$$missing nftables"; \
 	  test -x /usr/lib/cni/bridge || missing="$$missing containernetworking-plugins"; \
 	  command -v runc >/dev/null || missing="$$missing runc"; \
 	  if [ -n "$$missing" ]; then \
@@ -38,19 +40,43 @@ deps:
 	  fi
 	@$(DEBIAN_NIX) --version
 
-# The two nixes the tests run on (docs/nix-versions.md): Debian 12's nix-bin
+# The nixes the tests run on (docs/nix-versions.md): Debian 12's nix-bin
 # 2.8, and Nix 2.24.15 built once from its pinned source (scripts/build-nix.sh)
 # into a folder named after the recipe's hash, so that a changed recipe builds
-# anew and an unchanged one is reused. The source is found beside the
-# repository, where every developer machine and CI have it. The tests run it
-# with a /nix of its own in a mount namespace (scripts/nix-own-root.sh).
+# anew and an unchanged one is reused; below, 2.26 and 2.31 the same way. The
+# source is found beside the repository, where every developer machine and CI
+# have it. The tests run each with a /nix of its own in a mount namespace
+# (scripts/nix-own-root.sh).
 DEBIAN_NIX    := /usr/bin/nix
+# What make builds from pinned inputs lives in a machine-wide cache, each
+# entry named after its recipe's hash: every clone on the machine (and CI's
+# fresh clone) reuses it, and a changed recipe builds anew beside it.
+# As a user, make's cache is under the user's own ~/.cache.
+PODROLES_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/podroles,$(HOME)/.cache/podroles)
 NIX24_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.24.15-src.tar.gz
-NIX24_DIR     := $(CURDIR)/.cache/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
+NIX24_DIR     := $(PODROLES_CACHE)/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
 NIX24         := $(NIX24_DIR)/own-root/bin/nix
 nix24:
 	@scripts/build-nix.sh $(NIX24_DIR) $(NIX24_TARBALL)
 	@scripts/nix-own-root.sh $(NIX24_DIR)
+
+# Nix 2.26 as Debian 13 ships it (nix-bin), and Nix 2.31.5 built from its
+# pinned source with Debian 13's packages (BLAKE3's C library first), each in
+# a Debian 13 root of its own (scripts/debian13-root.sh, hashed with each
+# recipe), never in the machine's Debian 12, and run through the root's own
+# loader and libraries.
+NIX231_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.31.5-src.tar.gz
+BLAKE3_TARBALL ?= $(CURDIR)/../shared/vendor/blake3-1.8.2-c.tar.gz
+NIX226_DIR    := $(PODROLES_CACHE)/nix-2.26/$(shell cat scripts/debian13-root.sh scripts/build-nix-2.26.sh | sha256sum | cut -c1-16)
+NIX226        := $(NIX226_DIR)/own-root/bin/nix
+NIX231_DIR    := $(PODROLES_CACHE)/nix-2.31/$(shell cat scripts/debian13-root.sh scripts/build-nix-2.31.sh | sha256sum | cut -c1-16)
+NIX231        := $(NIX231_DIR)/own-root/bin/nix
+nix226:
+	@scripts/build-nix-2.26.sh $(NIX226_DIR)
+	@scripts/nix-own-root.sh $(NIX226_DIR)
+nix231:
+	@scripts/build-nix-2.31.sh $(NIX231_DIR) $(NIX231_TARBALL) $(BLAKE3_TARBALL)
+	@scripts/nix-own-root.sh $(NIX231_DIR)
 
 # Both binaries, static: podroles has every command; podroles-check the node
 # commands alone (check, facts, rules, plan), what the flake's checks run.
@@ -77,59 +103,71 @@ demo: deps build
 ENV_DIR ?= /tmp/podroles-env
 env-demo: deps servers images build
 	$(BIN) env up --dir $(ENV_DIR) --cluster examples/directory.nix
-	$(BIN) scenarios run --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; \
-	  $(BIN) scenarios run --kubeconfig $(ENV_DIR)/cluster/kubeconfig --namespace directory --node directory \
+	$(BIN) scenarios run --disruptive --inventory $(ENV_DIR)/inventory.yaml; rc=$$?; \
+	  $(BIN) scenarios run --disruptive --kubeconfig $(ENV_DIR)/cluster/kubeconfig --namespace directory --node directory \
 	    --inventory $(ENV_DIR)/cluster-inventory.yaml examples/directory.nix || rc=$$?; \
 	  $(BIN) env down --dir $(ENV_DIR); exit $$rc
 
 # Servers built from the Go module proxy at exact versions, each from a
 # wrapper module of its own under servers/ (never in podroles' go.mod), into
 # an ignored folder that later runs reuse: only the first build pays.
-SERVERS_BIN := $(CURDIR)/.cache/servers/bin
+# The folder is named after the hash of the wrapper modules and of this
+# Makefile's server recipes, not their files' times: a fresh clone's files
+# are all new, and would otherwise rebuild every server.
+SERVERS_HASH := $(shell { cat servers/*/go.mod servers/*/go.sum servers/kwok/stages/main.go servers/coredns/main.go; \
+  sed -n '/^SERVERS_BIN/,/^vet:/p' Makefile; } | sha256sum | cut -c1-16)
+SERVERS_BIN := $(PODROLES_CACHE)/servers/$(SERVERS_HASH)/bin
 export PODROLES_SERVERS := $(SERVERS_BIN)
 # The pods of the local environment run under bin/podroles' pod supervisor.
 export PODROLES_BIN := $(CURDIR)/$(BIN)
 AUTHELIA_NOSUMDB := github.com/authelia/authelia,github.com/weppos/publicsuffix-go,github.com/authelia/oauth2-provider
 
-K8S_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubelet
+K8S_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
 K8S_VERSION  := v1.37.2
 # Without these the commands report v0.0.0-master, and a node so named.
 K8S_LDFLAGS  := -s -w -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
   -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
   -X k8s.io/component-base/version.gitTreeState=clean
 servers: $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia $(SERVERS_BIN)/etcd $(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)) \
-	$(SERVERS_BIN)/kwok $(SERVERS_BIN)/kwok-stages
+	$(SERVERS_BIN)/kwok $(SERVERS_BIN)/kwok-stages $(SERVERS_BIN)/coredns
 
-$(SERVERS_BIN)/vault: servers/vault/go.mod servers/vault/go.sum
+$(SERVERS_BIN)/vault:
 	@mkdir -p $(SERVERS_BIN)
 	@echo "building Vault v1.21.0 (the OpenBao API): minutes the first time"
 	cd servers/vault && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp github.com/hashicorp/vault && mv $@.tmp $@
 
-$(SERVERS_BIN)/authelia: servers/authelia/go.mod servers/authelia/go.sum
+$(SERVERS_BIN)/authelia:
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/authelia && GONOSUMDB=$(AUTHELIA_NOSUMDB) $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp github.com/authelia/authelia/v4/cmd/authelia && mv $@.tmp $@
 
 # The test control plane: etcd (Debian's 3.4 does not work with kwok) and
 # kube-apiserver from k8s.io/kubernetes, each a wrapper module of its own;
-# the kubelet of the real node from the same module, so no version skew.
-$(SERVERS_BIN)/etcd: servers/etcd/go.mod servers/etcd/go.sum
+# the kubelet and kube-proxy of the real node from the same module, so no
+# version skew.
+$(SERVERS_BIN)/etcd:
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/etcd && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp go.etcd.io/etcd/server/v3 && mv $@.tmp $@
 
-$(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)): $(SERVERS_BIN)/%: servers/kubernetes/go.mod servers/kubernetes/go.sum
+$(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)): $(SERVERS_BIN)/%:
 	@mkdir -p $(SERVERS_BIN)
 	@echo "building $* $(K8S_VERSION): minutes the first time"
 	cd servers/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/$* && mv $@.tmp $@
 
 # KWOK, the kubelet of the fake node, and kwok-stages, which prints kwok's
 # own stages for its configuration.
-$(SERVERS_BIN)/kwok: servers/kwok/go.mod servers/kwok/go.sum
+$(SERVERS_BIN)/kwok:
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/kwok && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp sigs.k8s.io/kwok/cmd/kwok && mv $@.tmp $@
 
-$(SERVERS_BIN)/kwok-stages: servers/kwok/go.mod servers/kwok/go.sum servers/kwok/stages/main.go
+$(SERVERS_BIN)/kwok-stages:
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/kwok && $(GO) build -o $@.tmp ./stages && mv $@.tmp $@
+
+# CoreDNS, the real node's cluster DNS: its main.go links the plugins the
+# node's Corefile uses and no others (no forward: nothing is asked outside).
+$(SERVERS_BIN)/coredns:
+	@mkdir -p $(SERVERS_BIN)
+	cd servers/coredns && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp . && mv $@.tmp $@
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }
@@ -174,7 +212,7 @@ define server_image
 endef
 images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	@if ! $(CONTAINER_CLI) image inspect $(IMAGE_BASE) >/dev/null 2>&1 && [ "$(IMAGE_BASE)" = localhost/podroles-debian:bookworm ]; then \
-	  echo "debootstrap: $(IMAGE_BASE)"; rm -rf .cache/rootfs; \
+	  echo "debootstrap: $(IMAGE_BASE)"; rm -rf .cache/rootfs; mkdir -p .cache; \
 	  $(SUDO) debootstrap --variant=minbase bookworm .cache/rootfs >/dev/null && \
 	  $(SUDO) tar -C .cache/rootfs -c . | $(CONTAINER_CLI) import - $(IMAGE_BASE) >/dev/null && $(SUDO) rm -rf .cache/rootfs; \
 	fi
@@ -189,26 +227,51 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
 # All of them run on Debian's nix; those of NIX_PKGS (the packages whose
-# tests run nix) run again on Nix 2.24 (TEST_NIX24=no skips that run). Each
-# run names its nix in PODROLES_TEST_NIX (internal/nixtest), with a nix first
-# on PATH that refuses to run, so that no test runs another nix unawares.
-# The 2.24 run skips env up --cluster: its minutes go to the real node, which
-# no nix version changes, and its node is read as every other env up's.
-# The packages that use the machine's real node take it in turn, so the
-# tests' timeout is longer than go test's ten minutes.
+# tests run nix) run again on each nix of TEST_NIXES, in turn
+# (TEST_NIXES="2.31" runs only that one, TEST_NIXES= none; TEST_NIX24=no
+# leaves 2.24 out). Each run names its nix in PODROLES_TEST_NIX
+# (internal/nixtest), with a nix first on PATH that refuses to run, so that
+# no test runs another nix unawares. A failing release does not stop the
+# next: the target fails at the end, naming them.
+# The other nixes' runs skip env up --cluster: its minutes go to the real
+# node, which no nix version changes, and its node is read as every other
+# env up's. The packages that use the machine's real node take it in turn,
+# so the tests' timeout is longer than go test's ten minutes.
 PKGS ?= ./...
 NIX_PKGS ?= ./nixeval/... ./checks/... ./cmd/... ./flaketest/... ./plan/... ./facts/...
+# By default 2.26 and 2.31, which bracket 2.24: building 2.31 beside 2.24
+# would take a machine without the cache past CI's 90 minutes
+# (docs/testing.md). TEST_NIXES="2.24 2.26 2.31" runs all three.
+TEST_NIXES ?= 2.26 2.31
 TEST_NIX24 ?= yes
 NO_NIX_ON_PATH := $(CURDIR)/scripts/no-nix-on-path
-test: deps $(if $(filter yes,$(TEST_NIX24)),nix24) servers images build vet
-	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 30m $(TESTFLAGS) $(PKGS)
-ifeq ($(TEST_NIX24),yes)
+# Each release of TEST_NIXES: the target that makes it, the command the tests run.
+NIX_TARGET_2.24 := nix24
+NIX_TARGET_2.26 := nix226
+NIX_TARGET_2.31 := nix231
+NIX_CMD_2.24 := $(NIX24)
+NIX_CMD_2.26 := $(NIX226)
+NIX_CMD_2.31 := $(NIX231)
+TEST_NIXES_RUN := $(filter-out $(if $(filter no,$(TEST_NIX24)),2.24),$(TEST_NIXES))
+$(foreach v,$(TEST_NIXES_RUN),$(if $(NIX_TARGET_$(v)),,$(error TEST_NIXES: no nix $(v); the tests run on 2.24, 2.26 and 2.31)))
+# The first run's packages get 60 minutes each: the real node is one per
+# machine, so ./scenarios waits for it while ./vmtests/... hold it.
+test: deps $(foreach v,$(TEST_NIXES_RUN),$(NIX_TARGET_$(v))) servers images build vet
+	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) $(PKGS)
+ifneq ($(strip $(TEST_NIXES_RUN)),)
 	@pkgs="$(filter $(shell $(GO) list $(NIX_PKGS)),$(shell $(GO) list $(PKGS)))"; \
-	  if [ -z "$$pkgs" ]; then echo "nix 2.24: none of these packages runs nix"; exit 0; fi; \
-	  echo "the same tests on nix 2.24: $$pkgs" | sed 's|github.com/fediversity/podroles/|./|g'; \
-	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(NIX24) $(GO) test -count=1 -timeout 30m -skip '^TestEnvUpWithCluster$$' $(TESTFLAGS) $$pkgs && \
-	  echo "Debian's nix after the 2.24 run:" && \
-	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -run '^(TestExtractFlake|TestManyNodesOneProcess)$$' ./nixeval/
+	  if [ -z "$$pkgs" ]; then echo "nix $(TEST_NIXES_RUN): none of these packages runs nix"; exit 0; fi; \
+	  failed=""; \
+	  for run in $(foreach v,$(TEST_NIXES_RUN),$(v)=$(NIX_CMD_$(v))); do \
+	    v=$${run%%=*} nix=$${run#*=}; \
+	    echo "the same tests on nix $$v: $$pkgs" | sed 's|github.com/fediversity/podroles/|./|g'; \
+	    PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$$nix $(GO) test -count=1 -timeout 30m -skip '^TestEnvUpWithCluster$$' $(TESTFLAGS) $$pkgs || \
+	      failed="$$failed $$v"; \
+	  done; \
+	  echo "Debian's nix after the other nixes' runs:"; \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -run '^(TestExtractFlake|TestManyNodesOneProcess)$$' ./nixeval/ || \
+	    failed="$$failed 2.8(after)"; \
+	  if [ -n "$$failed" ]; then echo "make test: failed on nix$$failed"; exit 1; fi
 endif
 
 # The reference pages of docs/ (rules.md, scenarios.md, cli/) and the tests'

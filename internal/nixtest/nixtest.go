@@ -1,8 +1,8 @@
 // Package nixtest gives tests the nix they run.
 //
-// make test runs the tests that call nix twice, once per nix that CI covers
-// (Debian's nix 2.8 and Nix 2.24, see docs/nix-versions.md), naming the nix
-// in one variable, PODROLES_TEST_NIX. Every test that runs nix, directly, in
+// make test runs the tests that call nix once per nix that CI covers
+// (Debian's nix 2.8, then Nix 2.24, Debian 13's 2.26 and 2.31; see
+// docs/nix-versions.md), naming the nix in one variable, PODROLES_TEST_NIX. Every test that runs nix, directly, in
 // an Evaluator or through a podroles subprocess (--nix), takes it from Nix:
 // make puts a nix on PATH that refuses to run, so that a test which runs
 // "nix" from PATH fails instead of testing the wrong version.
@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -92,26 +94,61 @@ func readVersion(nix string) versionResult {
 	return versionResult{v, err}
 }
 
-// Pick returns, of byRelease ({"2.8": a, "2.24": b}), the entry of the
-// newest release that is not newer than the nix the tests run: what that nix
-// is expected to do where releases differ.
+// Releases are the nix releases make test runs the tests on: Debian's
+// 2.8, then those of the Makefile's TEST_NIXES.
+var Releases = []string{"2.8", "2.24", "2.26", "2.31"}
+
+// Pick returns, of byRelease, the entry of the newest release that is not
+// newer than the nix the tests run: what that nix is expected to do where
+// releases differ. A key may name several releases, "2.24 2.26 2.31", whose
+// entry it is; a release that no key names (2.28, say) is held to the
+// entry of the release before it.
 func Pick[T any](t testing.TB, byRelease map[string]T) T {
 	t.Helper()
 	v := NixVersion(t)
 	var best nixversion.Version
 	var out T
 	found := false
-	for s, value := range byRelease {
-		w, err := nixversion.Parse(s)
-		if err != nil {
-			t.Fatalf("nixtest.Pick: %v", err)
-		}
-		if !v.Less(w) && (!found || best.Less(w)) {
-			best, out, found = w, value, true
+	for key, value := range byRelease {
+		for _, s := range strings.Fields(key) {
+			w, err := nixversion.Parse(s)
+			if err != nil {
+				t.Fatalf("nixtest.Pick: %v", err)
+			}
+			if !v.Less(w) && (!found || best.Less(w)) {
+				best, out, found = w, value, true
+			}
 		}
 	}
 	if !found {
 		t.Fatalf("nixtest.Pick: no expectation for nix %s", v)
 	}
 	return out
+}
+
+// NamesEachRelease says what is wrong with byRelease's keys, if they do
+// not name each of Releases exactly once: a table that states what every
+// release the tests run on is expected to do.
+func NamesEachRelease[T any](byRelease map[string]T) error {
+	named := map[string]int{}
+	for key := range byRelease {
+		for _, s := range strings.Fields(key) {
+			named[s]++
+		}
+	}
+	var problems []string
+	for _, r := range Releases {
+		if named[r] != 1 {
+			problems = append(problems, fmt.Sprintf("%s named %d times", r, named[r]))
+		}
+		delete(named, r)
+	}
+	for s := range named {
+		problems = append(problems, s+" is no release the tests run on")
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return errors.New(strings.Join(problems, ", "))
+	}
+	return nil
 }

@@ -56,7 +56,7 @@ PODROLES_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/podroles,$(HOME)/.c
 NIX24_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.24.15-src.tar.gz
 NIX24_DIR     := $(PODROLES_CACHE)/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
 NIX24         := $(NIX24_DIR)/own-root/bin/nix
-nix24:
+nix24: deps
 	@scripts/build-nix.sh $(NIX24_DIR) $(NIX24_TARBALL)
 	@scripts/nix-own-root.sh $(NIX24_DIR)
 
@@ -71,10 +71,10 @@ NIX226_DIR    := $(PODROLES_CACHE)/nix-2.26/$(shell cat scripts/debian13-root.sh
 NIX226        := $(NIX226_DIR)/own-root/bin/nix
 NIX231_DIR    := $(PODROLES_CACHE)/nix-2.31/$(shell cat scripts/debian13-root.sh scripts/build-nix-2.31.sh | sha256sum | cut -c1-16)
 NIX231        := $(NIX231_DIR)/own-root/bin/nix
-nix226:
+nix226: deps
 	@scripts/build-nix-2.26.sh $(NIX226_DIR)
 	@scripts/nix-own-root.sh $(NIX226_DIR)
-nix231:
+nix231: deps
 	@scripts/build-nix-2.31.sh $(NIX231_DIR) $(NIX231_TARBALL) $(BLAKE3_TARBALL)
 	@scripts/nix-own-root.sh $(NIX231_DIR)
 
@@ -148,10 +148,13 @@ $(SERVERS_BIN)/etcd:
 	@mkdir -p $(SERVERS_BIN)
 	cd servers/etcd && $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp go.etcd.io/etcd/server/v3 && mv $@.tmp $@
 
-$(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)): $(SERVERS_BIN)/%:
-	@mkdir -p $(SERVERS_BIN)
-	@echo "building $* $(K8S_VERSION): minutes the first time"
-	cd servers/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/$* && mv $@.tmp $@
+# All in one go build: run beside the other servers (make -j), separate
+# builds would compile the module's shared packages once each.
+$(addprefix $(SERVERS_BIN)/,$(K8S_COMMANDS)) &:
+	@mkdir -p $(SERVERS_BIN)/.k8s.tmp
+	@echo "building $(K8S_COMMANDS) $(K8S_VERSION): minutes the first time"
+	cd servers/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $(SERVERS_BIN)/.k8s.tmp/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_COMMANDS))
+	@for c in $(K8S_COMMANDS); do mv $(SERVERS_BIN)/.k8s.tmp/$$c $(SERVERS_BIN)/$$c; done; rmdir $(SERVERS_BIN)/.k8s.tmp
 
 # KWOK, the kubelet of the fake node, and kwok-stages, which prints kwok's
 # own stages for its configuration.
@@ -210,7 +213,10 @@ define server_image
 	  cp vmtests/images/$(2)/Dockerfile .cache/images/$(2)/ && { ln -f $(3) .cache/images/$(2)/ 2>/dev/null || cp $(3) .cache/images/$(2)/; } && \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(1) .cache/images/$(2) >/dev/null && rm -rf .cache/images/$(2); }
 endef
-images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
+# The images of Debian's packages alone first (no server in them), so that
+# make -j downloads them while the servers build.
+.PHONY: images-debian
+images-debian: deps
 	@if ! $(CONTAINER_CLI) image inspect $(IMAGE_BASE) >/dev/null 2>&1 && [ "$(IMAGE_BASE)" = localhost/podroles-debian:bookworm ]; then \
 	  echo "debootstrap: $(IMAGE_BASE)"; rm -rf .cache/rootfs; mkdir -p .cache; \
 	  $(SUDO) debootstrap --variant=minbase bookworm .cache/rootfs >/dev/null && \
@@ -218,12 +224,13 @@ images: deps $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
 	fi
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SERVERS) >/dev/null 2>&1 || \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers >/dev/null
-	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
-	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_NODE) >/dev/null 2>&1 || \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_NODE) -t localhost/podroles-node:bookworm vmtests/images/node >/dev/null
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SLAPD) >/dev/null 2>&1 || \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SLAPD) -t localhost/podroles-slapd:bookworm vmtests/images/slapd >/dev/null
+images: images-debian $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
+	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
+	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
 # All of them run on Debian's nix; those of NIX_PKGS (the packages whose
@@ -254,10 +261,32 @@ NIX_CMD_2.26 := $(NIX226)
 NIX_CMD_2.31 := $(NIX231)
 TEST_NIXES_RUN := $(filter-out $(if $(filter no,$(TEST_NIX24)),2.24),$(TEST_NIXES))
 $(foreach v,$(TEST_NIXES_RUN),$(if $(NIX_TARGET_$(v)),,$(error TEST_NIXES: no nix $(v); the tests run on 2.24, 2.26 and 2.31)))
+# What the tests need is made first, three at a time: the servers' builds
+# use the cores while the images' Debian packages download. The nixes of
+# TEST_NIXES are built meanwhile, behind the first run at the lowest CPU
+# and disk priority: that run waits on servers, back-offs and pods much
+# of its time, and on a machine without the cache 2.31's build (about 20
+# minutes of CPU) would otherwise come before it (docs/testing.md). Their
+# log is .cache/nixes.log; make test stops them if it is stopped.
 # The first run's packages get 60 minutes each: the real node is one per
 # machine, so ./scenarios waits for it while ./vmtests/... hold it.
-test: deps $(foreach v,$(TEST_NIXES_RUN),$(NIX_TARGET_$(v))) servers images build vet
-	PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) $(PKGS)
+NIX_TARGETS := $(foreach v,$(TEST_NIXES_RUN),$(NIX_TARGET_$(v)))
+test: deps
+	@$(MAKE) --no-print-directory -j3 --output-sync=target servers images build vet
+	@mkdir -p .cache; builder=""; \
+	  if [ -n "$(NIX_TARGETS)" ]; then \
+	    echo "building nix $(TEST_NIXES_RUN) behind the first run (log: .cache/nixes.log)"; \
+	    setsid nice -n 19 ionice -c 3 $(MAKE) --no-print-directory $(NIX_TARGETS) >.cache/nixes.log 2>&1 & builder=$$!; \
+	    trap 'kill -- -'$$builder' 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	  fi; \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) $(PKGS) || exit; \
+	  if [ -n "$$builder" ]; then \
+	    echo "waiting for the nixes' build"; \
+	    wait $$builder || { tail -n 30 .cache/nixes.log; echo "make test: building nix $(TEST_NIXES_RUN) failed (.cache/nixes.log)"; exit 1; }; \
+	  fi; \
+	  $(MAKE) --no-print-directory test-other-nixes
+.PHONY: test-other-nixes
+test-other-nixes:
 ifneq ($(strip $(TEST_NIXES_RUN)),)
 	@pkgs="$(filter $(shell $(GO) list $(NIX_PKGS)),$(shell $(GO) list $(PKGS)))"; \
 	  if [ -z "$$pkgs" ]; then echo "nix $(TEST_NIXES_RUN): none of these packages runs nix"; exit 0; fi; \

@@ -296,6 +296,12 @@ func LoadBase(path string) (*Inventory, error) {
 		}
 		return nil, fmt.Errorf("inventory %s: %w", path, err)
 	}
+	return ParseBase(data, path)
+}
+
+// ParseBase is LoadBase of data read from path, for a caller that keeps
+// the bytes it read.
+func ParseBase(data []byte, path string) (*Inventory, error) {
 	inv, err := parse(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("inventory %s: %w", path, err)

@@ -2,8 +2,10 @@ package harnesscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"regexp"
 
@@ -84,12 +86,15 @@ func RunScenariosManifest(ctx context.Context, o *ScenariosManifestOptions) erro
 	var base []byte
 	disruptive := o.Disruptive
 	if o.Inventory != "" {
-		inv, err := inventory.LoadBase(o.Inventory)
+		// Read once: the manifest carries the very bytes it judged.
+		if base, err = os.ReadFile(o.Inventory); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("inventory %s: no such file", o.Inventory)
+		} else if err != nil {
+			return fmt.Errorf("inventory %s: %w", o.Inventory, err)
+		}
+		inv, err := inventory.ParseBase(base, o.Inventory)
 		if err != nil {
 			return err
-		}
-		if base, err = os.ReadFile(o.Inventory); err != nil {
-			return fmt.Errorf("--inventory: %w", err)
 		}
 		// The runner runs the disruptive scenarios for the base's
 		// disruptive: true as for --disruptive: the Role grants them.

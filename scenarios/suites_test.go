@@ -195,7 +195,7 @@ func anotherConsumersLease(t *testing.T, env *localenv.Env) func() {
 	if err := bao.Do(t.Context(), http.MethodGet, path, nil, &creds); err != nil || creds.LeaseID == "" {
 		t.Fatalf("another consumer's credential of %s: %v", path, err)
 	}
-	// Kept beyond the role's short TTL, up to its max_ttl of 10 minutes.
+	// Kept beyond the role's short TTL, for 10 minutes.
 	issued := time.Now()
 	if err := bao.Do(t.Context(), http.MethodPut, "sys/leases/renew", map[string]any{"lease_id": creds.LeaseID, "increment": 600}, nil); err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func anotherConsumersLease(t *testing.T, env *localenv.Env) func() {
 	return func() {
 		t.Helper()
 		if time.Since(issued) > 9*time.Minute {
-			t.Logf("lease %s not checked: it reached the role's max_ttl", creds.LeaseID)
+			t.Logf("lease %s not checked: its 10 minutes are over", creds.LeaseID)
 			return
 		}
 		if err := bao.Do(t.Context(), http.MethodPut, "sys/leases/lookup", map[string]string{"lease_id": creds.LeaseID}, nil); err != nil {

@@ -26,10 +26,14 @@ const PortOpenBao = 8200
 
 // The database engine's credentials are short-lived, so that rotation is
 // quick to see: the agent renews a lease at about two thirds of its TTL,
-// and finds a revoked one then.
+// and finds a revoked one then. The max_ttl outlives a test run, as a
+// platform's does a day. At max_ttl the agent takes a new credential and
+// the service restarts. A stock kubelet forgets a container's back-off
+// only after 10 minutes without a restart, so restarts every max_ttl of
+// 10 minutes grew the back-off to 5 minutes, and took the Service down.
 const (
 	CredentialTTL    = 20 * time.Second
-	credentialMaxTTL = "10m"
+	credentialMaxTTL = "2h"
 )
 
 // RenderInterval is how often the pods' agents render a KV secret again

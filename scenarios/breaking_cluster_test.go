@@ -108,6 +108,10 @@ func TestBreakingCasesOnRealPods(t *testing.T) {
 				results := runSelected(t, ctx, w.inventory(t, ctx, c.world), 5*time.Second, selection(id, c.run), suiteOf(id))
 				judgeBreak(t, id, w.podNamesIn(t, ctx, c), results)
 				mend()
+				freshPods(t, ctx, client, w.env.Namespace)
+				if c.world == mastodonWorld {
+					freshPods(t, ctx, client, mastodonWorld)
+				}
 				again := runSelected(t, ctx, w.inventory(t, ctx, c.world), time.Minute, selection(id, id), suiteOf(id))[id]
 				if again.Status != scenarios.Passed {
 					t.Fatalf("mended, %s still %s: %s", id, again.Status, again.Reason)

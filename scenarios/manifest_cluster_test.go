@@ -40,13 +40,9 @@ func TestManifestRoleOnRealPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	client, _ := clusterClient(t, env)
-	// Restarts of the cases before, or of the disruptive run, keep pods
-	// unready for a back-off: each run judges a settled world.
-	settled := func(t *testing.T) {
-		for _, d := range []string{"directory", "directory-lldap", "directory-authelia"} {
-			waitAvailable(t, ctx, client, env.Namespace, d, 6*time.Minute)
-		}
-	}
+	// Restarts of the cases before, or of the disruptive run, may keep
+	// pods in a back-off of minutes: each run judges new pods.
+	settled := func(t *testing.T) { freshPods(t, ctx, client, env.Namespace) }
 	settled(t)
 	base, err := inventory.LoadBase(env.ClusterInventory)
 	if err != nil {

@@ -45,19 +45,9 @@ if [ -e "$DIR/.built" ]; then
   runs && exit 0
   echo "nix $NIX_SERIES: $DIR/libexec/nix does not start; making it again"
 fi
-# Clear what an unfinished run left, but never a folder this script did not
-# make.
-if [ -n "$(ls -A "$DIR")" ] && [ ! -e "$DIR/.podroles-nix" ]; then
-  echo "nix $NIX_SERIES: $DIR holds files this script did not write; give it an empty or new folder" >&2
-  exit 1
-fi
-if [ -e "$ROOT" ]; then root_remove "$ROOT"; fi
-find "$DIR" -mindepth 1 -delete
-touch "$DIR/.podroles-nix"
-LOG=$DIR/build.log
-# A step that fails ends the script (set -e), with the log's end and its name.
-step=""
-trap 'rc=$?; if [ $rc -ne 0 ] && [ -n "$step" ]; then tail -n 30 "$LOG" >&2; echo "nix $NIX_SERIES: $step failed; the whole log is $LOG" >&2; fi' EXIT
+# Clear what an unfinished run left, but never a folder this script did
+# not make.
+build_dir_fresh "$NIX_SERIES" "$DIR" "$ROOT"
 echo "nix $NIX_SERIES: Debian 13's nix-bin in a Debian 13 root, $ROOT: one or two minutes, once (log: $LOG)"
 
 t=$(date +%s)

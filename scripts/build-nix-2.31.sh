@@ -80,19 +80,9 @@ pinned() { # FILE SHA256 WHAT
 pinned "$TARBALL" "$TARBALL_SHA256" "Nix $NIX_VERSION"
 pinned "$BLAKE3_TARBALL" "$BLAKE3_SHA256" "BLAKE3 $BLAKE3_VERSION"
 
-# Clear what an unfinished build left, but never a folder this script did
+# Clear what an unfinished run left, but never a folder this script did
 # not make.
-if [ -n "$(ls -A "$DIR")" ] && [ ! -e "$DIR/.podroles-nix" ]; then
-  echo "nix $NIX_VERSION: $DIR holds files this script did not write; give it an empty or new folder" >&2
-  exit 1
-fi
-if [ -e "$ROOT" ]; then root_remove "$ROOT"; fi
-find "$DIR" -mindepth 1 -delete
-touch "$DIR/.podroles-nix"
-LOG=$DIR/build.log
-# A step that fails ends the script (set -e), with the log's end and its name.
-step=""
-trap 'rc=$?; if [ $rc -ne 0 ] && [ -n "$step" ]; then tail -n 30 "$LOG" >&2; echo "nix $NIX_VERSION: $step failed; the whole log is $LOG" >&2; fi' EXIT
+build_dir_fresh "$NIX_VERSION" "$DIR" "$ROOT"
 started=$(date +%s)
 timed() { # NAME COMMAND…: COMMAND, its seconds written to DIR/times
   local t

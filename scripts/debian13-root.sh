@@ -109,3 +109,22 @@ root_remove() {
   fi
   $ROOT_SUDO rm -rf --one-file-system "$root"
 }
+
+# build_dir_fresh NAME DIR ROOT: empties DIR for a build of NAME, refusing
+# a folder this script did not make, and sets LOG to DIR/build.log. The
+# caller sets step to each step's name: a failing step then prints the
+# log's end and its name on the way out.
+build_dir_fresh() {
+  local name=$1 dir=$2 root=$3
+  if [ -n "$(ls -A "$dir")" ] && [ ! -e "$dir/.podroles-nix" ]; then
+    echo "nix $name: $dir holds files this script did not write; give it an empty or new folder" >&2
+    exit 1
+  fi
+  if [ -e "$root" ]; then root_remove "$root"; fi
+  find "$dir" -mindepth 1 -delete
+  touch "$dir/.podroles-nix"
+  LOG=$dir/build.log
+  step=""
+  FAILED_NAME=$name
+  trap 'rc=$?; if [ $rc -ne 0 ] && [ -n "$step" ]; then tail -n 30 "$LOG" >&2; echo "nix $FAILED_NAME: $step failed; the whole log is $LOG" >&2; fi' EXIT
+}

@@ -402,6 +402,24 @@ func TestRunWithoutCobra(t *testing.T) {
 	}
 }
 
+// inRepoRoot runs the test in the repository's root, as a user runs check
+// there, and returns the golden files' folder and the root. Annotations'
+// paths follow GITHUB_WORKSPACE, which is cleared.
+func inRepoRoot(t *testing.T) (testdata, root string) {
+	t.Helper()
+	testdata, err := filepath.Abs("testdata/check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err = filepath.Abs(repo("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GITHUB_WORKSPACE", "")
+	t.Chdir(root)
+	return testdata, root
+}
+
 // TestGoldenCheckReports: every format of check's report, on the bundled
 // examples (one broken, with locations and notes; two that pass), is in
 // testdata/check; make docs rewrites it. The check runs in the
@@ -409,16 +427,7 @@ func TestRunWithoutCobra(t *testing.T) {
 // a user sees them; what varies from machine to machine is replaced by
 // name: the root's absolute path (SARIF's base) by $REPO.
 func TestGoldenCheckReports(t *testing.T) {
-	testdata, err := filepath.Abs("testdata/check")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := filepath.Abs(repo("."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GITHUB_WORKSPACE", "") // annotations' paths follow it
-	t.Chdir(root)
+	testdata, root := inRepoRoot(t)
 	examples := []string{"examples/broken/mastodon-renamed.nix", "examples/directory.nix", "examples/mastodon-vm.nix"}
 	for _, format := range report.LocatedFormats {
 		t.Run(format, func(t *testing.T) {
@@ -449,16 +458,7 @@ func TestTextReportQuotesNames(t *testing.T) {
 // checked as usual; the exit status is 2 and stderr has its one line.
 // (As TestGoldenCheckReports, in the repository's root.)
 func TestGoldenCheckReportsWithAnUnevaluatedNode(t *testing.T) {
-	testdata, err := filepath.Abs("testdata/check")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := filepath.Abs(repo("."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GITHUB_WORKSPACE", "")
-	t.Chdir(root)
+	testdata, root := inRepoRoot(t)
 	forum := "cmd/internal/nodecmd/testdata/nodes/forum.nix"
 	nodes := []string{"examples/broken/mastodon-renamed.nix", forum, "examples/directory.nix"}
 	for _, format := range report.LocatedFormats {

@@ -216,8 +216,12 @@ type Authelia struct {
 type Postgres struct {
 	// Role is the role whose data it holds.
 	Role string `json:"role"`
-	// DSNFile holds the connection string, with its password.
-	DSNFile string `json:"dsnFile"`
+	// URLSecret is the file of the role's secrets (a name of
+	// fediversity.podRoles.roles.<r>.secrets) that holds the URL the
+	// role connects with; empty, the role's one secret whose template
+	// holds a postgres:// URL. The suite reads it in the role's pods, as
+	// the role does: the database and credential the role really uses.
+	URLSecret string `json:"urlSecret,omitempty"`
 	// Schema is the schema of the companion's OpenTofu state.
 	Schema string `json:"schema,omitempty"`
 	// UsersTable is a table of the role's data that holds LDAP.User.
@@ -357,7 +361,12 @@ func Parse(data []byte, dir string, node *facts.Node) (*Inventory, error) {
 func parse(data []byte, dir string) (*Inventory, error) {
 	var inv Inventory
 	if err := yaml.UnmarshalStrict(data, &inv); err != nil {
-		return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
+		msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")
+		if strings.Contains(msg, `unknown field "dsnFile"`) {
+			// A runner's own connection judged the runner's database.
+			msg = "postgres.dsnFile: no longer read: the postgres suite reads the database URL in the role's pods, from the secret the role reads it from (postgres.urlSecret names it when the node's templates do not)"
+		}
+		return nil, fmt.Errorf("%s", msg)
 	}
 	inv.resolve(dir)
 	return &inv, nil
@@ -386,9 +395,6 @@ func (inv *Inventory) resolve(dir string) {
 		if l.User == "" {
 			l.User = "authelia-bind"
 		}
-	}
-	if p := inv.Postgres; p != nil {
-		abs(&p.DSNFile)
 	}
 	if o := inv.OpenBao; o != nil {
 		abs(&o.TokenFile)
@@ -479,8 +485,10 @@ func (inv *Inventory) Validate() error {
 		if _, ok := inv.Roles[p.Role]; !ok {
 			return fmt.Errorf("postgres.role: %q is no role of the inventory", p.Role)
 		}
-		if err := fileExists("postgres.dsnFile", p.DSNFile); err != nil {
-			return err
+		if p.URLSecret != "" {
+			if _, ok := inv.Roles[p.Role].Secrets[p.URLSecret]; !ok && inv.Roles[p.Role].Secrets != nil {
+				return fmt.Errorf("postgres.urlSecret: %q is no secret of role %s (fediversity.podRoles.roles.%s.secrets)", p.URLSecret, p.Role, p.Role)
+			}
 		}
 	}
 	if o := inv.OpenBao; o != nil {

@@ -25,7 +25,7 @@ ldap:
   port: 6360
   baseDN: dc=example,dc=com
   bindDN: uid=authelia-bind,ou=people,dc=example,dc=com
-postgres: {role: lldap, dsnFile: secrets/dsn}
+postgres: {role: lldap}
 `
 
 // node is a node as podroles facts would give it: a role of lldap with a
@@ -163,7 +163,8 @@ func TestBadInventoriesNameTheField(t *testing.T) {
 		strings.Replace(good, "node: directory", "node: ''", 1):                                                                                            "node: the node's name is missing",
 		strings.Replace(good, "address: 127.0.1.1,", "address: pod-zero,", 1):                                                                              `roles.lldap.pods[0].address: "pod-zero" is not an IP address`,
 		strings.Replace(good, "ldaps: 6360}}\n", "ldaps: 70000}}\n", 1):                                                                                    "roles.lldap.service.ports.ldaps: 70000 is no port",
-		strings.Replace(good, "dsnFile: secrets/dsn", "dsnFile: ''", 1):                                                                                    "postgres.dsnFile: missing",
+		strings.Replace(good, "role: lldap}", "role: lldap, urlSecret: db}", 1):                                                                            `postgres.urlSecret: "db" is no secret of role lldap`,
+		strings.Replace(good, "role: lldap}", "role: lldap, dsnFile: secrets/dsn}", 1):                                                                     "postgres.dsnFile: no longer read",
 		strings.Replace(good, "node: directory", "node: directory\nnodes: x", 1):                                                                           `unknown field "nodes"`,
 		strings.Replace(good, "    pods:\n      - {name: directory-lldap-0, address: 127.0.1.1, ports: {ldap: 3890, ldaps: 6360}}\n", "    pods: []\n", 1): "roles.lldap.pods: the role has no pods",
 		strings.Replace(good, "postgres:", "openbao: {address: http://127.0.1.30:8200, tokenFile: secrets/bind, renderInterval: often}\npostgres:", 1):     `openbao.renderInterval: "often" is no duration`,
@@ -198,13 +199,15 @@ func TestDocsExampleLoads(t *testing.T) {
 	// The files the example names, which Validate asks for, and the facts
 	// of a node whose contract the example's Service serves.
 	dir := t.TempDir()
-	for _, f := range []string{"kubeconfig", "tls/ca.pem", "secrets/postgres-dsn", "secrets/openbao-token", "secrets/authelia-storage-dsn"} {
+	for _, f := range []string{"kubeconfig", "tls/ca.pem", "secrets/openbao-token", "secrets/authelia-storage-dsn"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
 		os.WriteFile(filepath.Join(dir, f), nil, 0o600)
 	}
 	n := node()
 	n.LLDAP.Host = "directory-lldap.directory.svc.cluster.local"
 	n.PodRoles.Roles["lldap"].Secrets["key-seed"] = facts.Secret{Path: "secret/data/lldap/key-seed", Restart: true}
+	url := "LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@postgres.directory.svc/lldap"
+	n.PodRoles.Roles["lldap"].Secrets["db.env"] = facts.Secret{Path: "database/creds/lldap", Template: &url, Restart: true}
 	data, _ := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{n}})
 	os.WriteFile(filepath.Join(dir, "facts.json"), data, 0o644)
 	inv, err := Parse([]byte(example), dir, nil)

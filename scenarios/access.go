@@ -33,6 +33,8 @@ var (
 	listPods       = Permission{Resource: "pods", Verb: "list"}
 	execInPods     = Permission{Resource: "pods/exec", Verb: "create"}
 	forwardPods    = Permission{Resource: "pods/portforward", Verb: "create"}
+	listServices   = Permission{Resource: "services", Verb: "list"}
+	listEndpoints  = Permission{Group: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
 )
 
 // Capability is something the suites ask of a cluster, with the API
@@ -64,9 +66,13 @@ var (
 	// (world.identityNotReadable): the pod's containers, then exec.
 	capIdentity = Capability{Name: "a pod's identity", Access: []Permission{getPods, execInPods}}
 	// capForward forwards the pods' and Services' ports to loopback,
-	// from outside the cluster only (Discover, and kube.Forward again
-	// when client-go ends one).
+	// from outside the cluster only (Discover, kube.Forward again when
+	// client-go ends one, and a pod that serves a role's database).
 	capForward = Capability{Name: "port-forwards to the pods", Access: []Permission{forwardPods}}
+	// capDatabase finds what serves the host of a role's database URL:
+	// the namespace's pods, its Services, and their endpoints
+	// (locateDatabase).
+	capDatabase = Capability{Name: "where a role's database is", Access: []Permission{listPods, listServices, listEndpoints}}
 )
 
 // settleUses are the capabilities of the step the runner adds after a
@@ -111,6 +117,10 @@ func Access(suites []*Suite, o AccessOptions) []Grant {
 	by := map[Permission][]string{}
 	add := func(who string, uses []Capability) {
 		for _, c := range uses {
+			if o.InCluster && c.Name == capForward.Name {
+				// Inside the cluster the runner dials the pods.
+				continue
+			}
 			for _, p := range c.Access {
 				if !slices.Contains(by[p], who) {
 					by[p] = append(by[p], who)

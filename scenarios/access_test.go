@@ -50,6 +50,9 @@ func TestAccessOfEachSuite(t *testing.T) {
 	read := discoveryReads
 	exec := []string{"create on pods/exec"}
 	status := []string{"get on pods"}
+	// Where a role's database is: its URL read in a pod, its host among
+	// the namespace's pods, Services and endpoints.
+	database := []string{"create on pods/exec", "list on services", "list on discovery.k8s.io/endpointslices"}
 	for _, tc := range []struct {
 		suite      string
 		adds       []string
@@ -59,13 +62,13 @@ func TestAccessOfEachSuite(t *testing.T) {
 		{suite: "units", adds: exec},
 		{suite: "ldap", adds: exec},
 		{suite: "lldap-http"},
-		{suite: "postgres"},
-		{suite: "secrets", adds: append(slices.Clone(status), exec...)},
+		{suite: "postgres", adds: database},
+		{suite: "secrets", adds: append(slices.Clone(status), database...)},
 		{suite: "authelia", adds: exec},
-		{suite: "rotation", disruptive: append(slices.Clone(status), exec...)},
+		{suite: "rotation", disruptive: append(slices.Clone(status), database...)},
 	} {
 		t.Run(tc.suite, func(t *testing.T) {
-			want := sorted(append(slices.Clone(read), tc.adds...))
+			want := sorted(slices.Compact(sorted(append(slices.Clone(read), tc.adds...))))
 			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true}, tc.suite)); !slices.Equal(got, want) {
 				t.Errorf("in the cluster: got %q, want %q", got, want)
 			}
@@ -144,8 +147,12 @@ func TestGrantsNameWhoNeedsThem(t *testing.T) {
 	for _, g := range scenarios.Access(scenarios.Suites(), scenarios.AccessOptions{}) {
 		switch g.Permission.String() {
 		case "create on pods/portforward":
-			if !slices.Equal(g.By, []string{"discovery"}) {
-				t.Errorf("%s is needed by %v, want the discovery alone", g.Permission, g.By)
+			// Besides the discovery, the scenarios that connect to a
+			// role's database, which a pod may serve.
+			if g.By[0] != "discovery" || slices.ContainsFunc(g.By[1:], func(who string) bool {
+				return !slices.Contains([]string{"postgres/data-outside-pod", "postgres/one-opentofu-state", "secrets/files-hold-their-values"}, who)
+			}) {
+				t.Errorf("%s is needed by %v, want the discovery and the scenarios that reach a role's database", g.Permission, g.By)
 			}
 		case "create on pods/exec":
 			if slices.Contains(g.By, "discovery") || !slices.Contains(g.By, "units/units-where-their-lists-permit") {
@@ -162,7 +169,7 @@ func TestRulesGroupVerbsByResource(t *testing.T) {
 	for _, r := range rules {
 		got = append(got, strings.Join([]string{strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), strings.Join(r.Verbs, ",")}, " "))
 	}
-	want := []string{" pods get,list", " pods/exec create", " pods/portforward create", " services get", "apps deployments get"}
+	want := []string{" pods get,list", " pods/exec create", " pods/portforward create", " services get,list", "apps deployments get", "discovery.k8s.io endpointslices list"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rules:\n got %q\nwant %q", got, want)
 	}

@@ -32,7 +32,7 @@ func zeroPodWorld(t *testing.T) *inventory.Inventory {
 	str := func(s string) *string { return &s }
 	one, two := 1, 2
 	dbCreds := func(role string) facts.Secret {
-		return facts.Secret{Path: "database/creds/" + role, Template: str("{{ .Data.username }}:{{ .Data.password }}"), Restart: true}
+		return facts.Secret{Path: "database/creds/" + role, Template: str("DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@postgres/" + role), Restart: true}
 	}
 	node := &facts.Node{Name: "directory", PodRoles: facts.PodRoles{Roles: map[string]facts.Role{
 		"lldap": {Replicas: &two, Service: str("lldap"), Secrets: map[string]facts.Secret{
@@ -62,7 +62,7 @@ func zeroPodWorld(t *testing.T) *inventory.Inventory {
 			AdminUser: "admin", AdminPasswordFile: file("admin-password", "secret\n"),
 		},
 		Authelia: &inventory.Authelia{Role: "authelia", Host: "auth.example.com", CAFile: "/etc/authelia-ca.pem"},
-		Postgres: &inventory.Postgres{Role: "lldap", DSNFile: file("dsn", "postgres://u:p@127.0.0.1:1/db\n"), UsersTable: "users"},
+		Postgres: &inventory.Postgres{Role: "lldap", UsersTable: "users"},
 		OpenBao:  &inventory.OpenBao{Address: "http://127.0.0.1:1", TokenFile: file("token", "t\n")},
 		Portal:   &inventory.Portal{URL: "https://auth.example.com", Address: "127.0.0.1:1"},
 		Rotation: &inventory.Rotation{

@@ -114,6 +114,9 @@ func (res *Result) Line() string {
 	if len(res.Windows) > 0 {
 		line += " (waited " + strings.Join(res.Windows, "; ") + ")"
 	}
+	if res.Seeded != "" {
+		line += " (seeded: " + res.Seeded + ")"
+	}
 	if res.Reason != "" {
 		line += ": " + res.Reason
 	}
@@ -147,6 +150,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		var steps []string
 		for _, w := range res.Windows {
 			steps = append(steps, "waited "+w)
+		}
+		if res.Seeded != "" {
+			steps = append(steps, "seeded: "+res.Seeded)
 		}
 		for _, s := range res.Steps {
 			line := fmt.Sprintf("%s %s", s.Status, s.Name)

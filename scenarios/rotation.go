@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fediversity/podroles/facts"
@@ -118,7 +117,7 @@ func credentialRotation(name string, pick rotatedRole, spec []string, doc string
 		},
 		Exclusive:  true,
 		Disruptive: true,
-		Uses:       []Capability{capPodStatus, capExec},
+		Uses:       []Capability{capPodStatus, capExec, capDatabase, capForward},
 		Steps: Sequence(
 			Step[credentials]{Name: "note each pod and its credential", Do: func(ctx context.Context, s *State, v *credentials) error {
 				v.role, _ = pick(s.Inv)
@@ -436,17 +435,19 @@ func oldCredentialRefused(ctx context.Context, s *State, v *credentials) error {
 	if s.Inv.Postgres == nil {
 		return poll.Permanent(fmt.Errorf("the inventory has no postgres to try the old credential at"))
 	}
-	u, _, err := dsn(s)
+	db, err := roleDatabase(s)
 	if err != nil {
 		return err
 	}
 	for _, pod := range slices.Sorted(maps.Keys(v.before)) {
 		b := v.before[pod]
-		u.User = url.UserPassword(b.user, b.password)
-		db, err := pgx.Connect(ctx, u.String())
+		_, done, err := db.connect(ctx, s, url.UserPassword(b.user, b.password))
 		if err == nil {
-			db.Close(ctx)
+			done()
 			return fmt.Errorf("the old credential %s still logs in to Postgres after its revocation", b.user)
+		}
+		if !errors.Is(err, errConnect) {
+			return err
 		}
 		// Only Postgres refusing the credential counts: a server that
 		// is down refuses everyone.

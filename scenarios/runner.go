@@ -148,6 +148,9 @@ func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, op
 	if sc.Window != nil {
 		state.Wait(sc.Window(inv))
 	}
+	if sc.Seeded != nil {
+		res.Seeded = sc.Seeded(inv)
+	}
 	defer func() { res.Windows = state.windows }()
 	res.Status = Passed
 	if sc.Steps.bind == nil {

@@ -54,6 +54,11 @@ type Scenario struct {
 	// runner adds it to the scenario's timeout, so that a long window of
 	// a right deployment is no failure.
 	Window func(inv *inventory.Inventory) (time.Duration, string)
+	// Seeded, when set, says what of the world the scenario reads that
+	// the deployment did not write on an inventory (rows an environment
+	// seeded where a stand-in runs in place of the role's service); the
+	// report marks the result with it ("" when nothing).
+	Seeded func(inv *inventory.Inventory) string
 	// Uses are what the scenario's steps ask of a cluster's API, each a
 	// capability with the access it takes there (usesNothing when it
 	// asks nothing). `scenarios manifest` derives the runner's Role from
@@ -191,8 +196,11 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	// Windows are the waits the scenario's deadline was moved for, each
 	// with its length and reason.
-	Windows []string     `json:"windows,omitempty"`
-	Steps   []StepResult `json:"steps"`
+	Windows []string `json:"windows,omitempty"`
+	// Seeded says what the scenario read that the deployment did not
+	// write (Scenario.Seeded): its pass proves less.
+	Seeded string       `json:"seeded,omitempty"`
+	Steps  []StepResult `json:"steps"`
 }
 
 // StepResult is what one step came to.

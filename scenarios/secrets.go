@@ -18,8 +18,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
@@ -39,7 +37,7 @@ var secretsSuite = &Suite{
 		Spec: []string{"US1-9", "US1-11", "US1-12", "US1-16"},
 		Doc:  "a field is its KV value, base64 decoded, one variable of an environment file with no line end, a template rendered over the response (with its parameters sent)",
 		Skip: needsSecrets,
-		Uses: []Capability{capExec},
+		Uses: []Capability{capExec, capDatabase, capForward},
 		Steps: Checks(Check{Name: "check every secret file of every pod", Do: func(ctx context.Context, s *State) error {
 			bao, err := baoClient(s)
 			if err != nil {
@@ -384,16 +382,19 @@ func checkRendered(ctx context.Context, s *State, bao *openbao.Client, role *inv
 
 // credentialLogsIn logs in to the role's Postgres with a credential.
 func credentialLogsIn(ctx context.Context, s *State, user, password string) error {
-	u, _, err := dsn(s)
+	db, err := roleDatabase(s)
 	if err != nil {
 		return err
 	}
-	u.User = url.UserPassword(user, password)
-	db, err := pgx.Connect(ctx, u.String())
-	if err != nil {
+	_, done, err := db.connect(ctx, s, url.UserPassword(user, password))
+	switch {
+	case errors.Is(err, errConnect):
 		return poll.Saw("a credential that does not log in to Postgres (%v)", err)
+	case err != nil:
+		return err
 	}
-	return db.Close(ctx)
+	done()
+	return nil
 }
 
 // pkiCA returns the CA of the PKI engine mounted at path's first element.

@@ -77,7 +77,7 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, "run slapd standing in for lldap") {
 				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
 			}
-		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/") || strings.HasPrefix(id, "rotation/")) && env.OpenBaoURL() == "":
+		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/") || strings.HasPrefix(id, "rotation/") || strings.HasPrefix(id, "postgres/")) && env.OpenBaoURL() == "":
 			if r.Status != scenarios.Skipped {
 				t.Errorf("%s without OpenBao: %s %s", id, r.Status, r.Reason)
 			}

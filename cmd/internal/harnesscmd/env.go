@@ -119,7 +119,9 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 		return fmt.Errorf("--image is for --provider containers")
 	}
 	if opts.Provider == localenv.ProviderContainers {
-		opts.Images = localenv.ImagesFromEnv()
+		if opts.Images, err = localenv.ImagesFromEnv(); err != nil {
+			return err
+		}
 		if err := opts.Images.SetAll(o.Images); err != nil {
 			return err
 		}

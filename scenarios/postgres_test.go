@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// TestServiceOfHost: a host is read as a pod of the namespace resolves
+// it.
+func TestServiceOfHost(t *testing.T) {
+	for host, want := range map[string][3]string{
+		"postgres":                             {"postgres", "", "service"},
+		"postgres.directory":                   {"postgres", "", "service"},
+		"postgres.directory.svc":               {"postgres", "", "service"},
+		"postgres.directory.svc.cluster.local": {"postgres", "", "service"},
+		"postgres.other.svc.cluster.local.":    {"postgres", "other", "service"},
+		"db.example.com":                       {"", "", ""},
+		"postgres.other":                       {"", "", ""},
+		"198.18.0.1":                           {"", "", ""},
+	} {
+		name, other, ok := serviceOfHost(host, "directory")
+		got := [3]string{name, other, ""}
+		if ok {
+			got[2] = "service"
+		}
+		if got != want {
+			t.Errorf("%s: got %q, want %q", host, got, want)
+		}
+	}
+	for host, want := range map[string][2]bool{
+		"localhost": {true, true}, "127.0.0.1": {true, true}, "::1": {true, true},
+		"127.0.1.20": {false, true}, "198.18.0.1": {false, false}, "postgres": {false, false},
+	} {
+		if got := [2]bool{loopbackHost(host, false), loopbackHost(host, true)}; got != want {
+			t.Errorf("%s: the pod itself locally, in a cluster: %v, want %v", host, got, want)
+		}
+	}
+}
+
+// TestRoleURLAndWhere: the URL is read from the pod's secret file as the
+// role reads it (bare or VAR=URL), and judged against every pod of the
+// inventory, whatever its role; its errors never quote the file.
+func TestRoleURLAndWhere(t *testing.T) {
+	dir := t.TempDir()
+	str := func(s string) *string { return &s }
+	tmpl := "LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@postgres/lldap"
+	pod := func(name, addr string) inventory.Endpoint {
+		d := filepath.Join(dir, name)
+		os.MkdirAll(d, 0o700)
+		return inventory.Endpoint{Name: name, Address: addr, SecretsDir: d}
+	}
+	inv := &inventory.Inventory{
+		Roles: map[string]*inventory.Role{
+			"lldap":    {Pods: []inventory.Endpoint{pod("lldap-0", "127.0.1.1")}, Secrets: map[string]facts.Secret{"db.env": {Path: "database/creds/lldap", Template: &tmpl}, "jwt": {Path: "secret/data/jwt", Field: str("value")}}},
+			"authelia": {Pods: []inventory.Endpoint{pod("authelia-0", "127.0.1.40")}},
+		},
+		Postgres: &inventory.Postgres{Role: "lldap"},
+	}
+	if file, why := databaseSecret(inv); file != "db.env" || why != "" {
+		t.Fatalf("databaseSecret = %q, %q", file, why)
+	}
+	s := &State{Inv: inv}
+	ctx := context.Background()
+	lldap := inv.Roles["lldap"].Pods[0]
+	for content, want := range map[string]string{
+		"LLDAP_DATABASE_URL=postgres://u:hunter2@127.0.1.20:5433/lldap\n": "127.0.1.20:5433, none of the inventory's pods",
+		"postgresql://u:hunter2@localhost/lldap":                          "in pod lldap-0 of role lldap",
+		"export DB='postgres://u:hunter2@127.0.1.40:5432/lldap'\n":        "in pod authelia-0 of role authelia",
+		"DB=mysql://u:hunter2@127.0.1.40/lldap\n":                         "holds no postgres:// URL",
+		"DB=postgres://u:hunter2@/lldap\n":                                "a postgres URL with no host",
+	} {
+		os.WriteFile(filepath.Join(lldap.SecretsDir, "db.env"), []byte(content), 0o600)
+		got := ""
+		u, err := roleURL(ctx, s, lldap, "db.env")
+		if err == nil {
+			var place *databasePlace
+			place, err = locateDatabase(ctx, s, lldap, "lldap", u)
+			if err == nil && place.pod != "" {
+				got = "in pod " + place.pod + " of role " + place.role
+			} else if err == nil {
+				got = place.where
+			}
+		}
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, want) || strings.Contains(got, "hunter2") {
+			t.Errorf("%q: got %q, want %q", content, got, want)
+		}
+	}
+	// Two URLs, or none, need the inventory's word.
+	inv.Roles["lldap"].Secrets["other.env"] = facts.Secret{Path: "database/creds/other", Template: &tmpl}
+	if _, why := databaseSecret(inv); !strings.Contains(why, "secrets db.env, other.env of role lldap each have") {
+		t.Errorf("two URLs: %q", why)
+	}
+	inv.Postgres.URLSecret = "other.env"
+	if file, why := databaseSecret(inv); file != "other.env" || why != "" {
+		t.Errorf("urlSecret: %q, %q", file, why)
+	}
+}

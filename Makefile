@@ -52,7 +52,7 @@ DEBIAN_NIX    := /usr/bin/nix
 # entry named after its recipe's hash: every clone on the machine (and CI's
 # fresh clone) reuses it, and a changed recipe builds anew beside it.
 # As a user, make's cache is under the user's own ~/.cache.
-PODROLES_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/podroles,$(HOME)/.cache/podroles)
+export PODROLES_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/podroles,$(HOME)/.cache/podroles)
 NIX24_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.24.15-src.tar.gz
 NIX24_DIR     := $(PODROLES_CACHE)/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
 NIX24         := $(NIX24_DIR)/own-root/bin/nix
@@ -228,9 +228,24 @@ images-debian: deps
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_NODE) -t localhost/podroles-node:bookworm vmtests/images/node >/dev/null
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SLAPD) >/dev/null 2>&1 || \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SLAPD) -t localhost/podroles-slapd:bookworm vmtests/images/slapd >/dev/null
-images: images-debian $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia
+# The runner's image (scenarios manifest's Job): FROM scratch, the static
+# binary and the host's CA bundle, tagged by both, so it is built in the
+# recipe, once the binary is.
+RUNNER_CA ?= /etc/ssl/certs/ca-certificates.crt
+# The record of what it built lets podroles, run outside make, find the
+# images whose tags only this Makefile computes (localenv.ImagesRecord).
+images: images-debian $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia build
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
+	@runner=localhost/podroles-runner:$$(cat vmtests/images/runner/Dockerfile $(BIN) $(RUNNER_CA) | sha256sum | cut -c1-12); \
+	$(CONTAINER_CLI) image inspect $$runner >/dev/null 2>&1 || { \
+	  rm -rf .cache/images/runner && mkdir -p .cache/images/runner && \
+	  cp vmtests/images/runner/Dockerfile $(BIN) $(RUNNER_CA) .cache/images/runner/ && \
+	  $(CONTAINER_CLI) build -q -t $$runner .cache/images/runner >/dev/null && rm -rf .cache/images/runner; } && \
+	mkdir -p $(PODROLES_CACHE) && \
+	printf '{"servers": "%s", "openbao": "%s", "authelia": "%s", "node": "%s", "slapd": "%s", "runner": "%s"}\n' '$(PODROLES_IMAGE_SERVERS)' \
+	  '$(PODROLES_IMAGE_OPENBAO)' '$(PODROLES_IMAGE_AUTHELIA)' '$(PODROLES_IMAGE_NODE)' '$(PODROLES_IMAGE_SLAPD)' "$$runner" > $(PODROLES_CACHE)/images.json.new && \
+	mv $(PODROLES_CACHE)/images.json.new $(PODROLES_CACHE)/images.json
 
 # make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
 # All of them run on Debian's nix; those of NIX_PKGS (the packages whose

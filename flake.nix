@@ -41,6 +41,18 @@
         podroles = podrolesFor pkgs;
         podroles-check = podrolesCheckFor pkgs;
         default = podroles;
+        # The runner of the suites, for scenarios manifest's Job: the
+        # binary and a CA bundle, as make images builds it FROM scratch,
+        # with the same entrypoint and user.
+        podroles-image = pkgs.dockerTools.buildLayeredImage {
+          name = "podroles";
+          tag = version;
+          contents = [ podroles pkgs.cacert ];
+          config = {
+            Entrypoint = [ "/bin/podroles" ];
+            User = "65532:65532";
+          };
+        };
       });
 
       apps = forAllSystems (pkgs: rec {

@@ -316,7 +316,15 @@ func TestFlakeOutputs(t *testing.T) {
 			Pname, VendorHash string
 			SubPackages       []string
 		}
-		App       string
+		App   string
+		Image struct {
+			Name, Tag, Builder string
+			Contents           []string
+			Config             struct {
+				Entrypoint []string
+				User       string
+			}
+		}
 		Shell     []string
 		Tests     struct{ DoCheck bool }
 		LibFacts  json.RawMessage
@@ -327,6 +335,7 @@ func TestFlakeOutputs(t *testing.T) {
 	  package = { inherit (self.packages.x86_64-linux.default) pname version vendorHash subPackages ldflags; };
 	  checker = { inherit (self.packages.x86_64-linux.podroles-check) pname vendorHash subPackages; };
 	  app = self.apps.x86_64-linux.default.program;
+	  image = let i = self.packages.x86_64-linux.podroles-image; in { inherit (i) name tag builder config; contents = map (c: c.pname or c.name) i.contents; };
 	  shell = map (p: p.name) self.devShells.x86_64-linux.default.packages;
 	  tests = { inherit (self.checks.x86_64-linux.tests) doCheck; };
 	  libFacts = self.lib.facts (import (repo + "/examples/mastodon.nix"));
@@ -342,6 +351,17 @@ func TestFlakeOutputs(t *testing.T) {
 	}
 	if got.App != bin+"/bin/podroles" {
 		t.Errorf("app = %q", got.App)
+	}
+	// The image has the entrypoint and user of make images' runner
+	// (vmtests/images/runner/Dockerfile, TestRunnerImage runs that one).
+	dockerfile, err := os.ReadFile(filepath.Join(repoRoot, "vmtests/images/runner/Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := got.Image; img.Builder != "buildLayeredImage" || img.Name != "podroles" || img.Tag != "abc1234" ||
+		!reflect.DeepEqual(img.Contents, []string{"podroles", "cacert"}) || !reflect.DeepEqual(img.Config.Entrypoint, []string{"/bin/podroles"}) || img.Config.User != "65532:65532" ||
+		!strings.Contains(string(dockerfile), `ENTRYPOINT ["/bin/podroles"]`) || !strings.Contains(string(dockerfile), "USER "+img.Config.User) {
+		t.Errorf("packages.podroles-image = %+v, unlike the Dockerfile of make images:\n%s", img, dockerfile)
 	}
 	for _, want := range []string{"go", "gopls", "nix", "openldap", "postgresql", "nginx", "haproxy", "openbao", "authelia", "etcd", "kubernetes", "kwok"} {
 		if !strings.Contains(" "+strings.Join(got.Shell, " ")+" ", " "+want+" ") {

@@ -456,7 +456,10 @@ func wrongSecretFile(name, role string, pod int, file string, content func(old [
 // lldapOptions run the lldap role from lldap's image, where a variable
 // names it.
 func lldapOptions() localenv.Options {
-	im := localenv.ImagesFromEnv()
+	im, err := localenv.ImagesFromEnv()
+	if err != nil {
+		panic(err)
+	}
 	im.LLDAP = os.Getenv("PODROLES_IMAGE_LLDAP")
 	return localenv.Options{Provider: localenv.ProviderContainers, Images: im}
 }

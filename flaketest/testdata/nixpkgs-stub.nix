@@ -16,7 +16,8 @@ let
     };
     callPackage = path: args: import path ({ inherit buildGoModule; } // args);
     mkShell = args: args // { type = "derivation"; builder = "mkShell"; };
-  } // genAttrs [ "go" "gopls" "nix" "gnumake" "openldap" "postgresql" "nginx" "haproxy" "openbao" "authelia" "etcd" "kubernetes" "kwok" ] (name: { inherit name; });
+    dockerTools.buildLayeredImage = args: args // { type = "derivation"; builder = "buildLayeredImage"; };
+  } // genAttrs [ "cacert" "go" "gopls" "nix" "gnumake" "openldap" "postgresql" "nginx" "haproxy" "openbao" "authelia" "etcd" "kubernetes" "kwok" ] (name: { inherit name; });
 in
 {
   lib = { inherit genAttrs; };

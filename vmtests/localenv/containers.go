@@ -2,8 +2,11 @@ package localenv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,6 +63,9 @@ type Images struct {
 	// images; the servers' image where empty): no server of this
 	// provider runs them.
 	Node, Slapd string
+	// Runner is the image of the suites' runner, which scenarios
+	// manifest's Job runs (make images; none where empty).
+	Runner string
 }
 
 // EnvImageServers names the servers' image, and runs every server from
@@ -100,6 +106,7 @@ var imageSettings = []imageSetting{
 	{"lldap", func(im *Images) *string { return &im.LLDAP }},
 	{"node", func(im *Images) *string { return &im.Node }},
 	{"slapd", func(im *Images) *string { return &im.Slapd }},
+	{"runner", func(im *Images) *string { return &im.Runner }},
 }
 
 // imageVariable is the variable of the image named name.
@@ -122,7 +129,7 @@ func (im *Images) Set(assignment string) error {
 		if ref == "" {
 			return errors.New("--image servers=: the servers' image cannot be empty")
 		}
-		*im = Images{Servers: ref, Node: im.Node, Slapd: im.Slapd}
+		*im = Images{Servers: ref, Node: im.Node, Slapd: im.Slapd, Runner: im.Runner}
 		return nil
 	}
 	*imageSettings[i].field(im) = ref
@@ -146,17 +153,65 @@ func (im *Images) SetAll(assignments []string) error {
 	return nil
 }
 
-// ImagesFromEnv returns the default images, overridden by the variables:
-// one set but empty runs its server from the servers' image (slapd for
-// lldap).
-func ImagesFromEnv() Images {
+// ImagesFromEnv returns the images that make images recorded on this
+// machine (ImagesRecord), else the default images, overridden by the
+// variables: one set but empty runs its server from the servers' image
+// (slapd for lldap). The record lets podroles, run outside make, find
+// the images make built, whose tags only the Makefile computes.
+func ImagesFromEnv() (Images, error) {
 	im := DefaultImages
+	if err := im.fromRecord(ImagesRecord()); err != nil {
+		return Images{}, err
+	}
 	for _, s := range imageSettings {
 		if ref, ok := os.LookupEnv(imageVariable(s.name)); ok && (ref != "" || s.name != "servers") {
 			im.Set(s.name + "=" + ref)
 		}
 	}
-	return im
+	return im, nil
+}
+
+// ImagesRecord is the file where make images records the images it
+// built: images.json in the machine-wide cache, PODROLES_CACHE, which
+// is /var/cache/podroles for root and ~/.cache/podroles for others, as
+// the Makefile picks it.
+func ImagesRecord() string {
+	dir := os.Getenv("PODROLES_CACHE")
+	if dir == "" {
+		dir = "/var/cache/podroles"
+		if os.Geteuid() != 0 {
+			home, _ := os.UserHomeDir()
+			dir = filepath.Join(home, ".cache", "podroles")
+		}
+	}
+	return filepath.Join(dir, "images.json")
+}
+
+// fromRecord sets the images that the record names (servers first, as
+// --image does); no record sets nothing.
+func (im *Images) fromRecord(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the images make images recorded: %w", err)
+	}
+	var record map[string]string
+	if err := json.Unmarshal(data, &record); err != nil {
+		return fmt.Errorf("the images make images recorded, %s: %v (run make images again)", path, err)
+	}
+	var assignments []string
+	for _, name := range slices.Sorted(maps.Keys(record)) {
+		if record[name] == "" {
+			continue
+		}
+		assignments = append(assignments, name+"="+record[name])
+	}
+	if err := im.SetAll(assignments); err != nil {
+		return fmt.Errorf("the images make images recorded, %s: %v", path, err)
+	}
+	return nil
 }
 
 // imageOf is the image a server runs from: its own, or the servers' image.

@@ -169,7 +169,9 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	if (opts.Provider == ProviderContainers || opts.Cluster != nil) && opts.Images == (Images{}) {
-		opts.Images = ImagesFromEnv()
+		if opts.Images, err = ImagesFromEnv(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Cluster != nil && opts.Provider == ProviderContainers {
 		return nil, errors.New("env: a cluster with real pods runs with the processes provider only: its Postgres and OpenBao listen on the node's address")

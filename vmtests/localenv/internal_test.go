@@ -33,12 +33,14 @@ func TestProgramMissing(t *testing.T) {
 // image for all; one official image named back in over it; a variable
 // set empty runs its server from the servers' image.
 func TestImagesFromEnv(t *testing.T) {
+	// No record of make images here.
+	t.Setenv("PODROLES_CACHE", t.TempDir())
 	for _, s := range imageSettings {
 		// Restored when the test ends; unset while it runs.
 		t.Setenv(imageVariable(s.name), "")
 		os.Unsetenv(imageVariable(s.name))
 	}
-	im := ImagesFromEnv()
+	im := imagesFromEnv(t)
 	if im != DefaultImages {
 		t.Errorf("no variables: %+v", im)
 	}
@@ -52,7 +54,7 @@ func TestImagesFromEnv(t *testing.T) {
 	}
 	t.Setenv(EnvImageServers, "localhost/servers:x")
 	t.Setenv("PODROLES_IMAGE_OPENBAO", "quay.io/openbao/openbao:2.5.3")
-	im = ImagesFromEnv()
+	im = imagesFromEnv(t)
 	want := Images{Servers: "localhost/servers:x", OpenBao: "quay.io/openbao/openbao:2.5.3", Node: DefaultImages.Node, Slapd: DefaultImages.Slapd}
 	if im != want {
 		t.Errorf("servers' image with OpenBao's: %+v, want %+v", im, want)
@@ -61,13 +63,51 @@ func TestImagesFromEnv(t *testing.T) {
 		t.Errorf("imageOf: %s, %s", im.imageOf(im.Postgres), im.imageOf(im.OpenBao))
 	}
 	t.Setenv("PODROLES_IMAGE_LLDAP", "registry.example/lldap:v9")
-	if im = ImagesFromEnv(); im.LLDAP != "registry.example/lldap:v9" || im.Servers != "localhost/servers:x" {
+	if im = imagesFromEnv(t); im.LLDAP != "registry.example/lldap:v9" || im.Servers != "localhost/servers:x" {
 		t.Errorf("lldap's image over the servers': %+v", im)
 	}
 	os.Unsetenv(EnvImageServers)
 	t.Setenv("PODROLES_IMAGE_LLDAP", "")
-	if im = ImagesFromEnv(); im.LLDAP != "" || im.Servers != DefaultImages.Servers || im.Authelia != DefaultImages.Authelia {
+	if im = imagesFromEnv(t); im.LLDAP != "" || im.Servers != DefaultImages.Servers || im.Authelia != DefaultImages.Authelia {
 		t.Errorf("PODROLES_IMAGE_LLDAP set empty: %+v, want slapd and the other defaults", im)
+	}
+}
+
+func imagesFromEnv(t *testing.T) Images {
+	t.Helper()
+	im, err := ImagesFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return im
+}
+
+// TestImagesFromRecord: podroles outside make finds the images that make
+// images recorded, servers first, with the variables over them; a record
+// that is no JSON is named.
+func TestImagesFromRecord(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PODROLES_CACHE", dir)
+	for _, s := range imageSettings {
+		t.Setenv(imageVariable(s.name), "")
+		os.Unsetenv(imageVariable(s.name))
+	}
+	record := `{"servers": "localhost/podroles-servers:abc", "openbao": "localhost/podroles-openbao:def", "node": "localhost/podroles-node:123", "slapd": "localhost/podroles-slapd:456", "authelia": "", "runner": "localhost/podroles-runner:789"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "images.json"), []byte(record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := Images{Servers: "localhost/podroles-servers:abc", OpenBao: "localhost/podroles-openbao:def", Node: "localhost/podroles-node:123", Slapd: "localhost/podroles-slapd:456", Runner: "localhost/podroles-runner:789"}
+	if im := imagesFromEnv(t); im != want {
+		t.Errorf("from the record: %+v, want %+v", im, want)
+	}
+	t.Setenv("PODROLES_IMAGE_OPENBAO", "quay.io/openbao/openbao:2.5.3")
+	want.OpenBao = "quay.io/openbao/openbao:2.5.3"
+	if im := imagesFromEnv(t); im != want {
+		t.Errorf("a variable over the record: %+v, want %+v", im, want)
+	}
+	os.WriteFile(filepath.Join(dir, "images.json"), []byte("servers=x\n"), 0o644)
+	if _, err := ImagesFromEnv(); err == nil || !strings.Contains(err.Error(), "images.json") || !strings.Contains(err.Error(), "run make images again") {
+		t.Errorf("a record that is no JSON: %v", err)
 	}
 }
 

@@ -385,6 +385,42 @@ func identityInService(d *appsv1.Deployment) {
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "identity", MountPath: plan.IdentityDir, ReadOnly: true})
 }
 
+// databaseInPod points lldap's database URL at the pod's own loopback, as
+// a deployment whose database runs in the role's pod has it: the agents'
+// template of db.env, which new pods render. Mending puts the template
+// back, in new pods again.
+func databaseInPod(t *testing.T, ctx context.Context, w *realWorld) func() {
+	configMaps := w.client.CoreV1().ConfigMaps(w.env.Namespace)
+	name := "directory-lldap-agent"
+	cm, err := configMaps.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cm.Data["agent.json"]
+	host := "@postgres." + w.env.Namespace + ".svc/"
+	if !strings.Contains(before, host) {
+		t.Fatalf("ConfigMap %s has no template with %s", name, host)
+	}
+	set := func(agent string) {
+		cm, err := configMaps.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["agent.json"] = agent
+		if _, err := configMaps.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range podsOf(t, ctx, w.client, w.env.Namespace, "directory-lldap") {
+			if err := w.client.CoreV1().Pods(w.env.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitAvailable(t, ctx, w.client, w.env.Namespace, "directory-lldap")
+	}
+	set(strings.ReplaceAll(before, host, "@127.0.0.1:5432/"))
+	return func() { set(before) }
+}
+
 // clusterCases are the breaking cases of the real pods, by scenario; the
 // table takes them in.
 func clusterCases() map[string][]breakingCase {
@@ -488,6 +524,11 @@ func clusterCases() map[string][]breakingCase {
 			breakCluster: changeDeployment("directory-authelia", withoutRestart),
 			run:          "rotation/new-credential-restarts-authelia",
 			reasons:      []string{"pod {directory-authelia#0} (uid", "to restart its service with a new credential within the TTL", "saw 0 exits"},
+		}},
+		"postgres/data-outside-pod": {{
+			name: "lldap's database URL at its pod's own loopback", where: onCluster,
+			breakCluster: databaseInPod,
+			reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at 127.0.0.1:5432, in pod {directory-lldap#0} of role lldap: its data would go with the pod"},
 		}},
 		"rotation/sidecar-restart-restarts-pki": {{
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,

@@ -176,7 +176,7 @@ func (e *Env) writeInventory() error {
 			BindDN: "uid=authelia-bind,ou=people," + baseDN, User: "authelia-bind", Group: "lldap_strict_readonly",
 		},
 		Postgres: &inventory.Postgres{
-			Role: "lldap", DSNFile: "secrets/postgres-dsn", Schema: "lldap_provision", UsersTable: "users",
+			Role: "lldap", Schema: "lldap_provision", UsersTable: "users",
 		},
 	}
 	for i := range replicas {

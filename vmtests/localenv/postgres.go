@@ -107,7 +107,10 @@ func (p *processProvider) startPostgres(ctx context.Context, pg *postgres) (read
 	if s.Cluster != nil {
 		// The cluster's pods reach it on the node's address.
 		listen += "," + kubenode.NodeIP
-		if err := appendFile(filepath.Join(data, "pg_hba.conf"), fmt.Sprintf("# the pods of the test cluster's real node\nhost all all %s scram-sha-256\n", kubenode.PodSubnet)); err != nil {
+		// The pods, and the host on the node's address (the runner, which
+		// connects as a role does, through the Service's endpoint).
+		hba := fmt.Sprintf("# the pods of the test cluster's real node, and the host on its bridge\nhost all all %s scram-sha-256\nhost all all %s/32 scram-sha-256\n", kubenode.PodSubnet, kubenode.NodeIP)
+		if err := appendFile(filepath.Join(data, "pg_hba.conf"), hba); err != nil {
 			return nil, err
 		}
 	}

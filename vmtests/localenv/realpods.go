@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,8 +108,10 @@ func (e *Env) serverOf(service string) (server, image string, err error) {
 		return inventory.StandInSlapd, e.Images.Servers, nil
 	case "authelia":
 		return "authelia", e.Images.Authelia, nil
+	case workerRole:
+		return workerRole, e.Images.Servers, nil
 	}
-	return "", "", fmt.Errorf("no local image serves the modular service %s on the real node (there are lldap, served by slapd, and authelia)", service)
+	return "", "", fmt.Errorf("no local image serves the modular service %s on the real node (there are lldap, served by slapd, authelia, and the test's worker)", service)
 }
 
 // startPods deploys the node's plan as real pods and waits until every
@@ -192,6 +195,10 @@ func (w *podWorld) importImages(ctx context.Context) error {
 			return errors.New("the secrets sidecars run OpenBao's image, and none is given (PODROLES_IMAGE_OPENBAO, make images)")
 		}
 		refs[w.e.Images.OpenBao] = true
+	}
+	if w.e.Images.Runner != "" {
+		// For the suites' Job (scenarios manifest).
+		refs[w.e.Images.Runner] = true
 	}
 	// One after the other: they share Debian's layer, which containerd
 	// then unpacks once.
@@ -356,6 +363,9 @@ func (w *podWorld) apply(ctx context.Context) error {
 			return fmt.Errorf("create Service %s: %w", svc.Name, err)
 		}
 	}
+	if err := w.postgresService(ctx); err != nil {
+		return err
+	}
 	for _, planned := range w.plan.Deployments {
 		d := planned.DeepCopy()
 		d.Namespace = ns
@@ -365,6 +375,33 @@ func (w *podWorld) apply(ctx context.Context) error {
 		if _, err := c.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create Deployment %s: %w", d.Name, err)
 		}
+	}
+	return nil
+}
+
+// postgresService is the platform's Postgres as the namespace's pods
+// reach it, by the name the examples' URLs give (postgres.<namespace>.svc):
+// a Service without selector, whose one endpoint is the environment's
+// PostgreSQL on the node's address, as a platform points a Service at a
+// database out of the cluster.
+func (w *podWorld) postgresService(ctx context.Context) error {
+	const name, port = "postgres", 5432
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: name, Port: port, TargetPort: intstr.FromInt(w.e.postgres.port), Protocol: corev1.ProtocolTCP}}},
+	}
+	if _, err := w.client.CoreV1().Services(w.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create Service %s: %w", name, err)
+	}
+	portName, target, tcp, ready := name, int32(w.e.postgres.port), corev1.ProtocolTCP, true
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: name + "-host", Labels: map[string]string{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "podroles-env"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{kubenode.NodeIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &target, Protocol: &tcp}},
+	}
+	if _, err := w.client.DiscoveryV1().EndpointSlices(w.ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create EndpointSlice %s: %w", slice.Name, err)
 	}
 	return nil
 }
@@ -566,6 +603,9 @@ func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.
 		// (fediversity.lldap.readerBindPasswordFile).
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podroles-config", MountPath: bindPassword, SubPath: "bind-password", ReadOnly: true})
 		w.supervised(spec, c, r, []string{"authelia", "--config", path.Join(configDir, "configuration.yml")})
+	case workerRole:
+		// Its pod's behaviour is under test, not its program.
+		w.supervised(spec, c, r, []string{"sleep", "infinity"})
 	}
 	return nil
 }
@@ -794,7 +834,7 @@ func (e *Env) writeClusterInventory() error {
 				Port: PortLDAPS, PlainPort: PortLDAP, BaseDN: baseDN, BindDN: "uid=authelia-bind,ou=people," + baseDN,
 				User: "authelia-bind", Group: "lldap_strict_readonly", AdminUser: "admin", AdminPasswordFile: "secrets/admin-password",
 			}
-			inv.Postgres = &inventory.Postgres{Role: r, DSNFile: "secrets/postgres-dsn", Schema: "lldap_provision", UsersTable: "users"}
+			inv.Postgres = &inventory.Postgres{Role: r, Schema: "lldap_provision", UsersTable: "users"}
 		}
 	}
 	inv.OpenBao = &inventory.OpenBao{Address: e.OpenBaoURL(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}

@@ -2,8 +2,10 @@ package localenv
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fediversity/podroles/facts"
@@ -25,6 +27,27 @@ type worker struct {
 	site    *site
 	openbao *openBao
 }
+
+// WithWorkerRole is a copy of node n with the worker role that the local
+// environment's node has: a role of a modular service of its own, whose
+// secrets with restart are all KV entries, so that a sidecar's restart
+// can be shown to restart nothing (US1-13) on a cluster too. It is part
+// of the test deployment, as the agents' short render interval is.
+func WithWorkerRole(n *facts.Node) *facts.Node {
+	c := *n
+	one := 1
+	c.PodRoles.Roles = maps.Clone(n.PodRoles.Roles)
+	c.PodRoles.Roles[workerRole] = facts.Role{Replicas: &one, Service: ptr(workerRole), Secrets: (*worker)(nil).secrets(), Units: []string{}}
+	c.PodRoles.Services = maps.Clone(n.PodRoles.Services)
+	c.PodRoles.Services[workerRole] = facts.Service{Environment: []string{}, Variables: map[string]string{}}
+	c.Units = maps.Clone(n.Units)
+	c.Units[workerRole] = facts.Unit{Enable: false}
+	c.ModularServices = append(slices.Clone(n.ModularServices), workerRole)
+	slices.Sort(c.ModularServices)
+	return &c
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // secrets are the worker's: a key with restart, a greeting without.
 func (w *worker) secrets() map[string]facts.Secret {

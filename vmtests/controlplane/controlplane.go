@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,7 +128,15 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	serving, servingKey, err := ca.Issue(addr, "kubernetes", "kubernetes.default.svc")
+	if o.ServiceCIDR == "" {
+		o.ServiceCIDR = "10.96.0.0/16"
+	}
+	services, err := netip.ParsePrefix(o.ServiceCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("control plane: ServiceCIDR %q: %w", o.ServiceCIDR, err)
+	}
+	// The Service kubernetes's cluster IP too, where pods dial it.
+	serving, servingKey, err := ca.Issue(addr, "kubernetes", "kubernetes.default", "kubernetes.default.svc", services.Addr().Next().String())
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +157,9 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	files := map[string][]byte{"ca.pem": ca.PEM, "serving.pem": serving, "serving.key": servingKey, "admin.pem": admin, "admin.key": adminKey, "sa.key": saKey, "sa.pub": saPub}
-	if o.ServiceCIDR == "" {
-		o.ServiceCIDR = "10.96.0.0/16"
-	}
+	// KWOK's pods need no token; a real node's get theirs mounted, as on
+	// any cluster.
+	admission := []string{"--disable-admission-plugins", "ServiceAccount"}
 	var realNodeFlags []string
 	if o.RealNode {
 		// A real kubelet authenticates the API server's exec, port-forward
@@ -167,6 +176,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 			// cgroups.
 			"--allow-privileged",
 		}
+		admission = nil
 	}
 	for name, data := range files {
 		if err := writeFile(filepath.Join(cpDir, name), data, 0o600); err != nil {
@@ -186,8 +196,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		"--authorization-mode", "Node,RBAC",
 		"--endpoint-reconciler-type", "none",
 		"--kubelet-preferred-address-types", "InternalIP",
-		"--disable-admission-plugins", "ServiceAccount",
-	}, append(realNodeFlags, o.APIServerFlags...)...), procgroup.Options{Dir: cpDir})
+	}, append(append(admission, realNodeFlags...), o.APIServerFlags...)...), procgroup.Options{Dir: cpDir})
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +251,8 @@ func (cp *ControlPlane) startNodes(ctx context.Context, loopback string, fake bo
 		// A real kubelet mounts a pod's projected token with the
 		// cluster's CA, from the ConfigMap kube-root-ca.crt that this
 		// controller puts in each namespace.
-		controllers += ",root-ca-certificate-publisher-controller"
+		// The suites' Job (scenarios manifest) runs there.
+		controllers += ",root-ca-certificate-publisher-controller,job-controller"
 		controllerFlags = []string{"--root-ca-file", filepath.Join(cpDir, "ca.pem")}
 	}
 	for _, c := range []struct {

@@ -186,6 +186,7 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 		{"node Ready", func() error { return n.waitReady(ctx) }},
 		{"kube-proxy", func() error { return n.startKubeProxy(ctx, tools) }},
 		{"cluster DNS", func() error { return n.startDNS(ctx, tools) }},
+		{"API server for pods", func() error { return n.startAPIForPods(ctx, tools) }},
 	}
 	for _, s := range steps {
 		if err := step(s.what, s.do); err != nil {
@@ -249,7 +250,7 @@ func undoLeftovers(dir string) error {
 }
 
 // tools are the programs the node runs.
-type tools struct{ containerd, ctr, kubelet, kubeProxy, coredns, nft, cniDir string }
+type tools struct{ containerd, ctr, kubelet, kubeProxy, coredns, nft, haproxy, cniDir string }
 
 // ServersEnv names the folder of what make servers builds.
 const ServersEnv = "PODROLES_SERVERS"
@@ -264,6 +265,7 @@ func findTools() (tools, error) {
 		{&t.containerd, "containerd", "Debian: apt-get install containerd"},
 		{&t.ctr, "ctr", "Debian: apt-get install containerd"},
 		{&t.nft, "nft", "Debian: apt-get install nftables"},
+		{&t.haproxy, "haproxy", "Debian: apt-get install haproxy"},
 	} {
 		p, err := exec.LookPath(x.name)
 		if err != nil {

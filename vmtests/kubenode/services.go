@@ -2,10 +2,13 @@ package kubenode
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -269,4 +274,84 @@ func Resolver() *net.Resolver {
 		var d net.Dialer
 		return d.DialContext(ctx, "udp", net.JoinHostPort(DNSIP, "53"))
 	}}
+}
+
+// APIServiceIP is the cluster IP of the Service kubernetes, which the
+// pods' in-cluster clients dial (KUBERNETES_SERVICE_HOST): the first
+// address of ServiceSubnet, as the API server gives it.
+const APIServiceIP = "198.18.128.1"
+
+// apiProxyPort is where the pods reach the API server, on NodeIP.
+const apiProxyPort = 6443
+
+// haproxyConfig forwards the pods' connections to the API server, which
+// listens on a loopback address that pods cannot reach: TCP through, so
+// that TLS ends at the API server; long timeouts, for watches and execs.
+func haproxyConfig(server string) string {
+	return fmt.Sprintf(`global
+    maxconn 256
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+frontend apiserver
+    bind %s
+    default_backend apiserver
+backend apiserver
+    server apiserver %s
+`, net.JoinHostPort(NodeIP, fmt.Sprint(apiProxyPort)), server)
+}
+
+// startAPIForPods lets the pods reach the API server as on any cluster,
+// at the Service kubernetes: HAProxy (Debian's) on the node's address
+// forwards to the API server, and the Service's endpoint is HAProxy,
+// since the API server (which the control plane starts with no endpoint
+// reconciler) publishes none. It waits until the Service's cluster IP
+// answers, with a certificate for it.
+func (n *Node) startAPIForPods(ctx context.Context, t tools) error {
+	u, err := url.Parse(n.Server)
+	if err != nil {
+		return fmt.Errorf("the API server's URL %q: %w", n.Server, err)
+	}
+	dir := n.path("apiserver-proxy")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	config := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(config, []byte(haproxyConfig(u.Host)), 0o600); err != nil {
+		return err
+	}
+	p, err := n.startProcess("apiserver-proxy", []string{t.haproxy, "-db", "-f", config})
+	if err != nil {
+		return err
+	}
+	client, err := adminClient(n.AdminKubeconfig)
+	if err != nil {
+		return err
+	}
+	name, port, ready, tcp := "https", int32(apiProxyPort), true, corev1.ProtocolTCP
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "kubernetes-podroles-node", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "podroles-node"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{NodeIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &tcp}},
+	}
+	if _, err := client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Create(ctx, slice, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("the endpoint of Service kubernetes: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(n.CA.PEM)
+	https := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return n.until(ctx, p, time.Minute, func() error {
+		resp, err := https.Get("https://" + APIServiceIP + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("the API server at %s: %s", APIServiceIP, resp.Status)
+		}
+		return nil
+	})
 }

@@ -39,6 +39,10 @@ type DiscoverOptions struct {
 	// Direct dials the pods' and Services' own addresses (inside the
 	// cluster); otherwise every port is port-forwarded to loopback.
 	Direct bool
+	// ServicesByName, with Direct, dials each Service by its name, as a
+	// pod of the cluster resolves it (--in-cluster): a runner in a pod
+	// reaches a Service as the node's readers do.
+	ServicesByName bool
 	// Log receives, a line each, what goes wrong in a port-forward once
 	// it runs (a connection the pod refuses, the forward lost); nil drops
 	// it.
@@ -148,7 +152,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 		svc, err := client.CoreV1().Services(o.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		switch {
 		case err == nil:
-			e := &inventory.Endpoint{Name: fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, o.Namespace), Address: svc.Spec.ClusterIP, Ports: map[string]int{}}
+			e := &inventory.Endpoint{Name: fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, o.Namespace), Address: svc.Spec.ClusterIP, Ports: map[string]int{}, ByName: o.Direct && o.ServicesByName}
 			for _, sp := range svc.Spec.Ports {
 				e.Ports[sp.Name] = int(sp.Port)
 			}

@@ -143,6 +143,9 @@ type Endpoint struct {
 	// service, whose restart count the pod's status reports.
 	UID       string `json:"uid,omitempty"`
 	Container string `json:"container,omitempty"`
+	// ByName dials a Service by its name (Name), as a pod of the cluster
+	// resolves it, rather than its address: a runner inside the cluster.
+	ByName bool `json:"byName,omitempty"`
 	// Forwarded maps a port of the endpoint to the loopback address where
 	// a port-forward reaches it, for a cluster seen from outside; only
 	// these ports are reachable then.
@@ -160,6 +163,9 @@ func (e Endpoint) Dial(port int) (string, bool) {
 	if e.Forwarded != nil {
 		addr, ok := e.Forwarded[port]
 		return addr, ok
+	}
+	if e.ByName {
+		return net.JoinHostPort(e.Name, strconv.Itoa(port)), true
 	}
 	return net.JoinHostPort(e.Address, strconv.Itoa(port)), true
 }

@@ -93,8 +93,8 @@ With --kubeconfig (or --in-cluster, inside a pod) the runner finds the
 node's world in the cluster by itself: the Deployments of the node's plan,
 their pods by each Deployment's selector, and the Services. From outside
 the cluster every pod and Service port is port-forwarded to loopback
-through the API server; with --in-cluster the pods' and Services' own
-addresses are dialled. What neither the cluster nor the node can tell (the
+through the API server; with --in-cluster the pods' own addresses are
+dialled, and the Services by their names, through the cluster's DNS. What neither the cluster nor the node can tell (the
 ldap contract's port and DNs, Postgres, OpenBao, the portal) comes from an
 --inventory given as well, whose roles are then replaced by those found.
 
@@ -271,7 +271,7 @@ func (o *ScenariosRunOptions) loadInventory(ctx context.Context) (*inventory.Inv
 	}
 	d, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{
 		Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, Node: node, Dir: dir,
-		Base: base, Direct: o.InCluster, Log: o.IO.ErrOut,
+		Base: base, Direct: o.InCluster, ServicesByName: o.InCluster, Log: o.IO.ErrOut,
 	})
 	if err != nil {
 		os.RemoveAll(dir)

@@ -529,6 +529,8 @@ func clusterCases() map[string][]breakingCase {
 			name: "lldap's database URL at its pod's own loopback", where: onCluster,
 			breakCluster: databaseInPod,
 			reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at 127.0.0.1:5432, in pod {directory-lldap#0} of role lldap: its data would go with the pod"},
+			// Its URL leads where no database answers (the stand-in serves none).
+			alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
 		}},
 		"rotation/sidecar-restart-restarts-pki": {{
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/vmtests/localenv"
 )
 
@@ -145,8 +146,15 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 	}
 	fmt.Fprintf(o.IO.Out, "environment up in %s: podroles scenarios run --inventory %s\n", time.Since(start).Round(10*time.Millisecond), env.Inventory)
 	if o.Cluster {
+		sources := strings.Join(o.Sources.Describe(o.Args), " ")
 		fmt.Fprintf(o.IO.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s\n",
-			env.ClusterKubeconfig(), env.Namespace, env.Node, env.ClusterInventory, strings.Join(o.Sources.Describe(o.Args), " "))
+			env.ClusterKubeconfig(), env.Namespace, env.Node, env.ClusterInventory, sources)
+		if env.Images.Runner != "" {
+			// The suites as a Job of the cluster: those that need no
+			// file of this host (docs/scenarios-run.md).
+			fmt.Fprintf(o.IO.Out, "as a Job in the cluster: podroles scenarios manifest --namespace %[1]s --node %[2]s --image %[3]s --suite deployments,units %[4]s | kubectl --kubeconfig %[5]s apply -f - && kubectl --kubeconfig %[5]s -n %[1]s logs -f job/%[6]s\n",
+				env.Namespace, env.Node, env.Images.Runner, sources, env.ClusterKubeconfig(), scenarios.RunnerName)
+		}
 	}
 	return nil
 }

@@ -343,7 +343,7 @@ func (n *namespacePods) behindService(ctx context.Context, c *clusterView, s *St
 	if sp == nil {
 		return nil, fmt.Errorf("Service %s has no port %d, the port of the URL", svc.Name, port)
 	}
-	slices, err := c.Clientset.DiscoveryV1().EndpointSlices(svc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc.Name})
+	endpointSlices, err := c.Clientset.DiscoveryV1().EndpointSlices(svc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc.Name})
 	if err != nil {
 		return nil, discoverError("EndpointSlice", svc.Namespace, svc.Name+"-*", "list", err)
 	}
@@ -353,7 +353,7 @@ func (n *namespacePods) behindService(ctx context.Context, c *clusterView, s *St
 		port int32
 	}
 	var backends []backend
-	for _, es := range slices.Items {
+	for _, es := range endpointSlices.Items {
 		var at *int32
 		for _, ep := range es.Ports {
 			if ep.Name != nil && *ep.Name == sp.Name && ep.Port != nil {

@@ -3,7 +3,6 @@ package checks
 import (
 	"fmt"
 	"maps"
-	"net/netip"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/loopback"
 )
 
 // Rules returns every rule, in ID order.
@@ -174,7 +174,7 @@ var rules = []*Rule{
 		ID: "PR511", Name: "authelia-loopback-host", Spec: "Known Deviations (authelia), SC-005", Severity: SeverityError, Scope: ScopeK8s,
 		Doc: "A role runs authelia and fediversity.authelia.host is a loopback address.",
 		check: autheliaCheck([]string{"host"}, func(a facts.Authelia) string {
-			if isLoopback(a.Host) {
+			if loopback.Is(a.Host) {
 				return fmt.Sprintf("fediversity.authelia.host is %q, a loopback address: the nginx of the main pod cannot reach the role there; set it to the name of the role's Service", a.Host)
 			}
 			return ""
@@ -605,7 +605,7 @@ func lldapWithoutCompanion(n *node, report reportFunc) {
 
 func lldapLoopbackHost(n *node, report reportFunc) {
 	n.eachRoleRunning("lldap", func(name string, _ facts.Role) {
-		if isLoopback(n.LLDAP.Host) {
+		if loopback.Is(n.LLDAP.Host) {
 			report(role(name), at(opt("fediversity", "lldap", "host"), roleOpt(name, "service")), "role %s runs lldap but fediversity.lldap.host is %q, a loopback address that readers in other pods cannot reach; set it to the name of the role's Service", name, n.LLDAP.Host)
 		}
 	})
@@ -664,52 +664,6 @@ func autheliaCheck(option []string, problem func(facts.Authelia) string) func(*n
 			}
 		})
 	}
-}
-
-// isLoopback reports whether host names this machine: localhost and its
-// subdomains, or a loopback address.
-func isLoopback(host string) bool {
-	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	if h == "" || h == "localhost" || strings.HasSuffix(h, ".localhost") || h == "localhost.localdomain" || h == "ip6-localhost" || h == "ip6-loopback" {
-		return true
-	}
-	addr, err := netip.ParseAddr(h)
-	if err != nil {
-		// The resolver also reads the short IPv4 forms: 127.1, 127.0.1,
-		// 2130706433.
-		addr, err = shortIPv4(h)
-	}
-	return err == nil && (addr.IsLoopback() || addr.IsUnspecified())
-}
-
-// shortIPv4 reads the forms inet_aton accepts with fewer than four decimal
-// parts, the last part filling the remaining bytes.
-func shortIPv4(s string) (netip.Addr, error) {
-	parts := strings.Split(s, ".")
-	if len(parts) > 4 {
-		return netip.Addr{}, fmt.Errorf("not an IPv4 address")
-	}
-	var b [4]byte
-	for i, p := range parts {
-		last := i == len(parts)-1
-		bits := 8
-		if last {
-			bits = 8 * (4 - i)
-		}
-		n, err := strconv.ParseUint(p, 10, bits)
-		if err != nil || p == "" {
-			return netip.Addr{}, fmt.Errorf("not an IPv4 address")
-		}
-		if !last {
-			b[i] = byte(n)
-			continue
-		}
-		for j := 3; j >= i; j-- {
-			b[j] = byte(n)
-			n >>= 8
-		}
-	}
-	return netip.AddrFrom4(b), nil
 }
 
 func replicasBelowOne(n *node, report reportFunc) {
@@ -1076,7 +1030,7 @@ func lldapPlainLDAPPort(n *node, report reportFunc) {
 
 func lldapHostNotService(n *node, report reportFunc) {
 	roles := n.rolesRunning("lldap")
-	if len(roles) == 0 || isLoopback(n.LLDAP.Host) {
+	if len(roles) == 0 || loopback.Is(n.LLDAP.Host) {
 		return // PR502 names a loopback host
 	}
 	host := strings.ToLower(strings.TrimSuffix(n.LLDAP.Host, "."))

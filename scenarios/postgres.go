@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fediversity/podroles/internal/loopback"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -205,17 +207,16 @@ func dialDirect(addr string) func(context.Context) (string, func(), error) {
 	return func(context.Context) (string, func(), error) { return addr, func() {}, nil }
 }
 
-// loopbackHost is a host that is the pod itself: a name of loopback, or,
-// in a cluster, where each pod has its own loopback, any address of it.
-// In the local environment the other addresses of 127.0.0.0/8 stand for
-// other hosts.
+// loopbackHost is a host that is the pod itself, as the checks read a
+// node's hosts (loopback.Is). In a cluster each pod has a loopback of its
+// own; in the local environment the pods share the host's, where the
+// addresses of 127.0.0.0/8 other than 127.0.0.1 stand for other hosts.
 func loopbackHost(host string, cluster bool) bool {
-	switch host {
-	case "localhost", "127.0.0.1", "::1":
-		return true
+	addr, ok := loopback.Host(host)
+	if !ok || cluster || !addr.IsValid() || !addr.Is4() || addr.IsUnspecified() {
+		return ok
 	}
-	ip := net.ParseIP(host)
-	return cluster && ip != nil && ip.IsLoopback()
+	return addr == netip.AddrFrom4([4]byte{127, 0, 0, 1})
 }
 
 // locateDatabase judges where the URL that pod (of role) reads leads: the
@@ -243,8 +244,14 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 	inCluster := s.Inv.Cluster.Kubeconfig == ""
 	ns := s.Inv.Cluster.Namespace
 	if loopbackHost(host, true) {
-		// A port-forward dials the pod's own loopback.
-		return &databasePlace{pod: pod.Name, role: role, where: "the pod's own loopback", reach: forwardTo(c, s, pod.Name, port, inCluster)}, nil
+		// Only a port-forward dials the pod's own loopback.
+		reach := forwardTo(c, s, pod.Name, "", port, inCluster)
+		if inCluster {
+			reach = func(context.Context) (string, func(), error) {
+				return "", nil, poll.Permanent(fmt.Errorf("the database at pod %s's own loopback is reached only through a port-forward, which a runner in the cluster does not make", pod.Name))
+			}
+		}
+		return &databasePlace{pod: pod.Name, role: role, where: "the pod's own loopback", reach: reach}, nil
 	}
 	pods, err := c.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -262,7 +269,7 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 		}
 	}
 	if p := n.byIP[host]; p != nil {
-		return n.place(p, fmt.Sprintf("pod %s", p.Name), forwardTo(c, s, p.Name, port, inCluster)), nil
+		return n.place(p, fmt.Sprintf("pod %s", p.Name), forwardTo(c, s, p.Name, p.Status.PodIP, port, inCluster)), nil
 	}
 	name, other, isService := serviceOfHost(host, ns)
 	if other != "" {
@@ -383,7 +390,7 @@ func (n *namespacePods) behindService(ctx context.Context, c *clusterView, s *St
 		var reach func(context.Context) (string, func(), error)
 		if b.pod != nil {
 			where += ", served by pod " + b.pod.Name
-			reach = forwardTo(c, s, b.pod.Name, int(b.port), inCluster)
+			reach = forwardTo(c, s, b.pod.Name, b.pod.Status.PodIP, int(b.port), inCluster)
 		} else {
 			addr := net.JoinHostPort(b.addr, strconv.Itoa(int(b.port)))
 			where += fmt.Sprintf(", at %s out of the namespace's pods", addr)
@@ -404,19 +411,15 @@ func (n *namespacePods) behindService(ctx context.Context, c *clusterView, s *St
 	return out, nil
 }
 
-// forwardTo reaches a port of a pod: its address from inside the
+// forwardTo reaches a port of a pod: its address ip from inside the
 // cluster, a port-forward from outside (which also reaches the pod's own
 // loopback).
-func forwardTo(c *clusterView, s *State, pod string, port int, inCluster bool) func(context.Context) (string, func(), error) {
+func forwardTo(c *clusterView, s *State, pod, ip string, port int, inCluster bool) func(context.Context) (string, func(), error) {
 	ns := s.Inv.Cluster.Namespace
+	if inCluster {
+		return dialDirect(net.JoinHostPort(ip, strconv.Itoa(port)))
+	}
 	return func(ctx context.Context) (string, func(), error) {
-		if inCluster {
-			p, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
-			if err != nil {
-				return "", nil, discoverError("Pod", ns, pod, "get", err)
-			}
-			return net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port)), func() {}, nil
-		}
 		fw, err := c.Forward(ctx, ns, pod, []int32{int32(port)}, nil)
 		if err != nil {
 			return "", nil, err

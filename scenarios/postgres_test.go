@@ -34,7 +34,8 @@ func TestServiceOfHost(t *testing.T) {
 		}
 	}
 	for host, want := range map[string][2]bool{
-		"localhost": {true, true}, "127.0.0.1": {true, true}, "::1": {true, true},
+		"localhost": {true, true}, "127.0.0.1": {true, true}, "::1": {true, true}, "127.1": {true, true},
+		"0.0.0.0": {true, true}, "localhost.localdomain": {true, true}, "db.localhost.": {true, true},
 		"127.0.1.20": {false, true}, "198.18.0.1": {false, false}, "postgres": {false, false},
 	} {
 		if got := [2]bool{loopbackHost(host, false), loopbackHost(host, true)}; got != want {
@@ -102,5 +103,20 @@ func TestRoleURLAndWhere(t *testing.T) {
 	inv.Postgres.URLSecret = "other.env"
 	if file, why := databaseSecret(inv); file != "other.env" || why != "" {
 		t.Errorf("urlSecret: %q, %q", file, why)
+	}
+}
+
+// TestSeededMarksStandIns: the postgres results of a role whose pods run
+// a stand-in are marked, in the report's line, as reading rows that the
+// environment wrote; a role that runs its own service is not marked.
+func TestSeededMarksStandIns(t *testing.T) {
+	inv := &inventory.Inventory{Roles: map[string]*inventory.Role{"lldap": {StandIn: inventory.StandInSlapd}}, Postgres: &inventory.Postgres{Role: "lldap"}}
+	res := &Result{Suite: "postgres", Scenario: "data-outside-pod", Status: Passed, Seeded: seededByStandIn(inv)}
+	if line := res.Line(); !strings.Contains(line, "(seeded: the pods of role lldap run slapd in place of its service") {
+		t.Errorf("a stand-in's result: %q", line)
+	}
+	inv.Roles["lldap"].StandIn = ""
+	if why := seededByStandIn(inv); why != "" {
+		t.Errorf("lldap's own service marked: %q", why)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/pki"
@@ -121,7 +120,7 @@ func (e *Env) localNode() *facts.Node {
 		lldap := n.PodRoles.Roles["lldap"]
 		lldap.Secrets = e.directory.secrets()
 		n.PodRoles.Roles["lldap"] = lldap
-		n.PodRoles.Roles[workerRole] = facts.Role{Replicas: replicasOf(1), Service: str(workerRole), Secrets: e.worker.secrets(), Units: []string{}}
+		n.PodRoles.Roles[workerRole] = workerRoleFacts()
 		services = append(services, workerRole)
 		if e.portal != nil && !e.ownCA() {
 			n.PodRoles.Roles["authelia"] = facts.Role{Replicas: replicasOf(1), Service: str("authelia"),
@@ -130,11 +129,8 @@ func (e *Env) localNode() *facts.Node {
 		}
 	}
 	for _, svc := range services {
-		n.Units[svc] = facts.Unit{Enable: false}
-		n.PodRoles.Services[svc] = facts.Service{Environment: []string{}, Variables: map[string]string{}}
+		addModularService(n, svc)
 	}
-	slices.Sort(services)
-	n.ModularServices = services
 	return n
 }
 

@@ -35,19 +35,31 @@ type worker struct {
 // of the test deployment, as the agents' short render interval is.
 func WithWorkerRole(n *facts.Node) *facts.Node {
 	c := *n
-	one := 1
 	c.PodRoles.Roles = maps.Clone(n.PodRoles.Roles)
-	c.PodRoles.Roles[workerRole] = facts.Role{Replicas: &one, Service: ptr(workerRole), Secrets: (*worker)(nil).secrets(), Units: []string{}}
+	c.PodRoles.Roles[workerRole] = workerRoleFacts()
 	c.PodRoles.Services = maps.Clone(n.PodRoles.Services)
-	c.PodRoles.Services[workerRole] = facts.Service{Environment: []string{}, Variables: map[string]string{}}
 	c.Units = maps.Clone(n.Units)
-	c.Units[workerRole] = facts.Unit{Enable: false}
-	c.ModularServices = append(slices.Clone(n.ModularServices), workerRole)
-	slices.Sort(c.ModularServices)
+	c.ModularServices = slices.Clone(n.ModularServices)
+	addModularService(&c, workerRole)
 	return &c
 }
 
-func ptr[T any](v T) *T { return &v }
+// workerRoleFacts is the worker role as the node defines it: one replica
+// of its own service, with its secrets.
+func workerRoleFacts() facts.Role {
+	one, service := 1, workerRole
+	return facts.Role{Replicas: &one, Service: &service, Secrets: (*worker)(nil).secrets(), Units: []string{}}
+}
+
+// addModularService gives node n the modular service name, as NixOS's
+// system.services would: a unit of its name that the node's image does
+// not run, and the service's settings, empty.
+func addModularService(n *facts.Node, name string) {
+	n.Units[name] = facts.Unit{Enable: false}
+	n.PodRoles.Services[name] = facts.Service{Environment: []string{}, Variables: map[string]string{}}
+	n.ModularServices = append(n.ModularServices, name)
+	slices.Sort(n.ModularServices)
+}
 
 // secrets are the worker's: a key with restart, a greeting without.
 func (w *worker) secrets() map[string]facts.Secret {

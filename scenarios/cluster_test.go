@@ -110,6 +110,47 @@ func controlPlane(t *testing.T) *controlplane.ControlPlane {
 	return shared.cp
 }
 
+// applyPlan applies node's plan to namespace ns of the control plane,
+// and waits until each Deployment has its replicas Running with an
+// address.
+func applyPlan(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, node *facts.Node, ns string) (*plan.Plan, kubernetes.Interface) {
+	t.Helper()
+	p, err := plan.Make(node, plan.Options{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Apply(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	client, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range p.Deployments {
+		probe := poll.Probe{Endpoint: "Deployment " + ns + "/" + d.Name, Expect: "Running pods", Within: time.Minute}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+			if err != nil {
+				return err
+			}
+			running := 0
+			for _, pod := range pods.Items {
+				if pod.Status.Phase == corev1.PodRunning && pod.Status.PodIP != "" {
+					running++
+				}
+			}
+			if running != int(*d.Spec.Replicas) {
+				return poll.Saw("%d Running", running)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p, client
+}
+
 // exampleNode evaluates an example node.
 func exampleNode(t *testing.T, ctx context.Context, example string) *facts.Node {
 	t.Helper()
@@ -534,36 +575,7 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	node := exampleNode(t, ctx, "mastodon.nix")
-	p, err := plan.Make(node, plan.Options{Namespace: "rbac"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.Apply(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	client, _ := cp.Client()
-	for _, d := range p.Deployments {
-		probe := poll.Probe{Endpoint: "Deployment rbac/" + d.Name, Expect: "Running pods", Within: time.Minute}
-		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-			pods, err := client.CoreV1().Pods("rbac").List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
-			if err != nil {
-				return err
-			}
-			running := 0
-			for _, pod := range pods.Items {
-				if pod.Status.Phase == corev1.PodRunning && pod.Status.PodIP != "" {
-					running++
-				}
-			}
-			if running != int(*d.Spec.Replicas) {
-				return poll.Saw("%d Running", running)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, client := applyPlan(t, ctx, cp, node, "rbac")
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: "rbac"},
 		Rules: []rbacv1.PolicyRule{

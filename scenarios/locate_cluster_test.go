@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -33,14 +32,7 @@ func TestLocateDatabaseOnAControlPlane(t *testing.T) {
 	defer cancel()
 	node := exampleNode(t, ctx, "directory.nix")
 	const ns = "locate"
-	p, err := plan.Make(node, plan.Options{Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.Apply(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	client, _ := cp.Client()
+	_, client := applyPlan(t, ctx, cp, node, ns)
 	// A database in the lldap role's pods, behind a Service of its own.
 	inPods := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db-in-pods"}, Spec: corev1.ServiceSpec{
 		Selector: map[string]string{plan.LabelNode: "directory", plan.LabelRole: "lldap"},
@@ -66,22 +58,11 @@ func TestLocateDatabaseOnAControlPlane(t *testing.T) {
 	if _, err := client.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var lldapPod corev1.Pod
-	probe := poll.Probe{Endpoint: "namespace " + ns, Expect: "lldap's pods Running", Within: time.Minute}
-	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: plan.LabelRole + "=lldap"})
-		if err != nil {
-			return err
-		}
-		if len(pods.Items) == 0 || pods.Items[0].Status.PodIP == "" {
-			return poll.Saw("no lldap pod with an address")
-		}
-		lldapPod = pods.Items[0]
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: plan.LabelRole + "=lldap"})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("lldap's pods: %v", err)
 	}
+	lldapPod := pods.Items[0]
 	svc, err := client.CoreV1().Services(ns).Get(ctx, inPods.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
@@ -298,17 +297,7 @@ func TestManifestOnAControlPlane(t *testing.T) {
 	defer cancel()
 	node := exampleNode(t, ctx, "directory.nix")
 	const ns = "manifest"
-	p, err := plan.Make(node, plan.Options{Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.Apply(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	client, err := cp.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, client := applyPlan(t, ctx, cp, node, ns)
 	r := &runnerAccount{t: t, ns: ns, admin: cp.Kubeconfig, node: node, dir: t.TempDir(), client: client}
 	m := r.apply(ctx, scenarios.ManifestOptions{Disruptive: true})
 	full, err := scenarios.MakeManifest(scenarios.ManifestOptions{Namespace: ns, Node: node, Image: "podroles:unused", Disruptive: true})

@@ -47,6 +47,8 @@ let
   take = n: list: genList (elemAt list) n;
   drop = n: list: genList (i: elemAt list (i + n)) (length list - n);
   hasPrefix = prefix: s: substring 0 (stringLength prefix) s == prefix;
+  # A module without a file of its own is "<unknown-file>", no path.
+  isAbsolute = hasPrefix "/";
   min = a: b: if a < b then a else b;
   deepSeq' = v: builtins.deepSeq v v;
   orElse = fallback: v: let r = tryEval (deepSeq' v); in if r.success then r.value else fallback;
@@ -175,8 +177,11 @@ let
 
       # The definitions of the option at prefix as the modules wrote them,
       # lost ones included, each with the position of the option's name.
+      # A system made by hand (the node module's, a plain config's) may
+      # lack what the modules are read again with.
+      readable = readModules && lib != null && isAttrs (system.type or null) && system.type ? getSubModules;
       raw = prefix:
-        if !readModules then [ ]
+        if !readable then [ ]
         else follow ctx
           (concatMap (u: unwrap { inherit (u) file; priority = null; lost = false; pos = null; conds = [ ]; } u.config) modules)
           prefix (length prefix) (length prefix);
@@ -228,7 +233,7 @@ let
     in
     if pos == null && c.file == null then [ ]
     else [{
-      file = if pos != null then pos.file else if builtins.pathExists (c.file + "/default.nix") then c.file + "/default.nix" else c.file;
+      file = if pos != null then pos.file else if isAbsolute c.file && builtins.pathExists (c.file + "/default.nix") then c.file + "/default.nix" else c.file;
       line = if pos == null then null else pos.line;
       column = if pos == null then null else pos.column;
       priority = priorityOf c;
@@ -323,8 +328,8 @@ in
 
   # definitions system k8sPodFiles queries: the definitions of each query
   # (a QUERY as above) in a system read in this evaluation, for the facts
-  # that lib.mkCheck and the node module write (node.nix). Only what the
-  # options keep is read, never the modules again: nix could stop on what
-  # they force, and no tryEval would catch it.
-  definitions = system: k8sPodFiles: map (defsOf system k8sPodFiles false);
+  # that lib.mkCheck and the node module write (node.nix). The modules are
+  # read again as for podroles check: for an option's own name, only down
+  # to the option, which the module system forced to merge it.
+  definitions = system: k8sPodFiles: map (defsOf system k8sPodFiles true);
 }

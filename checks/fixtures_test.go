@@ -2,7 +2,11 @@ package checks_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -169,4 +173,127 @@ func TestFixtureLocations(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFixtureLocationsThroughFacts holds the facts that lib.mkCheck and the
+// node module write to the locations of podroles check --file. Their check
+// runs in the build sandbox, with no nix to ask: the definitions the facts
+// carry must place every finding of every fixture, with the same notes.
+func TestFixtureLocationsThroughFacts(t *testing.T) {
+	nix := nixtest.Nix(t)
+	fixtures, _ := allFixtures(t)
+	direct := checkFixtures(t, fixtures)
+	byModule := map[string][]int{}
+	for i, fx := range fixtures {
+		byModule[fx.K8sPodModule] = append(byModule[fx.K8sPodModule], i)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One document for fixtures that share a k8s-pod module and no node
+	// name: the facts name each node as podroles check did.
+	var batches [][]int
+	for _, indexes := range byModule {
+		var open []map[string]bool
+		var at []int
+		for _, i := range indexes {
+			b := slices.IndexFunc(open, func(names map[string]bool) bool { return !names[direct[i].Node] })
+			if b < 0 {
+				b = len(open)
+				open = append(open, map[string]bool{})
+				at = append(at, len(batches))
+				batches = append(batches, nil)
+			}
+			open[b][direct[i].Node] = true
+			batches[at[b]] = append(batches[at[b]], i)
+		}
+	}
+	for _, indexes := range batches {
+		module := fixtures[indexes[0]].K8sPodModule
+		var nodes strings.Builder
+		for _, i := range indexes {
+			path, err := filepath.Abs(fixtures[i].Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&nodes, "%q = import %s;\n", direct[i].Node, path)
+		}
+		k8sPod := "null"
+		if module != "" {
+			k8sPod = module
+		}
+		expr := fmt.Sprintf("import %s/nixeval/document.nix { nodes = { %s }; k8sPodModule = %s; }", root, nodes.String(), k8sPod)
+		out, err := exec.Command(nix, "--extra-experimental-features", "nix-command", "eval", "--json", "--impure", "--expr", expr).Output()
+		if err != nil {
+			var stderr []byte
+			if exit, ok := err.(*exec.ExitError); ok {
+				stderr = exit.Stderr
+			}
+			t.Fatalf("facts of the fixtures (k8s-pod module %q): %v\n%s", module, err, stderr)
+		}
+		doc := filepath.Join(t.TempDir(), "facts.json")
+		if err := os.WriteFile(doc, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		source, err := nixeval.FactsSource(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := &nixeval.Evaluator{}
+		loaded, err := ev.Load(context.Background(), []nixeval.Source{source})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := checks.Check(loaded)
+		if err := checks.Locate(context.Background(), checked, ev.Locate, report.Paths{}); err != nil {
+			t.Fatal(err)
+		}
+		byNode := map[string]*checks.Result{}
+		for _, res := range checked {
+			byNode[res.Node] = res
+		}
+		for _, i := range indexes {
+			want, got := direct[i], byNode[direct[i].Node]
+			// PR607 judges the node's name: a file's node takes it from
+			// networking.hostName (or the file's name), a flake's from its
+			// attribute, as the facts do; and PR508 follows it. TestCommandAndMkCheckAgree
+			// holds the facts to podroles check --flake.
+			namesNode := func(res *checks.Result) bool {
+				return res != nil && slices.ContainsFunc(res.Findings, func(f checks.Finding) bool { return f.Rule == "PR607" })
+			}
+			if namesNode(want) || namesNode(got) {
+				continue
+			}
+			if got == nil || len(got.Findings) != len(want.Findings) {
+				t.Errorf("%s: the facts give other findings: %s", fixtures[i].Path, findingsOf(got))
+				continue
+			}
+			for j, f := range want.Findings {
+				g := got.Findings[j]
+				key := f.Rule + " " + f.Subject.String()
+				if g.Rule+" "+g.Subject.String() != key {
+					t.Errorf("%s: finding %d is %s through the facts, %s through check --file", fixtures[i].Path, j, g.Rule+" "+g.Subject.String(), key)
+					continue
+				}
+				if !reflect.DeepEqual(g.Location, f.Location) {
+					t.Errorf("%s: %s is at %v through the facts, at %v through check --file", fixtures[i].Path, key, g.Location, f.Location)
+				}
+				if !reflect.DeepEqual(g.Notes, f.Notes) {
+					t.Errorf("%s: %s has notes %+v through the facts, %+v through check --file", fixtures[i].Path, key, g.Notes, f.Notes)
+				}
+			}
+		}
+	}
+}
+
+func findingsOf(res *checks.Result) []string {
+	if res == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range res.Findings {
+		out = append(out, f.Rule+" "+f.Subject.String()+": "+f.Message)
+	}
+	return out
 }

@@ -140,21 +140,14 @@ func TestNodeModuleAgrees(t *testing.T) {
 			}
 			direct, directAt := reportOf(t, "podroles check --file", data)
 
-			// The findings on names in the lists are located at evaluation
-			// time, where the build's check has no nix: in the file that
-			// podroles check names, at its line where the options keep one
-			// (an option's own name and a name that a library function
-			// made are known by their file only there).
+			// The findings are located at evaluation time, where the
+			// build's check has no nix: where podroles check locates them.
 			for key, at := range directAt {
-				if !strings.HasPrefix(key, "PR101 ") && !strings.HasPrefix(key, "PR102 ") && !strings.HasPrefix(key, "PR103 ") {
-					continue
-				}
-				m := moduleAt[key]
-				if m == nil || at == nil || m.File != at.File || m.Line != 0 && *m != *at {
+				if m := moduleAt[key]; !reflect.DeepEqual(m, at) {
 					t.Errorf("%s: the node module locates it at %v, podroles check at %v", key, m, at)
 				}
-				if !reflect.DeepEqual(mkCheckAt[key], m) {
-					t.Errorf("%s: lib.mkCheck locates it at %v, the node module at %v", key, mkCheckAt[key], m)
+				if !reflect.DeepEqual(mkCheckAt[key], at) {
+					t.Errorf("%s: lib.mkCheck locates it at %v, podroles check at %v", key, mkCheckAt[key], at)
 				}
 			}
 			if at := moduleAt["PR101 unit mastodon-sidekik-all"]; at != nil && at.Line == 0 {

@@ -13,14 +13,17 @@ let
   cfg = config.podroles.check;
 
   # The node as lib.nixosSystem returns it. The graph of imports (which
-  # module imports which, for a k8s-pod.nix of several files) is the
-  # module system's own: an extension that adds no module has it (a lib
-  # without one, none), and its config is never read.
+  # module imports which, for a k8s-pod.nix of several files) and the type
+  # (its modules, read again for the locations) are the module system's
+  # own: an extension that adds no module has them (a lib without a graph,
+  # none), and its config is never read.
+  extended = extendModules { };
   system = {
     _type = "configuration";
     inherit config options extendModules;
+    inherit (extended) type;
     _module = config._module;
-    graph = (extendModules { }).graph or [ ];
+    graph = extended.graph or [ ];
   };
 in
 {

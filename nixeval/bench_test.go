@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -207,4 +208,34 @@ func loadAverage() float64 {
 	var load float64
 	fmt.Sscan(string(data), &load)
 	return load
+}
+
+// BenchmarkFactsDocument3000UnitModuleNode is what lib.mkCheck and the node
+// module pay at evaluation time for the definitions that their facts carry
+// (every finding located, as podroles check locates it): the facts
+// document of a clean node of 3,000 units and 30 roles, without and with
+// them. docs/reports.md gives the figures.
+func BenchmarkFactsDocument3000UnitModuleNode(b *testing.B) {
+	nix := RequireNix(b)
+	node := moduleNode(b)[0].Path
+	document := filepath.Join(fixture.RepoRoot(b), "nixeval", "document.nix")
+	for _, c := range []struct {
+		name string
+		with bool
+	}{{"without-definitions", false}, {"with-definitions", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			expr := fmt.Sprintf("import %s { nodes.large = import %s; withDefinitions = %t; }", document, node, c.with)
+			before := fixture.ChildCPU()
+			for b.Loop() {
+				out, err := exec.Command(nix, "--extra-experimental-features", "nix-command", "eval", "--json", "--impure", "--expr", expr).Output()
+				if err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				if has := bytes.Contains(out, []byte(`"definitions"`)); has != c.with {
+					b.Fatalf("the facts carry definitions: %t, want %t", has, c.with)
+				}
+			}
+			b.ReportMetric(float64((fixture.ChildCPU()-before).Milliseconds())/float64(b.N), "nix-cpu-ms/op")
+		})
+	}
 }

@@ -4,16 +4,19 @@
 #
 # nodes: an attribute set of NixOS systems (or plain configs) by node name,
 # e.g. self.nixosConfigurations. Builtins only.
-{ nodes, k8sPodModule ? null, source ? name: "nixosConfigurations.${name}" }:
+#
+# withDefinitions: whether the facts carry the definitions (false only in
+# the benchmark that measures what they cost).
+{ nodes, k8sPodModule ? null, source ? name: "nixosConfigurations.${name}", withDefinitions ? true }:
 let
   node = import ./node.nix { inherit k8sPodModule; };
   # The build that checks the document runs no nix: the definitions that
-  # findings on names in the lists would ask about are read here.
+  # its findings could ask about are read here.
   inherit (import ./locate.nix { sources = [ ]; }) definitions;
 in
 {
   version = 1;
   nodes = map
-    (name: node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name; source = source name; locate = definitions; } nodes.${name})
+    (name: node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name; source = source name; locate = if withDefinitions then definitions else null; } nodes.${name})
     (builtins.attrNames nodes);
 }

@@ -475,8 +475,8 @@ rec {
   # and that their definitions do not decide (k8sPod.hostModules);
   # sourceRoot ({ checkout, storeRoot } of a flake) writes their files as
   # the checkout's. With locate (locate.nix's definitions), the facts carry
-  # the definitions that the findings on names in the lists would ask
-  # about (locatedQueries), for a check of facts, which has no nix to ask.
+  # the definitions that any finding on the node could ask about
+  # (locatedQueries), for a check of facts, which has no nix to ask.
   systemFacts = { describe, name, source, k8sPod ? given, sourceRoot ? null, extra ? { }, onProbeFailed ? _: v: v, locate ? null }: system:
     let
       base = checked describe system;
@@ -510,17 +510,23 @@ rec {
     builtins.seq hostName ((if probeFailed probe then onProbeFailed (listsFailingProbe probe) else (v: v))
       (located (nodeFacts describe ({ inherit name source; } // extra // probeFacts // addedFacts) config)));
 
-  # locatedQueries entry: the queries of locate.nix that the findings on
-  # the names in the lists of a node's facts would ask, worked out from the
-  # facts alone, so that a clean node asks none: of a name that is no unit
-  # of the node, or that lists name more than once, each list that holds it
-  # (PR101, PR102); on k8s-pod.nix with a requested role of the node's
-  # image, each enabled unit in no list and not the platform's (PR103).
+  # locatedQueries entry: every query of locate.nix that a finding on the
+  # node could ask (checks/locate.go), worked out from the facts alone: a
+  # check of facts has no nix to ask afterwards. What a node's size would
+  # multiply is asked only where a finding is possible: of the names in
+  # the lists, a name that is no unit, or that lists name more than once,
+  # or that a rule names (a shared unit, a modular service, lldap-provision,
+  # a name a host's own k8s-pod module hides); on k8s-pod.nix with a
+  # requested role of the node's image, each enabled unit in no list and
+  # not the platform's (PR103). The rest is bounded by the roles: every
+  # setting of fediversity (roles, secrets, ports, lldap, authelia), the
+  # values that are no data, the node's name and the modular services.
   locatedQueries = entry:
     let
       names = v: if builtins.isList v then filter isString v else [ ];
       attrs = v: if isAttrs v then v else { };
-      roles = attrs entry.podRoles.roles;
+      set = l: listToAttrs (map (name: { inherit name; value = null; }) l);
+      roles = attrs (attrs entry.podRoles).roles;
       lists = map (r: { path = [ "fediversity" "podRoles" "roles" r "units" ]; names = names (attrs roles.${r}).units or [ ]; }) (attrNames roles)
         ++ [
           { path = [ "fediversity" "podRoles" "mainUnits" ]; names = names entry.podRoles.mainUnits; }
@@ -528,14 +534,38 @@ rec {
         ];
       units = attrs entry.units;
       k8s = attrs entry.k8sPod;
-      notUnits = listToAttrs (map (name: { inherit name; value = null; }) (names (k8s.addedUnits or [ ]) ++ names (k8s.conditionOnlyUnits or [ ])));
+      services = names (entry.modularServices or [ ]);
+      notUnits = set (names (k8s.addedUnits or [ ]) ++ names (k8s.conditionOnlyUnits or [ ]));
       occurrences = builtins.groupBy (u: u) (concatMap (l: l.names) lists);
-      wrong = u: !(units ? ${u}) || notUnits ? ${u} || builtins.length occurrences.${u} > 1;
-      once = l: attrNames (listToAttrs (map (name: { inherit name; value = null; }) l));
+      named = set (names entry.podRoles.sharedUnits ++ services ++ [ "lldap-provision" ]
+        ++ concatMap (m: names (attrs m).units or [ ]) (k8s.hostModules or [ ]));
+      wrong = u: !(units ? ${u}) || notUnits ? ${u} || builtins.length occurrences.${u} > 1 || named ? ${u};
+      once = l: attrNames (set l);
       nodeImageRole = builtins.any (r: isAttrs r && (r.replicas or null) != null && (r.service or null) == null) (builtins.attrValues roles);
       platform = names (k8s.platformUnits or [ ]);
       unlisted = filter (u: (attrs units.${u}).enable or true == true && !(occurrences ? ${u}) && !(elem u platform)) (attrNames units);
+
+      # Each attribute path of v below prefix, to depth levels.
+      every = prefix: depth: v:
+        [ { path = prefix; } ]
+        ++ (if depth > 0 && isAttrs v then concatMap (n: every (prefix ++ [ n ]) (depth - 1) v.${n}) (attrNames v) else [ ]);
+      ports = concatMap
+        (r: map (p: { path = [ "fediversity" "podRoles" "roles" r "ports" ]; port = { port = p.port or null; protocol = p.protocol or "TCP"; }; })
+          (filter isAttrs (let ps = (attrs roles.${r}).ports or [ ]; in if builtins.isList ps then ps else [ ])))
+        (attrNames roles);
+      # A value that is no data is named down to its last attribute.
+      strings = path: if path == [ ] || !(isString (builtins.head path)) then [ ] else [ (builtins.head path) ] ++ strings (builtins.tail path);
+      notData = map (d: { path = strings ((attrs d).path or [ ]); }) (if builtins.isList (entry.notData or null) then entry.notData else [ ]);
+      unitsOf = s: [ { path = [ "systemd" "services" s "enable" ]; } { path = [ "systemd" "services" s ]; } ];
     in
     concatMap (l: map (u: { inherit (l) path; holds = u; }) (once (filter wrong l.names))) lists
-    ++ (if (k8s.enable or false) == true && nodeImageRole then map (u: { path = [ "systemd" "services" u ]; }) unlisted else [ ]);
+    ++ (if (k8s.enable or false) == true && nodeImageRole then map (u: { path = [ "systemd" "services" u ]; }) unlisted else [ ])
+    ++ every [ "fediversity" "podRoles" ] 5 entry.podRoles
+    ++ ports
+    ++ every [ "fediversity" "lldap" ] 2 (entry.lldap or { })
+    ++ every [ "fediversity" "authelia" ] 3 (entry.authelia or { })
+    ++ [ { path = [ "fediversity" "k8sPod" "enable" ]; } { path = [ "networking" "hostName" ]; } { path = [ "systemd" "stateMigrations" "lldap" ]; } ]
+    ++ filter (q: q.path != [ ]) notData
+    ++ concatMap (s: unitsOf s ++ [ { path = [ "system" "services" s ]; } ]) services
+    ++ (if units ? lldap-provision then unitsOf "lldap-provision" else [ ]);
 }

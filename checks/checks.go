@@ -7,6 +7,8 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -411,4 +413,18 @@ func (s Scope) String() string {
 		return "nodes on k8s-pod.nix"
 	}
 	return "nodes with a request, or on k8s-pod.nix"
+}
+
+// Func is the function that judges nodes for the rule: its file and its
+// name in package checks, as docs/rules.md links them.
+func (r *Rule) Func() (file, name string) {
+	f := runtime.FuncForPC(reflect.ValueOf(r.check).Pointer())
+	file, _ = f.FileLine(f.Entry())
+	name = f.Name()
+	if _, after, ok := strings.Cut(name, "/checks."); ok {
+		name = after
+	}
+	// A closure, as autheliaCheck makes, is named by its maker.
+	name, _, _ = strings.Cut(name, ".")
+	return file, name
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,5 +79,29 @@ func TestFirewallOpens(t *testing.T) {
 	fw.Enable = false
 	if !fw.Opens("TCP", 22) {
 		t.Error("a disabled firewall opens every port")
+	}
+}
+
+// TestRulesLiveWithTheirFamily: each rule's function is in the file of
+// its family, as its ID numbers it (docs/rules.md links it there).
+func TestRulesLiveWithTheirFamily(t *testing.T) {
+	families := map[string]string{"PR1": "units", "PR2": "roles", "PR3": "secrets", "PR4": "ports", "PR50": "lldap", "PR51": "authelia", "PR6": "input"}
+	for _, r := range Rules() {
+		file, name := r.Func()
+		var want string
+		for prefix := range families {
+			if strings.HasPrefix(r.ID, prefix) && len(prefix) > len(want) {
+				want = prefix
+			}
+		}
+		wantFile := "rules_" + families[want] + ".go"
+		// The plan's names, which PR613 and PR614 judge, have a file of
+		// their own.
+		if r.ID == "PR613" || r.ID == "PR614" {
+			wantFile = "collide.go"
+		}
+		if filepath.Base(file) != wantFile || name == "" {
+			t.Errorf("%s is judged by %s in %s, want a function in %s", r.ID, name, file, wantFile)
+		}
 	}
 }

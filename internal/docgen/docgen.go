@@ -10,6 +10,8 @@ package docgen
 import (
 	"bytes"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"unicode"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/fediversity/podroles/checks"
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/scenarios"
 )
 
@@ -49,13 +52,68 @@ func Rules() []byte {
 	for _, r := range checks.Rules() {
 		writeRow(&b, "["+r.ID+"](#"+Anchor(ruleHeading(r))+")", r.Name, string(r.Severity), r.Scope.String(), r.Spec, r.Doc)
 	}
+	fixtures := ruleFixtures()
 	for _, r := range checks.Rules() {
 		fmt.Fprintf(&b, "\n## %s\n\n", ruleHeading(r))
 		fmt.Fprintf(&b, "%s; applies to %s; spec: %s.\n\n", r.Severity, r.Scope, r.Spec)
 		fmt.Fprintf(&b, "Refuses: %s\n\n", r.Doc)
 		b.WriteString(r.Long + "\n")
+		b.WriteString("\n" + ruleSources(r, fixtures[r.ID]) + "\n")
 	}
 	return b.Bytes()
+}
+
+// ruleSources says where a rule is made: its function, its explanation
+// and its fixtures, as links from docs/.
+func ruleSources(r *checks.Rule, fixtures []string) string {
+	file, name := r.Func()
+	if _, rel, ok := strings.Cut(filepath.ToSlash(file), "/checks/"); ok {
+		file = "checks/" + rel
+	}
+	links := []string{fmt.Sprintf("code: [`%s`](../%s)", name, file), fmt.Sprintf("explanation: [checks/explain/%s.md](../checks/explain/%s.md)", r.ID, r.ID)}
+	var named []string
+	for _, f := range fixtures {
+		named = append(named, fmt.Sprintf("[%s](../%s)", path.Base(f), f))
+	}
+	if len(named) > 0 {
+		links = append(links, "fixtures: "+strings.Join(named, ", "))
+	}
+	return "Source: " + strings.Join(links, "; ") + "."
+}
+
+// ruleFixtures are the fixtures of each rule, by ID, as paths from the
+// repository's root: those that break it, then those named after it
+// that it passes. The root is found from the rules' own source.
+func ruleFixtures() map[string][]string {
+	file, _ := checks.Rules()[0].Func()
+	root := filepath.Dir(filepath.Dir(file))
+	found, err := fixture.Glob(filepath.Join(root, "testdata", "rules", "*.nix"), filepath.Join(root, "testdata", "modules", "nodes", "*.nix"))
+	if err != nil {
+		return nil
+	}
+	breaks, passes := map[string][]string{}, map[string][]string{}
+	for _, f := range found {
+		rel, err := filepath.Rel(root, f.Path)
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		wanted := map[string]bool{}
+		for _, w := range f.Wants {
+			if !wanted[w.Rule] {
+				breaks[w.Rule] = append(breaks[w.Rule], rel)
+			}
+			wanted[w.Rule] = true
+		}
+		if id, _, ok := strings.Cut(f.Name(), "-"); ok && !wanted[id] {
+			passes[id] = append(passes[id], rel)
+		}
+	}
+	out := map[string][]string{}
+	for _, r := range checks.Rules() {
+		out[r.ID] = append(breaks[r.ID], passes[r.ID]...)
+	}
+	return out
 }
 
 func ruleHeading(r *checks.Rule) string { return r.ID + " " + r.Name }

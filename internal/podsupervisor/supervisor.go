@@ -11,7 +11,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -23,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fediversity/podroles/internal/statefile"
 	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
@@ -265,10 +265,5 @@ func hashFiles(files []string) map[string]string {
 }
 
 func writeStatus(path string, s inventory.PodStatus) error {
-	data, _ := json.MarshalIndent(s, "", "  ")
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return statefile.WriteJSON(path, s, 0o644)
 }

@@ -32,6 +32,7 @@ import (
 	mobynetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
+	"github.com/fediversity/podroles/internal/statefile"
 	"github.com/fediversity/podroles/vmtests/procgroup"
 )
 
@@ -379,15 +380,7 @@ type record struct {
 
 // save writes containers.json; g.mu is held.
 func (g *Group) save() error {
-	data, err := json.MarshalIndent(record{Containers: g.containers, Network: g.network}, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(g.dir, ".containers.json.tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(g.dir, "containers.json"))
+	return statefile.WriteJSON(filepath.Join(g.dir, "containers.json"), record{Containers: g.containers, Network: g.network}, 0o644)
 }
 
 // Recorded says a group recorded containers or a network in dir.

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fediversity/podroles/internal/statefile"
 	"github.com/fediversity/podroles/vmtests/procgroup"
 )
 
@@ -179,15 +180,7 @@ func readHostState() (*hostState, error) {
 // save writes the record, atomically: a run killed while writing leaves
 // the previous record whole.
 func (s *hostState) save() error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := hostStatePath() + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, hostStatePath())
+	return statefile.WriteJSON(hostStatePath(), s, 0o600)
 }
 
 // runningDetached says which detached node (env up's) runs, with its

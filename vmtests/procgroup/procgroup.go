@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fediversity/podroles/internal/statefile"
 )
 
 // Group is the processes that one environment started, with their logs
@@ -146,15 +148,7 @@ type state struct {
 }
 
 func (g *Group) save() error {
-	data, err := json.MarshalIndent(state{Procs: g.procs}, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(g.dir, ".state.json.tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(g.dir, "state.json"))
+	return statefile.WriteJSON(filepath.Join(g.dir, "state.json"), state{Procs: g.procs}, 0o644)
 }
 
 // Load reads the processes that a group recorded in dir.

@@ -200,7 +200,8 @@ func CLI(root *cobra.Command) (map[string][]byte, error) {
 		name := strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md"
 		pages[name] = []byte(fmt.Sprintf(generated, "the commands' definitions (cobra's doc generator)") + page)
 		for _, child := range c.Commands() {
-			if !child.IsAvailableCommand() || child.IsAdditionalHelpTopicCommand() {
+			// cobra's completion scripts say the same for every program.
+			if !child.IsAvailableCommand() || child.IsAdditionalHelpTopicCommand() || child.Name() == "completion" {
 				continue
 			}
 			if err := visit(child); err != nil {
@@ -210,8 +211,26 @@ func CLI(root *cobra.Command) (map[string][]byte, error) {
 		return nil
 	}
 	root.InitDefaultVersionFlag()
-	root.InitDefaultCompletionCmd()
 	return pages, visit(root)
+}
+
+// Checker is docs/cli/podroles-check.md: the checker binary's commands,
+// each linked to podroles's page of it. The pages are the same but for
+// the binary's name, which the checker's tests hold.
+func Checker(checker *cobra.Command, full string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, generated, "the checker's commands")
+	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", checker.Name(), upperFirst(checker.Short))
+	fmt.Fprintf(&b, "`%s` is `%s` with the node commands alone: the same commands, flags and\nexit codes, in a smaller binary with no Kubernetes or container client.\nIts commands, each with podroles's page of it:\n\n", checker.Name(), full)
+	writeTableHead(&b, "command", "what it does")
+	for _, c := range checker.Commands() {
+		if !c.IsAvailableCommand() || c.Name() == "completion" {
+			continue
+		}
+		page := fmt.Sprintf("%s/%s_%s.md", full, full, c.Name())
+		writeRow(&b, fmt.Sprintf("[`%s %s`](%s)", checker.Name(), c.Name(), page), c.Short)
+	}
+	return b.Bytes()
 }
 
 // Anchor is the fragment that GitHub and Forgejo give a Markdown heading:

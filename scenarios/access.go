@@ -35,6 +35,8 @@ var (
 	forwardPods    = Permission{Resource: "pods/portforward", Verb: "create"}
 	listServices   = Permission{Resource: "services", Verb: "list"}
 	listEndpoints  = Permission{Group: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
+	addContainers  = Permission{Resource: "pods/ephemeralcontainers", Verb: "update"}
+	attachToPods   = Permission{Resource: "pods/attach", Verb: "create"}
 )
 
 // Capability is something the suites ask of a cluster, with the API
@@ -73,6 +75,10 @@ var (
 	// the namespace's pods, its Services, and their endpoints
 	// (locateDatabase).
 	capDatabase = Capability{Name: "where a role's database is", Access: []Permission{listPods, listServices, listEndpoints}}
+	// capProbe adds a reader to the main pod and talks to it
+	// (world.probe): the pod, its ephemeral containers, an attach. Not
+	// with --from-runner.
+	capProbe = Capability{Name: "a probe in the main pod", Access: []Permission{getPods, addContainers, attachToPods}}
 )
 
 // settleUses are the capabilities of the step the runner adds after a
@@ -99,6 +105,8 @@ type AccessOptions struct {
 	Disruptive bool
 	// InCluster: the runner runs in a pod of the cluster.
 	InCluster bool
+	// FromRunner: the runner adds no probe to the main pod.
+	FromRunner bool
 }
 
 // Grant is a permission with what needs it: "discovery", or the
@@ -119,6 +127,9 @@ func Access(suites []*Suite, o AccessOptions) []Grant {
 		for _, c := range uses {
 			if o.InCluster && c.Name == capForward.Name {
 				// Inside the cluster the runner dials the pods.
+				continue
+			}
+			if o.FromRunner && c.Name == capProbe.Name {
 				continue
 			}
 			for _, p := range c.Access {

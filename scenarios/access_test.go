@@ -53,6 +53,8 @@ func TestAccessOfEachSuite(t *testing.T) {
 	// Where a role's database is: its URL read in a pod, its host among
 	// the namespace's pods, Services and endpoints.
 	database := []string{"create on pods/exec", "list on services", "list on discovery.k8s.io/endpointslices"}
+	// The reader in the main pod: a probe added to it, and attached to.
+	probe := []string{"get on pods", "update on pods/ephemeralcontainers", "create on pods/attach"}
 	for _, tc := range []struct {
 		suite      string
 		adds       []string
@@ -60,7 +62,7 @@ func TestAccessOfEachSuite(t *testing.T) {
 	}{
 		{suite: "deployments", adds: exec},
 		{suite: "units", adds: exec},
-		{suite: "ldap", adds: exec},
+		{suite: "ldap", adds: append(slices.Clone(exec), probe...)},
 		{suite: "lldap-http"},
 		{suite: "postgres", adds: database},
 		{suite: "secrets", adds: append(slices.Clone(status), database...)},
@@ -75,6 +77,14 @@ func TestAccessOfEachSuite(t *testing.T) {
 			outside := sorted(append(slices.Clone(want), "create on pods/portforward"))
 			if got := sorted(accessOf(t, scenarios.AccessOptions{}, tc.suite)); !slices.Equal(got, outside) {
 				t.Errorf("from outside: got %q, want %q", got, outside)
+			}
+			// --from-runner adds no probe: only the ldap suite has one.
+			fromRunner := want
+			if tc.suite == "ldap" {
+				fromRunner = sorted(slices.Compact(sorted(append(slices.Clone(read), exec...))))
+			}
+			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true, FromRunner: true}, tc.suite)); !slices.Equal(got, fromRunner) {
+				t.Errorf("with --from-runner: got %q, want %q", got, fromRunner)
 			}
 			wantDisruptive := sorted(slices.Compact(sorted(append(slices.Clone(want), tc.disruptive...))))
 			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true, Disruptive: true}, tc.suite)); !slices.Equal(got, wantDisruptive) {
@@ -169,7 +179,7 @@ func TestRulesGroupVerbsByResource(t *testing.T) {
 	for _, r := range rules {
 		got = append(got, strings.Join([]string{strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), strings.Join(r.Verbs, ",")}, " "))
 	}
-	want := []string{" pods get,list", " pods/exec create", " pods/portforward create", " services get,list", "apps deployments get", "discovery.k8s.io endpointslices list"}
+	want := []string{" pods get,list", " pods/attach create", " pods/ephemeralcontainers update", " pods/exec create", " pods/portforward create", " services get,list", "apps deployments get", "discovery.k8s.io endpointslices list"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rules:\n got %q\nwant %q", got, want)
 	}

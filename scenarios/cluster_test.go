@@ -195,6 +195,28 @@ func realCluster(t *testing.T) *localenv.Env {
 	return real.env
 }
 
+// clusterOptions are o for a run against the real node's pods: the
+// reader in the main pod is the runner's image, which make images built
+// and the node imported.
+func clusterOptions(t *testing.T, o scenarios.Options) scenarios.Options {
+	t.Helper()
+	if o.ProbeImage = builtRunnerImage(t); o.ProbeImage == "" {
+		t.Fatal("no runner image: make images builds it, the probe of the main pod")
+	}
+	return o
+}
+
+// builtRunnerImage is the runner's image that make images built, or ""
+// where none was.
+func builtRunnerImage(t *testing.T) string {
+	t.Helper()
+	images, err := localenv.ImagesFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return images.Runner
+}
+
 // discoverReal finds the directory example's world in the real cluster
 // as scenarios run --kubeconfig does, through port-forwards that stop
 // when the test ends.
@@ -219,7 +241,7 @@ func runSuites(ctx context.Context, t *testing.T, inv *inventory.Inventory, pati
 		t.Fatal(err)
 	}
 	out := map[string]*scenarios.Result{}
-	for _, r := range scenarios.Run(ctx, inv, suites, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: patience, Disruptive: true}) {
+	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: patience, Disruptive: true})) {
 		out[r.ID()] = r
 	}
 	return out
@@ -412,7 +434,7 @@ func TestRealPodsPassEverySuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range scenarios.Run(ctx, inv, suites, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: time.Minute}) {
+	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: time.Minute})) {
 		if r.Disruptive && r.Status != scenarios.Skipped {
 			t.Errorf("%s ran without --disruptive: %s", r.ID(), r.Status)
 		}
@@ -448,13 +470,18 @@ func judgeEverySuite(t *testing.T, ctx context.Context, env *localenv.Env, clien
 		"secrets/identity-not-readable":         "container authelia cannot read /var/run/secrets/kubernetes.io/serviceaccount/token",
 		"secrets/service-started-after-secrets": "after its 5 secret files",
 		"rotation/sidecar-restart-restarts-pki": "a new tls.pem from the restarted sidecar, and its service restarted in the same pod",
-		"ldap/service-ldaps-bind":               "bound as uid=authelia-bind",
+		"ldap/service-ldaps-bind":               "from the main pod directory-",
 		"authelia/portal-login":                 "that /etc/ssl/openbao-internal-ca.pem verifies",
 		"deployments/deployments-as-planned":    "Deployment directory-lldap (role lldap): 2 ready replicas of lldap,companion",
 	} {
 		if n := notes(id); !strings.Contains(n, want) {
 			t.Errorf("%s did not say %q:\n%s", id, want, n)
 		}
+	}
+	// The reader in the main pod dialled the Service by the contract's
+	// host, through the cluster's DNS.
+	if n := notes("ldap/service-ldaps-bind"); !strings.Contains(n, "to directory-lldap.directory.svc.cluster.local:6360: bound as uid=authelia-bind") {
+		t.Errorf("ldap/service-ldaps-bind did not bind at the Service by its name from the main pod:\n%s", n)
 	}
 	// The restarts are the kubelet's: each lldap pod's service container
 	// ended (the supervisor's exit) and ran again in the same pod.

@@ -142,7 +142,9 @@ func runSelected(t *testing.T, ctx context.Context, inv *inventory.Inventory, pa
 		t.Fatal(err)
 	}
 	out := map[string]*scenarios.Result{}
-	for _, r := range scenarios.Run(ctx, inv, selected, scenarios.Options{Parallel: 2, Timeout: 3 * time.Minute, Patience: patience, Run: re, Disruptive: true}) {
+	// On real pods the reader of service-ldaps-bind is the runner's image.
+	opts := scenarios.Options{Parallel: 2, Timeout: 3 * time.Minute, Patience: patience, Run: re, Disruptive: true, ProbeImage: builtRunnerImage(t)}
+	for _, r := range scenarios.Run(ctx, inv, selected, opts) {
 		out[r.ID()] = r
 	}
 	return out

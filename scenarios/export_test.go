@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/url"
 
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -20,4 +22,51 @@ func LocateDatabase(ctx context.Context, inv *inventory.Inventory, pod inventory
 		return "", "", "", err
 	}
 	return place.pod, place.role, place.where, nil
+}
+
+// AskProbe runs the probe in this process, as podroles probe runs in a
+// pod, and asks it, over its stdin and stdout, for the bind of inv's ldap
+// contract at the role's Service, with the contract's files read where the
+// suites read them. change, when set, changes the question first.
+func AskProbe(ctx context.Context, inv *inventory.Inventory, change func(q map[string]any)) (found string, answer error, err error) {
+	s := &State{Inv: inv}
+	ca, err := contractCAPEM(ctx, s)
+	if err != nil {
+		return "", nil, err
+	}
+	addr, err := dialAddr(*inv.Roles[inv.LDAP.Role].Service, inv.LDAP.Port)
+	if err != nil {
+		return "", nil, err
+	}
+	bind, err := contractBind(ctx, s, addr, ca)
+	if err != nil {
+		return "", nil, err
+	}
+	question, _ := json.Marshal(probeQuestion{Bind: bind})
+	if change != nil {
+		var q map[string]any
+		json.Unmarshal(question, &q)
+		change(q["bind"].(map[string]any))
+		question, _ = json.Marshal(q)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- ServeProbe(ctx, inR, outW, ProbeIdle)
+		outW.Close()
+	}()
+	go func() {
+		inW.Write(append(question, '\n'))
+		inW.Close()
+	}()
+	var a probeAnswer
+	if err := json.NewDecoder(outR).Decode(&a); err != nil {
+		return "", nil, err
+	}
+	io.Copy(io.Discard, outR)
+	if err := <-served; err != nil {
+		return "", nil, err
+	}
+	return a.Found, a.err(), nil
 }

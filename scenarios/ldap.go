@@ -32,15 +32,12 @@ var ldapSuite = &Suite{
 	Doc:  "a reader of the ldap contract binds to the role's Service and pods over LDAPS, verifying the CA",
 	Scenarios: []*Scenario{
 		{
-			Name: "service-ldaps-bind",
-			Spec: []string{"SC-004", "US1-15"},
-			Doc:  "the reader reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
-			Skip: needsLDAP,
-			Uses: []Capability{capExec},
-			Steps: Checks(Check{Name: "bind at the Service and find the user", Do: func(ctx context.Context, s *State) error {
-				svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
-				return readerFinds(ctx, s, *svc)
-			}}),
+			Name:  "service-ldaps-bind",
+			Spec:  []string{"SC-004", "US1-15"},
+			Doc:   "a reader in the main pod (a probe added to it) reaches the Service by its name over LDAPS, verifies it with the contract's CA, binds with the contract's password file and finds its user",
+			Skip:  needsLDAP,
+			Uses:  []Capability{capExec, capProbe},
+			Steps: Checks(Check{Name: "bind at the Service and find the user", Do: readerFindsAtService}),
 		},
 		{
 			Name:  "plain-port-not-on-service",
@@ -116,68 +113,115 @@ func eachPodFinds(ctx context.Context, s *State) error {
 	return joinErrors(errs)
 }
 
-// readerFinds binds as the contract's reader at endpoint, over LDAPS with
-// the Service's name as TLS server name, and finds the contract's user
-// (and group, if the inventory names one).
+// readerFinds binds as the contract's reader at endpoint, from the
+// runner, over LDAPS with the Service's name as TLS server name, and finds
+// the contract's user (and group, if the inventory names one).
 func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 	l := s.Inv.LDAP
-	pool, err := contractCA(ctx, s)
-	if err != nil {
-		return err
-	}
 	addr, err := dialAddr(at, l.Port)
 	if err != nil {
 		return err
 	}
+	where := fmt.Sprintf("ldaps://%s (%s, TLS name %s)", addr, at.Name, l.Host)
+	return readerBinds(ctx, s, addr, where, at.Name, (*readerBind).do)
+}
+
+// readerBinds waits for the contract's reader to bind at addr and find
+// its user, each try by do; the note says from where.
+func readerBinds(ctx context.Context, s *State, addr, where, from string, do func(*readerBind, context.Context) (string, error)) error {
+	l := s.Inv.LDAP
+	ca, err := contractCAPEM(ctx, s)
+	if err != nil {
+		return err
+	}
 	probe := poll.Probe{
-		Endpoint: fmt.Sprintf("ldaps://%s (%s, TLS name %s)", addr, at.Name, l.Host),
+		Endpoint: where,
 		Expect:   fmt.Sprintf("a verified bind as %s that finds the user %s", l.BindDN, l.User),
 		Within:   s.Patience,
 	}
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		// Read at each try: a rotation may rewrite the file meanwhile.
-		password, err := nodeSecret(ctx, s, l.BindPasswordFile)
+		bind, err := contractBind(ctx, s, addr, ca)
 		if err != nil {
 			return err
 		}
-		conn, err := dialLDAPS(ctx, addr, &tls.Config{RootCAs: pool, ServerName: l.Host})
+		found, err := do(bind, ctx)
 		if err != nil {
 			return err
 		}
-		defer conn.Close()
-		if err := conn.Bind(l.BindDN, password); err != nil {
-			if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
-				return fmt.Errorf("the bind with the password of the contract's %s was refused: %w", l.BindPasswordFile, err)
-			}
-			return err
-		}
-		found, err := conn.Search(ldap.NewSearchRequest(l.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
-			fmt.Sprintf("(uid=%s)", ldap.EscapeFilter(l.User)), []string{"uid"}, nil))
-		if err != nil {
-			return err
-		}
-		if len(found.Entries) != 1 {
-			return poll.Saw("%d entries with uid=%s under %s", len(found.Entries), l.User, l.BaseDN)
-		}
-		if l.Group == "" {
-			s.Note("%s: bound as %s and found %s", at.Name, l.BindDN, found.Entries[0].DN)
-			return nil
-		}
-		groups, err := conn.Search(ldap.NewSearchRequest(l.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
-			fmt.Sprintf("(cn=%s)", ldap.EscapeFilter(l.Group)), []string{"member", "uniqueMember"}, nil))
-		if err != nil {
-			return err
-		}
-		if len(groups.Entries) != 1 {
-			return poll.Saw("%d groups cn=%s under %s", len(groups.Entries), l.Group, l.BaseDN)
-		}
-		members := append(groups.Entries[0].GetAttributeValues("member"), groups.Entries[0].GetAttributeValues("uniqueMember")...)
-		if len(members) == 0 {
-			return poll.Saw("group %s with no members", l.Group)
-		}
-		s.Note("%s: bound as %s, found %s and group %s with %d members", at.Name, l.BindDN, found.Entries[0].DN, l.Group, len(members))
+		s.Note("%s: %s", from, found)
 		return nil
 	})
+}
+
+// contractBind is the bind of the contract's reader at addr. The password
+// is read at each try: a rotation may rewrite the file meanwhile.
+func contractBind(ctx context.Context, s *State, addr string, ca []byte) (*readerBind, error) {
+	l := s.Inv.LDAP
+	password, err := nodeSecret(ctx, s, l.BindPasswordFile)
+	if err != nil {
+		return nil, err
+	}
+	return &readerBind{Addr: addr, ServerName: l.Host, CA: ca, BindDN: l.BindDN, Password: password,
+		PasswordFile: l.BindPasswordFile, BaseDN: l.BaseDN, User: l.User, Group: l.Group}, nil
+}
+
+// readerBind is what a reader of the ldap contract does, wherever it
+// runs (the runner, or a probe in the main pod): a verified LDAPS bind,
+// and a search for the contract's user and group.
+type readerBind struct {
+	Addr       string `json:"addr"`
+	ServerName string `json:"serverName"`
+	// CA is the contract's CA file, PEM.
+	CA           []byte `json:"ca"`
+	BindDN       string `json:"bindDN"`
+	Password     string `json:"password"`
+	PasswordFile string `json:"passwordFile"`
+	BaseDN       string `json:"baseDN"`
+	User         string `json:"user"`
+	Group        string `json:"group,omitempty"`
+}
+
+// do binds and searches, and says what it found.
+func (b *readerBind) do(ctx context.Context) (string, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b.CA) {
+		return "", poll.Permanent(fmt.Errorf("the contract's CA holds no PEM certificate"))
+	}
+	conn, err := dialLDAPS(ctx, b.Addr, &tls.Config{RootCAs: pool, ServerName: b.ServerName})
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := conn.Bind(b.BindDN, b.Password); err != nil {
+		if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
+			return "", fmt.Errorf("the bind with the password of the contract's %s was refused: %w", b.PasswordFile, err)
+		}
+		return "", err
+	}
+	found, err := conn.Search(ldap.NewSearchRequest(b.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
+		fmt.Sprintf("(uid=%s)", ldap.EscapeFilter(b.User)), []string{"uid"}, nil))
+	if err != nil {
+		return "", err
+	}
+	if len(found.Entries) != 1 {
+		return "", poll.Saw("%d entries with uid=%s under %s", len(found.Entries), b.User, b.BaseDN)
+	}
+	if b.Group == "" {
+		return fmt.Sprintf("bound as %s and found %s", b.BindDN, found.Entries[0].DN), nil
+	}
+	groups, err := conn.Search(ldap.NewSearchRequest(b.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
+		fmt.Sprintf("(cn=%s)", ldap.EscapeFilter(b.Group)), []string{"member", "uniqueMember"}, nil))
+	if err != nil {
+		return "", err
+	}
+	if len(groups.Entries) != 1 {
+		return "", poll.Saw("%d groups cn=%s under %s", len(groups.Entries), b.Group, b.BaseDN)
+	}
+	members := append(groups.Entries[0].GetAttributeValues("member"), groups.Entries[0].GetAttributeValues("uniqueMember")...)
+	if len(members) == 0 {
+		return "", poll.Saw("group %s with no members", b.Group)
+	}
+	return fmt.Sprintf("bound as %s, found %s and group %s with %d members", b.BindDN, found.Entries[0].DN, b.Group, len(members)), nil
 }
 
 // dialLDAPS opens an LDAPS connection; a certificate that fails
@@ -372,17 +416,33 @@ func contractCA(ctx context.Context, s *State) (*x509.CertPool, error) {
 	return nodeCA(ctx, s, s.Inv.LDAP.CAFile, "fediversity.lldap.tls.caFile")
 }
 
+// contractCAPEM is the CA file of the ldap contract as the main pod holds
+// it, checked to hold a certificate.
+func contractCAPEM(ctx context.Context, s *State) ([]byte, error) {
+	return nodeCAPEM(ctx, s, s.Inv.LDAP.CAFile, "fediversity.lldap.tls.caFile")
+}
+
 // nodeCA reads a CA file of the node's (option names it) in the main pod.
 func nodeCA(ctx context.Context, s *State, path, option string) (*x509.CertPool, error) {
+	data, err := nodeCAPEM(ctx, s, path, option)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(data)
+	return pool, nil
+}
+
+// nodeCAPEM reads a CA file of the node's in the main pod, as PEM.
+func nodeCAPEM(ctx context.Context, s *State, path, option string) ([]byte, error) {
 	data, err := nodeFile(ctx, s, path)
 	if err != nil {
 		return nil, fmt.Errorf("the node's %s: %w", option, err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
+	if !x509.NewCertPool().AppendCertsFromPEM(data) {
 		return nil, poll.Permanent(fmt.Errorf("the node's %s, %s in the main pod, holds no PEM certificate", option, path))
 	}
-	return pool, nil
+	return data, nil
 }
 
 // caPool reads a CA file of the inventory's (the runner's own files).

@@ -51,6 +51,10 @@ type ManifestOptions struct {
 	// (scenarios run --kubeconfig with the ServiceAccount's token): the
 	// Role grants the port-forwards too, and there is no Job.
 	Outside bool
+	// FromRunner: the runner connects from its own pod, and adds no
+	// probe to the main pod (scenarios run --from-runner). Otherwise the
+	// Job's runner adds its own image as the probe.
+	FromRunner bool
 }
 
 // Manifest is what a platform applies to run the suites in the node's
@@ -73,7 +77,7 @@ func MakeManifest(o ManifestOptions) (*Manifest, error) {
 	if suites == nil {
 		suites = Suites()
 	}
-	m := &Manifest{Grants: Access(suites, AccessOptions{Run: o.Run, Disruptive: o.Disruptive, InCluster: !o.Outside})}
+	m := &Manifest{Grants: Access(suites, AccessOptions{Run: o.Run, Disruptive: o.Disruptive, InCluster: !o.Outside, FromRunner: o.FromRunner})}
 	meta := func(kind, version string) (metav1.TypeMeta, metav1.ObjectMeta) {
 		return metav1.TypeMeta{APIVersion: version, Kind: kind}, metav1.ObjectMeta{Name: RunnerName, Namespace: o.Namespace, Labels: map[string]string{"app.kubernetes.io/name": RunnerName}}
 	}
@@ -100,13 +104,16 @@ func MakeManifest(o ManifestOptions) (*Manifest, error) {
 	}
 	m.Job = &batchv1.Job{}
 	m.Job.TypeMeta, m.Job.ObjectMeta = meta("Job", "batch/v1")
-	m.Job.Spec = runnerJobSpec(o)
+	// The runner's own image is the probe of the main pod, when a
+	// selected scenario adds one.
+	probes := slices.ContainsFunc(m.Grants, func(g Grant) bool { return g.Permission == addContainers })
+	m.Job.Spec = runnerJobSpec(o, probes)
 	return m, nil
 }
 
 // runnerArgs are the arguments of podroles in the runner's Job: the
 // text report to the pod's log, the JSON report to a file.
-func runnerArgs(o ManifestOptions) []string {
+func runnerArgs(o ManifestOptions, probes bool) []string {
 	args := []string{"scenarios", "run", "--in-cluster", "--namespace", o.Namespace, "--node", o.Node.Name,
 		"--facts", RunnerConfigDir + "/facts.json", "--format", "json", "--output", RunnerReportDir + "/report.json"}
 	if len(o.Base) > 0 {
@@ -125,12 +132,18 @@ func runnerArgs(o ManifestOptions) []string {
 	if o.Disruptive {
 		args = append(args, "--disruptive")
 	}
+	switch {
+	case o.FromRunner:
+		args = append(args, "--from-runner")
+	case probes:
+		args = append(args, "--probe-image", o.Image)
+	}
 	return args
 }
 
 // runnerJobSpec runs the runner once (a failed run is a verdict, not a
 // reason to run again), as a user of no privilege on a read-only root.
-func runnerJobSpec(o ManifestOptions) batchv1.JobSpec {
+func runnerJobSpec(o ManifestOptions, probes bool) batchv1.JobSpec {
 	no, yes, nobody := false, true, int64(65532)
 	report := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	if o.ReportClaim != "" {
@@ -152,7 +165,7 @@ func runnerJobSpec(o ManifestOptions) batchv1.JobSpec {
 				Containers: []corev1.Container{{
 					Name:  "scenarios",
 					Image: o.Image,
-					Args:  runnerArgs(o),
+					Args:  runnerArgs(o, probes),
 					VolumeMounts: []corev1.VolumeMount{
 						{Name: "config", MountPath: RunnerConfigDir, ReadOnly: true},
 						{Name: "report", MountPath: RunnerReportDir},

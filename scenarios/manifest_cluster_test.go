@@ -72,7 +72,7 @@ func TestManifestRoleOnRealPods(t *testing.T) {
 			t.Fatal(err)
 		}
 		results := map[string]*scenarios.Result{}
-		for _, res := range scenarios.Run(ctx, found.Inventory, scenarios.Suites(), scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: time.Minute}) {
+		for _, res := range scenarios.Run(ctx, found.Inventory, scenarios.Suites(), clusterOptions(t, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: time.Minute})) {
 			results[res.ID()] = res
 		}
 		found.Close()
@@ -253,7 +253,7 @@ func (r *runnerAccount) withoutPermission(ctx context.Context, m *scenarios.Mani
 	}
 	defer found.Close()
 	for _, id := range g.By {
-		opts := scenarios.Options{Parallel: 1, Timeout: 2 * time.Minute, Patience: 10 * time.Second, Run: regexp.MustCompile("^" + regexp.QuoteMeta(id) + "$")}
+		opts := clusterOptions(t, scenarios.Options{Parallel: 1, Timeout: 2 * time.Minute, Patience: 10 * time.Second, Run: regexp.MustCompile("^" + regexp.QuoteMeta(id) + "$")})
 		res := scenarios.Run(ctx, found.Inventory, scenarios.Suites(), opts)
 		if len(res) != 1 {
 			t.Fatalf("%s: %d results", id, len(res))

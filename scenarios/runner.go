@@ -27,6 +27,12 @@ type Options struct {
 	Disruptive bool
 	// Progress, when set, hears of each scenario as it starts and ends.
 	Progress func(Event)
+	// ProbeImage is the runner's image, from which a reader is added to
+	// the main pod of a cluster (service-ldaps-bind).
+	ProbeImage string
+	// FromRunner connects from the runner instead, for clusters where it
+	// may not add containers to pods.
+	FromRunner bool
 }
 
 // Event is a scenario starting (Result nil) or ending.
@@ -138,7 +144,7 @@ func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, op
 			return
 		}
 	}
-	state := &State{Inv: inv, Patience: opts.Patience}
+	state := &State{Inv: inv, Patience: opts.Patience, probeImage: opts.ProbeImage, fromRunner: opts.FromRunner}
 	if state.Patience <= 0 {
 		state.Patience = DefaultPatience
 	}

@@ -148,6 +148,9 @@ type State struct {
 	cluster *clusterView
 	// w is the world the steps ask of the pods, opened at the first use.
 	w world
+	// probeImage and fromRunner are Options'.
+	probeImage string
+	fromRunner bool
 }
 
 // Note records what a step saw, for the report.

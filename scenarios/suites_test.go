@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"encoding/base64"
 	"net/http"
 	"os"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/internal/openbao"
+	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/inventory"
 	"github.com/fediversity/podroles/vmtests/localenv"
@@ -71,6 +73,7 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	if othersLease != nil {
 		othersLease()
 	}
+	probeAnswersAsTheReader(t, env)
 	for id, r := range results {
 		switch {
 		case strings.HasPrefix(id, "lldap-http/"):
@@ -215,6 +218,40 @@ func anotherConsumersLease(t *testing.T, env *localenv.Env) func() {
 		}
 		if err := bao.Do(t.Context(), http.MethodPut, "sys/leases/lookup", map[string]string{"lease_id": creds.LeaseID}, nil); err != nil {
 			t.Errorf("the rotation revoked lease %s, which no pod holds: %v", creds.LeaseID, err)
+		}
+	}
+}
+
+// probeAnswersAsTheReader asks the probe that service-ldaps-bind adds to
+// a cluster's main pod, run here on pipes, for the contract's bind at the
+// environment's real slapd: it finds the user, and it refuses a wrong
+// password and a CA that did not sign the role's certificate.
+func probeAnswersAsTheReader(t *testing.T, env *localenv.Env) {
+	t.Helper()
+	inv := loadInventory(t, env)
+	other, err := pki.NewCA("a CA that signed nothing of the role's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCA := base64.StdEncoding.EncodeToString(other.PEM)
+	for _, c := range []struct {
+		name    string
+		change  func(q map[string]any)
+		want    string
+		refused string
+	}{
+		{name: "as the contract says", want: "bound as " + inv.LDAP.BindDN},
+		{name: "a wrong password", change: func(q map[string]any) { q["password"] = "not-the-password" }, refused: "was refused"},
+		{name: "another CA", change: func(q map[string]any) { q["ca"] = otherCA }, refused: "certificate signed by unknown authority"},
+	} {
+		found, answer, err := scenarios.AskProbe(t.Context(), inv, c.change)
+		switch {
+		case err != nil:
+			t.Errorf("the probe, %s: %v", c.name, err)
+		case c.refused == "" && (answer != nil || !strings.Contains(found, c.want)):
+			t.Errorf("the probe, %s: found %q, error %v; want %q", c.name, found, answer, c.want)
+		case c.refused != "" && (answer == nil || !strings.Contains(answer.Error(), c.refused)):
+			t.Errorf("the probe, %s: found %q, error %v; want it refused: %q", c.name, found, answer, c.refused)
 		}
 	}
 }

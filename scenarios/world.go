@@ -15,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/inventory"
@@ -47,6 +48,9 @@ type world interface {
 	// lacks says why the world cannot look at a pod for what needs asks
 	// ("" when it can).
 	lacks(pod inventory.Endpoint, needs podNeeds) string
+	// probe adds a probe from image to the pod, in its network; nil
+	// where the pods share the runner's network.
+	probe(ctx context.Context, pod inventory.Endpoint, image string, start time.Duration) (*kube.Probe, error)
 }
 
 // podContainer is a container of a pod that the suites ask about.
@@ -174,6 +178,12 @@ func (filesWorld) identityNotReadable(_ context.Context, pod inventory.Endpoint)
 		return nil, fmt.Errorf("pod %s: %s belongs to the service's own user: the service could act as the pod", pod.Name, path)
 	}
 	return []string{fmt.Sprintf("pod %s has a service-account token that only another user reads", pod.Name)}, nil
+}
+
+// probe: the local environment's pods are processes on the runner's own
+// loopback, so a reader there dials as the runner does.
+func (filesWorld) probe(context.Context, inventory.Endpoint, string, time.Duration) (*kube.Probe, error) {
+	return nil, nil
 }
 
 func (filesWorld) lacks(pod inventory.Endpoint, needs podNeeds) string {
@@ -344,6 +354,14 @@ func (w *clusterWorld) identityNotReadable(ctx context.Context, pod inventory.En
 		return nil, discoverError("Pod", ns, pod.Name, "get", err)
 	}
 	return tokenUnreadableInContainers(ctx, c, ns, got)
+}
+
+func (w *clusterWorld) probe(ctx context.Context, pod inventory.Endpoint, image string, start time.Duration) (*kube.Probe, error) {
+	c, err := w.client()
+	if err != nil {
+		return nil, err
+	}
+	return addProbe(ctx, c.Client, w.inv.Cluster.Namespace, pod, image, kube.ProbeSpec{Start: start})
 }
 
 func (w *clusterWorld) lacks(pod inventory.Endpoint, needs podNeeds) string {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
@@ -30,18 +31,7 @@ import (
 // API server's WebSocket-to-SPDY translation; SPDY alone, or stdout
 // alone, lost none): `systemctl show` would print nothing now and then.
 func (c *Client) Exec(ctx context.Context, namespace, pod, container string, argv []string) ([]byte, error) {
-	cfg := c.Config
-	req := c.Clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ws, err := remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
-	if err != nil {
-		return nil, err
-	}
-	spdy, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
-	if err != nil {
-		return nil, err
-	}
-	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, fallBackToSPDY)
+	executor, err := c.stream(namespace, pod, "exec", &corev1.PodExecOptions{Container: container, Command: argv, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +49,22 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, arg
 		return nil, poll.Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))
 	}
 	return nil, fmt.Errorf("%s: %v", what, oneLine(err))
+}
+
+// stream is a streaming subresource of a pod (exec, attach), over
+// WebSocket with a fallback to SPDY.
+func (c *Client) stream(namespace, pod, subresource string, opts runtime.Object) (remotecommand.Executor, error) {
+	req := c.Clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource(subresource).
+		VersionedParams(opts, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(c.Config, http.MethodGet, req.URL().String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(c.Config, http.MethodPost, req.URL())
+	if err != nil {
+		return nil, err
+	}
+	return remotecommand.NewFallbackExecutor(ws, spdy, fallBackToSPDY)
 }
 
 // isForbidden sees a 403 that a streaming upgrade reports as text,

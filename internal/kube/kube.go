@@ -66,4 +66,7 @@ func Connect(kubeconfig string) (*Client, error) {
 }
 
 // oneLine is an error's text on one line, as a report line wants it.
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+func oneLine(err error) string { return oneLineText(err.Error()) }
+
+// oneLineText is a text on one line.
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -126,6 +126,12 @@ func (p *permanent) Unwrap() error { return p.err }
 // there, say): Eventually returns it at once.
 func Permanent(err error) error { return &permanent{err} }
 
+// IsPermanent says err, or an error it wraps, is Permanent.
+func IsPermanent(err error) bool {
+	var perm *permanent
+	return errors.As(err, &perm)
+}
+
 // Consistently calls check until p.Within has passed, and fails at the
 // first call that fails: it shows that something does not happen over a
 // window, polling, where a test would otherwise sleep.

@@ -8,5 +8,5 @@ import (
 
 // Commands are the harness's commands, in the order --help lists them.
 func Commands(io *cli.Streams) []*cobra.Command {
-	return []*cobra.Command{NewScenariosCmd(io), NewEnvCmd(io), NewPodCmd(io)}
+	return []*cobra.Command{NewScenariosCmd(io), NewEnvCmd(io), NewPodCmd(io), NewProbeCmd(io)}
 }

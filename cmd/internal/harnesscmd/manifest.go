@@ -30,6 +30,7 @@ type ScenariosManifestOptions struct {
 	SelectionOptions
 	ReportClaim string
 	Outside     bool
+	FromRunner  bool
 	Output      string
 }
 
@@ -50,7 +51,10 @@ PersistentVolumeClaim of --report-claim.
 The Role grants exactly what the selected scenarios use (--suite, --run
 and --disruptive select as they do for scenarios run), derived from the
 scenarios' own declarations; a comment above it names who needs each
-permission. A runner in the cluster dials the pods and Services itself,
+permission. The Job's runner adds its own image to the node's main pod
+as an ephemeral container, the reader that service-ldaps-bind connects
+from; --from-runner connects from the runner's pod instead, and drops
+that access. A runner in the cluster dials the pods and Services itself,
 so it needs no port-forward; --outside prints the ServiceAccount, Role
 and RoleBinding of a runner outside the cluster (scenarios run
 --kubeconfig, with a token of the ServiceAccount), whose Role adds create
@@ -72,6 +76,7 @@ on pods/portforward, and no Job.`,
 	o.SelectionOptions.AddFlags(f, "also run the scenarios that change the deployment, and grant what they need")
 	f.StringVar(&o.ReportClaim, "report-claim", "", "keep the report file on this PersistentVolumeClaim (default: an emptyDir)")
 	f.BoolVar(&o.Outside, "outside", false, "the access of a runner outside the cluster, which port-forwards: ServiceAccount, Role and RoleBinding only")
+	f.BoolVar(&o.FromRunner, "from-runner", false, "the runner connects from its own pod and adds no probe to the main pod: no access to ephemeral containers or attach")
 	f.StringVarP(&o.Output, "output", "o", "", "write the manifest to this file")
 	o.Sources.AddFlags(cmd)
 	return cmd
@@ -109,7 +114,7 @@ func RunScenariosManifest(ctx context.Context, o *ScenariosManifestOptions) erro
 	}
 	m, err := scenarios.MakeManifest(scenarios.ManifestOptions{
 		Namespace: o.Namespace, Node: node, Image: o.Image, Suites: suites, Run: re,
-		Disruptive: disruptive, Base: base, ReportClaim: o.ReportClaim, Outside: o.Outside,
+		Disruptive: disruptive, Base: base, ReportClaim: o.ReportClaim, Outside: o.Outside, FromRunner: o.FromRunner,
 	})
 	if err != nil {
 		return err

@@ -11,8 +11,9 @@ import (
 )
 
 // TestGoldenScenariosManifest keeps what scenarios manifest prints: a
-// Job of every suite with --disruptive and a base, and the access of a
-// runner outside the cluster.
+// Job of every suite with --disruptive and a base, the access of a
+// runner outside the cluster, and a Job that adds no probe to the main
+// pod (--from-runner).
 func TestGoldenScenariosManifest(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -21,6 +22,7 @@ func TestGoldenScenariosManifest(t *testing.T) {
 		{"manifest.yaml", []string{"--node", "directory", "--image", "registry.example/podroles:1", "--facts", "testdata/scenarios/facts.json", "--inventory", "testdata/scenarios/inventory.yaml", "--disruptive"}},
 		{"manifest-ldap.yaml", []string{"--node", "directory", "--image", "registry.example/podroles:1", "--facts", "testdata/scenarios/facts.json", "--suite", "ldap", "--run", "wrong-", "--report-claim", "reports"}},
 		{"manifest-outside.yaml", []string{"--outside", "--suite", "deployments,rotation"}},
+		{"manifest-from-runner.yaml", []string{"--node", "directory", "--image", "registry.example/podroles:1", "--facts", "testdata/scenarios/facts.json", "--suite", "ldap", "--from-runner"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := run(t, append([]string{"scenarios", "manifest", "--namespace", "web"}, c.args...)...)

@@ -78,6 +78,10 @@ type ScenariosRunOptions struct {
 	// AllowSkip lets a run pass in which no scenario ran: every selected
 	// one was skipped, or passed only as a runner self-check.
 	AllowSkip bool
+	// ProbeImage and FromRunner say where the ldap contract's reader
+	// connects from (scenarios.Options).
+	ProbeImage string
+	FromRunner bool
 }
 
 // NewScenariosRunCmd is podroles scenarios run.
@@ -103,6 +107,10 @@ reader's password file) from fediversity.lldap.*, authelia's host and CA
 from fediversity.authelia.*, and the roles' secrets, from the node's
 sources, or else from the facts file that the inventory names (factsFile).
 The contract's files are read where a reader opens them, in the main pod.
+In a cluster, service-ldaps-bind connects from the main pod too: the
+runner adds --probe-image to it as an ephemeral container, in the pod's
+network, and hands it the contract's CA and password over its stdin;
+--from-runner connects from the runner instead.
 Where the inventory gives one of these with another value than the node,
 the run stops before any scenario, naming both.
 
@@ -133,6 +141,8 @@ flag, a bad inventory, an inventory that the node contradicts).`,
 	cli.DurationVar(f, &o.Timeout, "timeout", 2*time.Minute, "the time each scenario may take, besides the windows it must watch (an agent's render interval, a credential's TTL)")
 	cli.DurationVar(f, &o.Patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")
 	f.BoolVar(&o.AllowSkip, "allow-skip", false, "exit 0 when no scenario ran (every selected one skipped, or passed only as a runner self-check)")
+	f.StringVar(&o.ProbeImage, "probe-image", "", "in a cluster: the runner's image (entrypoint podroles), added to the main pod as the reader of the ldap contract")
+	f.BoolVar(&o.FromRunner, "from-runner", false, "in a cluster: the reader of the ldap contract connects from the runner, for clusters where it may not add containers to pods")
 	o.Sources.AddFlags(cmd)
 	return cmd
 }
@@ -165,7 +175,10 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 		return err
 	}
 	defer cleanup()
-	opts := scenarios.Options{Parallel: o.Parallel, Timeout: o.Timeout, Patience: o.Patience, Run: re, Disruptive: o.Disruptive}
+	if o.ProbeImage != "" && o.FromRunner {
+		return fmt.Errorf("--probe-image and --from-runner exclude each other: the reader connects from the main pod or from the runner")
+	}
+	opts := scenarios.Options{Parallel: o.Parallel, Timeout: o.Timeout, Patience: o.Patience, Run: re, Disruptive: o.Disruptive, ProbeImage: o.ProbeImage, FromRunner: o.FromRunner}
 	if cli.IsTerminal(o.IO.ErrOut) {
 		opts.Progress = progressLine(o.IO.ErrOut)
 	}

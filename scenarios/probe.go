@@ -1,0 +1,194 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/scenarios/inventory"
+)
+
+// The probe is the spec's reader in the main pod: the runner adds it to
+// the node's main pod as an ephemeral container (podroles probe, from the
+// runner's image), so that a connection leaves from the main pod's
+// network, through its DNS, to the Service by its name. The runner reads
+// the contract's files in the main pod, as before, and hands each
+// question to the probe on its stdin, one JSON line; the probe answers
+// on its stdout. Secrets cross the stdin only: never the pod's spec,
+// the probe's argv or its log.
+
+// ProbeIdle is how long the probe waits for a question: the runner asks
+// every few seconds while it polls.
+const ProbeIdle = 2 * time.Minute
+
+// probeArgs are the arguments of the runner image's entrypoint that
+// start the probe.
+var probeArgs = []string{"probe"}
+
+// probeQuestion is one question to the probe.
+type probeQuestion struct {
+	Bind *readerBind `json:"bind,omitempty"`
+}
+
+// probeAnswer is the probe's answer: what it found, or its error, with
+// the kind that poll tells apart.
+type probeAnswer struct {
+	Found string `json:"found,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Permanent: waiting will not mend it.
+	Permanent bool `json:"permanent,omitempty"`
+	// Saw: the server answered, but not as expected.
+	Saw bool `json:"saw,omitempty"`
+}
+
+// answerOf is the answer of a try.
+func answerOf(found string, err error) probeAnswer {
+	if err == nil {
+		return probeAnswer{Found: found}
+	}
+	var m *poll.Mismatch
+	a := probeAnswer{Error: err.Error()}
+	switch {
+	case errors.As(err, &m):
+		a.Error, a.Saw = m.Seen, true
+	case poll.IsPermanent(err):
+		a.Permanent = true
+	}
+	return a
+}
+
+// err turns an answer back into the error of the try.
+func (a probeAnswer) err() error {
+	switch {
+	case a.Error == "":
+		return nil
+	case a.Saw:
+		return poll.Saw("%s", a.Error)
+	case a.Permanent:
+		return poll.Permanent(errors.New(a.Error))
+	}
+	return errors.New(a.Error)
+}
+
+// ServeProbe is the probe: it answers each question of in, a JSON line,
+// with one JSON line on out, until in ends. It also ends after idle with
+// no question: a runner that added it but may not attach to it (or that
+// died) leaves no process waiting in the pod.
+func ServeProbe(ctx context.Context, in io.Reader, out io.Writer, idle time.Duration) error {
+	lines := make(chan []byte)
+	failed := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			lines <- bytes.Clone(sc.Bytes())
+		}
+		failed <- sc.Err()
+		close(lines)
+	}()
+	enc := json.NewEncoder(out)
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	for {
+		var line []byte
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return <-failed
+			}
+			line = l
+		case <-timer.C:
+			return fmt.Errorf("no question in %s: the probe ends", idle)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		var q probeQuestion
+		var a probeAnswer
+		if err := json.Unmarshal(line, &q); err != nil || q.Bind == nil {
+			a = probeAnswer{Error: "the probe takes one JSON line with a bind", Permanent: true}
+		} else {
+			a = answerOf(q.Bind.do(ctx))
+		}
+		if err := enc.Encode(a); err != nil {
+			return err
+		}
+		timer.Reset(idle)
+	}
+}
+
+// readerFindsAtService is service-ldaps-bind: the contract's reader
+// binds at the role's Service by the contract's host name. It connects
+// from the main pod, through a probe; with --from-runner, or in a world
+// whose pods share the runner's network, from the runner.
+func readerFindsAtService(ctx context.Context, s *State) error {
+	svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
+	if s.fromRunner {
+		s.Note("from the runner (--from-runner), through the Service's address")
+		return readerFinds(ctx, s, *svc)
+	}
+	// What the discovery found of the Service (from outside: that it
+	// leads to no pod that serves the port) holds for any reader.
+	if _, err := dialAddr(*svc, s.Inv.LDAP.Port); err != nil {
+		return err
+	}
+	main, err := mainPod(s.Inv)
+	if err != nil {
+		return err
+	}
+	p, err := s.world().probe(ctx, main, s.probeImage, s.Patience)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return readerFinds(ctx, s, *svc)
+	}
+	defer p.Close()
+	l := s.Inv.LDAP
+	addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
+	where := fmt.Sprintf("ldaps://%s from the main pod %s (probe %s)", addr, main.Name, p.Name)
+	from := fmt.Sprintf("from the main pod %s (probe %s) to %s", main.Name, p.Name, addr)
+	return readerBinds(ctx, s, addr, where, from, func(bind *readerBind, ctx context.Context) (string, error) {
+		return askProbe(ctx, p, probeQuestion{Bind: bind})
+	})
+}
+
+// askProbe asks the probe one question, and turns its answer back into
+// what the try found or its error.
+func askProbe(ctx context.Context, p *kube.Probe, q probeQuestion) (string, error) {
+	question, err := json.Marshal(q)
+	if err != nil {
+		return "", poll.Permanent(err)
+	}
+	line, err := p.Ask(ctx, question)
+	if err != nil {
+		return "", err
+	}
+	var a probeAnswer
+	if err := json.Unmarshal(line, &a); err != nil {
+		return "", poll.Permanent(fmt.Errorf("the probe %s answered no JSON: %q", p.Name, line))
+	}
+	return a.Found, a.err()
+}
+
+// addProbe adds a probe to a pod of a cluster. Without an image it
+// fails, saying how to go on.
+func addProbe(ctx context.Context, c *kube.Client, namespace string, pod inventory.Endpoint, image string, spec kube.ProbeSpec) (*kube.Probe, error) {
+	if image == "" {
+		return nil, poll.Permanent(errors.New("the reader in the main pod needs the runner's image for its probe: give --probe-image (the image of podroles), or --from-runner to connect from the runner"))
+	}
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	spec.Image, spec.Args = image, probeArgs
+	return c.AddProbe(ctx, namespace, pod.Name, "podroles-probe-"+hex.EncodeToString(suffix), spec)
+}

@@ -1,0 +1,44 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeProbe: the probe answers a line per question, refuses what is
+// no question, ends with its stdin, and ends alone when no question comes
+// (a runner that may not attach leaves nothing waiting in the pod).
+func TestServeProbe(t *testing.T) {
+	var out bytes.Buffer
+	in := strings.NewReader("not json\n" + `{"bind":{"addr":"127.0.0.1:1","ca":""}}` + "\n")
+	if err := ServeProbe(context.Background(), in, &out, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var answers []probeAnswer
+	dec := json.NewDecoder(&out)
+	for {
+		var a probeAnswer
+		if err := dec.Decode(&a); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, a)
+	}
+	if len(answers) != 2 || !answers[0].Permanent || !strings.Contains(answers[1].Error, "no PEM certificate") || !answers[1].Permanent {
+		t.Errorf("answers: %+v", answers)
+	}
+
+	r, w := io.Pipe()
+	defer w.Close()
+	start := time.Now()
+	err := ServeProbe(context.Background(), r, io.Discard, 200*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "no question in 200ms") {
+		t.Errorf("an idle probe: %v after %s", err, time.Since(start))
+	}
+}

@@ -85,7 +85,7 @@ nix231: deps
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podroles
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(CHECK_BIN) ./cmd/podroles-check
-	$(GO) build -trimpath -ldflags '-s -w' -o bin/podroles-pause ./vmtests/kubenode/pause
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/podroles-pause ./harness/kubenode/pause
 
 # Checks the bundled examples (they pass), then a broken one (it must fail
 # with exit 1, naming the units).
@@ -182,35 +182,35 @@ vet:
 # with Docker: make images CONTAINER_CLI=docker IMAGE_BASE=docker.io/library/debian:bookworm-slim
 CONTAINER_CLI ?= podman
 IMAGE_BASE ?= localhost/podroles-debian:bookworm
-export CONTAINERS_CONF ?= $(CURDIR)/vmtests/images/containers.conf
+export CONTAINERS_CONF ?= $(CURDIR)/harness/images/containers.conf
 # Each tagged by what it is built from (Dockerfile, base, server's module),
 # so that a change builds anew.
 image_tag = $(shell { cat $(1); echo $(IMAGE_BASE); } | sha256sum | cut -c1-12)
 ifndef PODROLES_IMAGE_SERVERS
-export PODROLES_IMAGE_SERVERS := localhost/podroles-servers:$(call image_tag,vmtests/images/servers/Dockerfile)
+export PODROLES_IMAGE_SERVERS := localhost/podroles-servers:$(call image_tag,harness/images/servers/Dockerfile)
 endif
 # OpenBao's and Authelia's places: our static builds copied into images laid
 # out as the official ones.
 ifndef PODROLES_IMAGE_OPENBAO
-export PODROLES_IMAGE_OPENBAO := localhost/podroles-openbao:$(call image_tag,vmtests/images/openbao/Dockerfile servers/vault/go.mod servers/vault/go.sum)
+export PODROLES_IMAGE_OPENBAO := localhost/podroles-openbao:$(call image_tag,harness/images/openbao/Dockerfile servers/vault/go.mod servers/vault/go.sum)
 endif
 ifndef PODROLES_IMAGE_AUTHELIA
-export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(call image_tag,vmtests/images/authelia/Dockerfile servers/authelia/go.mod servers/authelia/go.sum)
+export PODROLES_IMAGE_AUTHELIA := localhost/podroles-authelia:$(call image_tag,harness/images/authelia/Dockerfile servers/authelia/go.mod servers/authelia/go.sum)
 endif
 # The test cluster's real node: the base of the nodes' stand-in images
 # (Debian with systemd), and slapd alone for the lldap role's pods.
 ifndef PODROLES_IMAGE_NODE
-export PODROLES_IMAGE_NODE := localhost/podroles-node:$(call image_tag,vmtests/images/node/Dockerfile)
+export PODROLES_IMAGE_NODE := localhost/podroles-node:$(call image_tag,harness/images/node/Dockerfile)
 endif
 ifndef PODROLES_IMAGE_SLAPD
-export PODROLES_IMAGE_SLAPD := localhost/podroles-slapd:$(call image_tag,vmtests/images/slapd/Dockerfile)
+export PODROLES_IMAGE_SLAPD := localhost/podroles-slapd:$(call image_tag,harness/images/slapd/Dockerfile)
 endif
-# server_image IMAGE,NAME,BINARY: build vmtests/images/NAME with BINARY in its
+# server_image IMAGE,NAME,BINARY: build harness/images/NAME with BINARY in its
 # context, unless the engine has IMAGE.
 define server_image
 	@$(CONTAINER_CLI) image inspect $(1) >/dev/null 2>&1 || { \
 	  rm -rf .cache/images/$(2) && mkdir -p .cache/images/$(2) && \
-	  cp vmtests/images/$(2)/Dockerfile .cache/images/$(2)/ && { ln -f $(3) .cache/images/$(2)/ 2>/dev/null || cp $(3) .cache/images/$(2)/; } && \
+	  cp harness/images/$(2)/Dockerfile .cache/images/$(2)/ && { ln -f $(3) .cache/images/$(2)/ 2>/dev/null || cp $(3) .cache/images/$(2)/; } && \
 	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(1) .cache/images/$(2) >/dev/null && rm -rf .cache/images/$(2); }
 endef
 # The images of Debian's packages alone first (no server in them), so that
@@ -223,11 +223,11 @@ images-debian: deps
 	  $(SUDO) tar -C .cache/rootfs -c . | $(CONTAINER_CLI) import - $(IMAGE_BASE) >/dev/null && $(SUDO) rm -rf .cache/rootfs; \
 	fi
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SERVERS) >/dev/null 2>&1 || \
-	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm vmtests/images/servers >/dev/null
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SERVERS) -t localhost/podroles-servers:bookworm harness/images/servers >/dev/null
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_NODE) >/dev/null 2>&1 || \
-	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_NODE) -t localhost/podroles-node:bookworm vmtests/images/node >/dev/null
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_NODE) -t localhost/podroles-node:bookworm harness/images/node >/dev/null
 	@$(CONTAINER_CLI) image inspect $(PODROLES_IMAGE_SLAPD) >/dev/null 2>&1 || \
-	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SLAPD) -t localhost/podroles-slapd:bookworm vmtests/images/slapd >/dev/null
+	  $(CONTAINER_CLI) build -q --build-arg BASE=$(IMAGE_BASE) -t $(PODROLES_IMAGE_SLAPD) -t localhost/podroles-slapd:bookworm harness/images/slapd >/dev/null
 # The runner's image (scenarios manifest's Job): FROM scratch, the static
 # binary and the host's CA bundle, tagged by both, so it is built in the
 # recipe, once the binary is.
@@ -237,17 +237,17 @@ RUNNER_CA ?= /etc/ssl/certs/ca-certificates.crt
 images: images-debian $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia build
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
-	@runner=localhost/podroles-runner:$$(cat vmtests/images/runner/Dockerfile $(BIN) $(RUNNER_CA) | sha256sum | cut -c1-12); \
+	@runner=localhost/podroles-runner:$$(cat harness/images/runner/Dockerfile $(BIN) $(RUNNER_CA) | sha256sum | cut -c1-12); \
 	$(CONTAINER_CLI) image inspect $$runner >/dev/null 2>&1 || { \
 	  rm -rf .cache/images/runner && mkdir -p .cache/images/runner && \
-	  cp vmtests/images/runner/Dockerfile $(BIN) $(RUNNER_CA) .cache/images/runner/ && \
+	  cp harness/images/runner/Dockerfile $(BIN) $(RUNNER_CA) .cache/images/runner/ && \
 	  $(CONTAINER_CLI) build -q -t $$runner .cache/images/runner >/dev/null && rm -rf .cache/images/runner; } && \
 	mkdir -p $(PODROLES_CACHE) && \
 	printf '{"servers": "%s", "openbao": "%s", "authelia": "%s", "node": "%s", "slapd": "%s", "runner": "%s"}\n' '$(PODROLES_IMAGE_SERVERS)' \
 	  '$(PODROLES_IMAGE_OPENBAO)' '$(PODROLES_IMAGE_AUTHELIA)' '$(PODROLES_IMAGE_NODE)' '$(PODROLES_IMAGE_SLAPD)' "$$runner" > $(PODROLES_CACHE)/images.json.new && \
 	mv $(PODROLES_CACHE)/images.json.new $(PODROLES_CACHE)/images.json
 
-# make test TESTFLAGS="-run TestEnvUp -v" PKGS=./vmtests/... runs some tests only.
+# make test TESTFLAGS="-run TestEnvUp -v" PKGS=./harness/... runs some tests only.
 # All of them run on Debian's nix; those of NIX_PKGS (the packages whose
 # tests run nix) run again on each nix of TEST_NIXES, in turn
 # (TEST_NIXES="2.31" runs only that one, TEST_NIXES= none; TEST_NIX24=no
@@ -284,7 +284,7 @@ $(foreach v,$(TEST_NIXES_RUN),$(if $(NIX_TARGET_$(v)),,$(error TEST_NIXES: no ni
 # minutes of CPU) would otherwise come before it (docs/testing.md). Their
 # log is .cache/nixes.log; make test stops them if it is stopped.
 # The first run's packages get 60 minutes each: the real node is one per
-# machine, so ./scenarios waits for it while ./vmtests/... hold it.
+# machine, so ./scenarios waits for it while ./harness/... hold it.
 NIX_TARGETS := $(foreach v,$(TEST_NIXES_RUN),$(NIX_TARGET_$(v)))
 test: deps
 	@$(MAKE) --no-print-directory -j3 --output-sync=target servers images build vet

@@ -351,8 +351,8 @@ func TestFlakeOutputs(t *testing.T) {
 		t.Errorf("app = %q", got.App)
 	}
 	// The image has the entrypoint and user of make images' runner
-	// (vmtests/images/runner/Dockerfile, TestRunnerImage runs that one).
-	dockerfile, err := os.ReadFile(filepath.Join(repoRoot, "vmtests/images/runner/Dockerfile"))
+	// (harness/images/runner/Dockerfile, TestRunnerImage runs that one).
+	dockerfile, err := os.ReadFile(filepath.Join(repoRoot, "harness/images/runner/Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,17 +11,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/fediversity/podroles/harness/testenv"
 	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // TestPlanPassesServerSideDryRun sends the plan of each k8s example to a
 // real kube-apiserver as a server-side dry-run: the API server validates
 // every object as it would on apply.
 func TestPlanPassesServerSideDryRun(t *testing.T) {
-	cp := vmtest.NewControlPlane(t, false)
+	cp := testenv.NewControlPlane(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// A client of our own, to collect the API server's warnings.

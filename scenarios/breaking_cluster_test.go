@@ -19,12 +19,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests/localenv"
 )
 
 // realWorld is what the cluster's breaking cases break: the directory

@@ -16,11 +16,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fediversity/podroles/harness/localenv"
+	"github.com/fediversity/podroles/harness/testenv"
 	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests/localenv"
-	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // A scenario that no break has ever failed may pass by construction. So
@@ -36,7 +36,7 @@ import (
 type where string
 
 const (
-	// onLocal: a local environment of its own (vmtests/localenv).
+	// onLocal: a local environment of its own (harness/localenv).
 	onLocal where = "local environment"
 	// onCluster: the directory example's real pods on the machine's real
 	// node, broken and mended (see cluster_test.go).
@@ -351,7 +351,7 @@ func TestBreakingCasesLocal(t *testing.T) {
 					t.Skip("needs lldap's image (PODROLES_IMAGE_LLDAP), which this project's machines cannot get")
 				}
 				t.Parallel()
-				env := vmtest.NewEnv(t, c.opts)
+				env := testenv.NewEnv(t, c.opts)
 				requireOpenBao(t, env)
 				if c.breakLocal != nil {
 					given := runnerInputs(t, env.Inventory)

@@ -27,17 +27,17 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/harness/controlplane"
+	"github.com/fediversity/podroles/harness/localenv"
+	"github.com/fediversity/podroles/harness/servers"
+	"github.com/fediversity/podroles/harness/testenv"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests/controlplane"
-	"github.com/fediversity/podroles/vmtests/localenv"
-	"github.com/fediversity/podroles/vmtests/servers"
-	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // The cluster tests run against the directory example deployed as real
@@ -62,7 +62,7 @@ var real struct {
 }
 
 func TestMain(m *testing.M) {
-	vmtest.Main(m, func() error {
+	testenv.Main(m, func() error {
 		if real.env == nil {
 			// An Up that failed stopped what it started.
 			if real.dir != "" {

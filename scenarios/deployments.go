@@ -14,8 +14,8 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // The deployments suite compares the cluster with what the node-surface

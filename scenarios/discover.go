@@ -18,8 +18,8 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // DiscoverOptions say where a node's world is in a cluster.

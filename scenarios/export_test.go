@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/url"
 
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // LocateDatabase is locateDatabase for the package's external tests: where

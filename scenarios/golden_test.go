@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/internal/golden"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/report"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // TestGoldenReports: the three formats of a run's report, of scenarios

@@ -13,10 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests/localenv"
 )
 
 // jobSuites are what the Job runs: those that need no file of the

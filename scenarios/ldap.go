@@ -19,7 +19,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // The ldap suite: a reader of the ldap contract in another pod reaches the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/lldap"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // The lldap-http suite: logins at lldap's HTTP API through the Service and

@@ -22,8 +22,8 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // TestManifestRoleOnRealPods runs the suites against the directory

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/facts"
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // zeroPodWorld is a cluster's world as the discovery leaves it when no pod

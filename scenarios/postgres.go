@@ -21,8 +21,8 @@ import (
 
 	"github.com/fediversity/podroles/internal/loopback"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // The postgres suite: the role keeps its data in a Postgres out of its

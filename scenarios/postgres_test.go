@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fediversity/podroles/facts"
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // TestServiceOfHost: a host is read as a pod of the namespace resolves

@@ -16,7 +16,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // The probe is the spec's reader in the main pod: the runner adds it to

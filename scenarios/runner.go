@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // Options of a run.

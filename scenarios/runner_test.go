@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/report"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 var testInv = &inventory.Inventory{Node: "n"}

@@ -7,7 +7,7 @@
 // The suites read where things are from an inventory (package inventory),
 // and what the node states (the ldap contract, authelia's host and CA, the
 // roles' secrets) from the node's facts, so they run unchanged against the
-// local environment of package vmtests, a deployment a person describes,
+// local environment of package localenv, a deployment a person describes,
 // or a cluster.
 package scenarios
 
@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // Suite is a named set of scenarios.

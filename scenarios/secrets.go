@@ -21,8 +21,8 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // The secrets suite: each file that a role's sidecar writes in its pod's

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // SettleStep is the step the runner adds after a disruptive scenario.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // restartReaction is the longest a pod takes to restart its service once

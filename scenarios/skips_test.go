@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fediversity/podroles/scenarios/inventory"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // TestNothingToJudgeSkips: a scenario whose inventory and node leave it

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fediversity/podroles/harness/localenv"
+	"github.com/fediversity/podroles/harness/servers"
+	"github.com/fediversity/podroles/harness/testenv"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/pki"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/scenarios/inventory"
-	"github.com/fediversity/podroles/vmtests/localenv"
-	"github.com/fediversity/podroles/vmtests/servers"
-	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // run runs suites against env's inventory and returns the results by
@@ -66,7 +66,7 @@ func requireOpenBao(t *testing.T, env *localenv.Env) {
 
 func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	t.Parallel()
-	env := vmtest.NewEnv(t, localenv.Options{})
+	env := testenv.NewEnv(t, localenv.Options{})
 	plainRunChangesNothing(t, env)
 	othersLease := anotherConsumersLease(t, env)
 	results := run(t, env, 0, "ldap", "postgres", "lldap-http", "secrets", "authelia", "rotation")
@@ -125,10 +125,10 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 // passing but those of lldap's HTTP API and of a cluster; then a
 // replica's container goes away and the bind at that pod fails, named.
 func TestSuitesSameOnBothProviders(t *testing.T) {
-	vmtest.Engine(t)
+	testenv.Engine(t)
 	t.Parallel()
-	processes := vmtest.NewEnv(t, localenv.Options{})
-	containers := vmtest.NewEnv(t, localenv.Options{Provider: localenv.ProviderContainers})
+	processes := testenv.NewEnv(t, localenv.Options{})
+	containers := testenv.NewEnv(t, localenv.Options{Provider: localenv.ProviderContainers})
 	requireOpenBao(t, processes)
 	onProcesses := run(t, processes, 30*time.Second)
 	onContainers := run(t, containers, 30*time.Second)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // The units suite: in every pod of the node's image, each unit of the

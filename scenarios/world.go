@@ -17,8 +17,8 @@ import (
 
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // world is the deployment as the suites ask of its pods: a container's

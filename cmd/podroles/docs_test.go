@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
-	"github.com/fediversity/podroles/internal/docgen"
+	"github.com/fediversity/podroles/cmd/internal/docgen"
 	"github.com/fediversity/podroles/internal/golden"
 )
 

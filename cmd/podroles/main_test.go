@@ -24,7 +24,7 @@ func TestHelpDescribesEveryCommand(t *testing.T) {
 }
 
 // The shipped binary links no testing: test helpers live in packages that
-// no command imports (vmtests/vmtest, cmd/internal/clitest).
+// no command imports (harness/testenv, cmd/internal/clitest).
 func TestLinksNoTesting(t *testing.T) {
 	for _, pkg := range clitest.Deps(t) {
 		if pkg == "testing" || strings.HasPrefix(pkg, "github.com/testcontainers/") {

@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/vmtests/localenv"
 )
 
 // NewEnvCmd is podroles env.

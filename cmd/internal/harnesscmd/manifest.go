@@ -13,8 +13,8 @@ import (
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/scenarios/inventory"
 )
 
 // ScenariosManifestOptions are podroles scenarios manifest's.

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
-	"github.com/fediversity/podroles/internal/podsupervisor"
+	"github.com/fediversity/podroles/harness/podsupervisor"
 )
 
 // NewPodCmd is the pod supervisor of the local environment: env up runs

@@ -23,13 +23,13 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/harness/containers"
+	"github.com/fediversity/podroles/harness/localenv"
+	"github.com/fediversity/podroles/harness/servers"
+	"github.com/fediversity/podroles/harness/testenv"
 	"github.com/fediversity/podroles/internal/golden"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
-	"github.com/fediversity/podroles/vmtests/containers"
-	"github.com/fediversity/podroles/vmtests/localenv"
-	"github.com/fediversity/podroles/vmtests/servers"
-	"github.com/fediversity/podroles/vmtests/vmtest"
 )
 
 // run runs the commands under a root of their own, as a binary's main
@@ -46,10 +46,10 @@ func allCommands(io *cli.Streams) []*cobra.Command {
 
 func repo(path string) string { return filepath.Join("..", "..", "..", path) }
 
-func TestMain(m *testing.M) { vmtest.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestScenariosRun(t *testing.T) {
-	env := vmtest.NewEnv(t, localenv.Options{})
+	env := testenv.NewEnv(t, localenv.Options{})
 	out := filepath.Join(t.TempDir(), "scenarios.xml")
 	r := run(t, "scenarios", "run", "--inventory", env.Inventory, "--suite", "ldap,postgres", "--format", "junit", "-o", out)
 	want := "node directory: 7 passed, 0 failed, 0 skipped"
@@ -204,7 +204,7 @@ func TestScenariosList(t *testing.T) {
 // TestScenariosRunOnACluster discovers the directory example's world in a
 // control plane of real components and runs the deployments suite on it.
 func TestScenariosRunOnACluster(t *testing.T) {
-	cp := vmtest.NewControlPlane(t, true)
+	cp := testenv.NewControlPlane(t, true)
 	example := repo("examples/directory.nix")
 	r := run(t, "scenarios", "run", "--kubeconfig", cp.Kubeconfig, "--namespace", "default", "--node", "directory", example, "--suite", "deployments")
 	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "Deployment default/directory does not exist: is the node deployed to namespace default?") {
@@ -278,7 +278,7 @@ func TestProgressLine(t *testing.T) {
 // containers provider: env up, the suites, env down, and nothing left in
 // the engine; the containers outlive the env up that started them.
 func TestEnvUpWithContainers(t *testing.T) {
-	vmtest.Engine(t)
+	testenv.Engine(t)
 	if os.Getenv(servers.DirEnv) == "" {
 		t.Skipf("%s is not set: the secrets suite needs the Vault that make servers builds", servers.DirEnv)
 	}
@@ -408,7 +408,7 @@ func TestGoldenScenariosReports(t *testing.T) {
 	}
 	for _, format := range report.Formats {
 		t.Run(format, func(t *testing.T) {
-			r := run(t, "scenarios", "run", "--inventory", "testdata/scenarios/inventory.yaml", "--format", format)
+			r := run(t, "scenarios", "run", "--inventory", "testdata/inventory.yaml", "--format", format)
 			if r.Code != cli.ExitFailed || !strings.Contains(r.ErrOut, "no scenario ran") {
 				t.Fatalf("exit %d\n%s", r.Code, r.ErrOut)
 			}

@@ -59,7 +59,7 @@ func (w *realWorld) mastodon(t *testing.T, ctx context.Context) *facts.Node {
 	m := &mastodonOnRealNode
 	m.once.Do(func() {
 		m.node = exampleNode(t, ctx, "mastodon.nix")
-		m.err = w.env.DeployNode(ctx, m.node, mastodonWorld)
+		m.err = w.env.RealPods().Deploy(ctx, m.node, mastodonWorld)
 	})
 	if m.err != nil {
 		t.Fatal(m.err)
@@ -72,9 +72,9 @@ func (w *realWorld) mastodon(t *testing.T, ctx context.Context) *facts.Node {
 func (w *realWorld) inventory(t *testing.T, ctx context.Context, world string) *inventory.Inventory {
 	t.Helper()
 	if world == directoryWorld {
-		return discoverReal(t, ctx, w.env, w.env.ClusterKubeconfig())
+		return discoverReal(t, ctx, w.env, w.env.RealPods().Kubeconfig())
 	}
-	found, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: w.env.ClusterKubeconfig(), Namespace: world, Node: w.mastodon(t, ctx), Dir: t.TempDir()})
+	found, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: w.env.RealPods().Kubeconfig(), Namespace: world, Node: w.mastodon(t, ctx), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +102,9 @@ func TestBreakingCasesOnRealPods(t *testing.T) {
 				if c.world == mastodonWorld {
 					w.mastodon(t, ctx)
 				}
-				given := runnerInputs(t, env.ClusterInventory)
+				given := runnerInputs(t, env.RealPods().Inventory)
 				mend := c.breakCluster(t, ctx, w)
-				requireDeploymentBroken(t, env.ClusterInventory, given)
+				requireDeploymentBroken(t, env.RealPods().Inventory, given)
 				results := runSelected(t, ctx, w.inventory(t, ctx, c.world), 5*time.Second, selection(id, c.run), suiteOf(id))
 				judgeBreak(t, id, w.podNamesIn(t, ctx, c), results)
 				mend()

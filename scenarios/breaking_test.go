@@ -99,7 +99,7 @@ var localCases = map[string][]breakingCase{
 		},
 		{
 			name: "a certificate for another name", where: onLocal,
-			opts:    localenv.Options{CertNames: []string{"other.example.org"}},
+			opts:    localenv.Options{Faults: localenv.Faults{CertNames: []string{"other.example.org"}}},
 			reasons: []string{"certificate is valid for other.example.org, not directory-lldap.directory.svc.cluster.local"},
 			alsoFails: map[string]string{
 				"ldap/each-pod-binds":   "the pods' certificates are the Service's",
@@ -119,7 +119,7 @@ var localCases = map[string][]breakingCase{
 	},
 	"ldap/plain-port-not-on-service": {{
 		name: "the Service answers on the plain LDAP port it does not declare", where: onLocal,
-		opts:    localenv.Options{PlainPortOnService: true},
+		opts:    localenv.Options{Faults: localenv.Faults{PlainPortOnService: true}},
 		reasons: []string{"the Service directory-lldap.directory.svc.cluster.local answers at ", ":3890, a plain LDAP port"},
 	}},
 	"ldap/each-pod-binds": {{
@@ -129,7 +129,7 @@ var localCases = map[string][]breakingCase{
 	}},
 	"ldap/wrong-ca-refused": {{
 		name: "an expired certificate on the Service: refused, but not for an unknown CA", where: onLocal,
-		opts:    localenv.Options{ExpiredCertificate: true},
+		opts:    localenv.Options{Faults: localenv.Faults{ExpiredCertificate: true}},
 		reasons: []string{"refused, but not for the expected reason", "certificate has expired"},
 		alsoFails: map[string]string{
 			"ldap/service-ldaps-bind": "the certificate has expired",
@@ -139,7 +139,7 @@ var localCases = map[string][]breakingCase{
 	}},
 	"ldap/wrong-name-refused": {{
 		name: "a certificate valid for any name under .invalid", where: onLocal,
-		opts:    localenv.Options{CertNames: []string{"directory-lldap.directory.svc.cluster.local", "*.invalid"}},
+		opts:    localenv.Options{Faults: localenv.Faults{CertNames: []string{"directory-lldap.directory.svc.cluster.local", "*.invalid"}}},
 		reasons: []string{"the handshake succeeded"},
 	}},
 
@@ -174,7 +174,7 @@ var localCases = map[string][]breakingCase{
 
 	"postgres/data-outside-pod": {{
 		name: "PostgreSQL at the address of the role's first pod", where: onLocal,
-		opts:    localenv.Options{PostgresInPod: true},
+		opts:    localenv.Options{Faults: localenv.Faults{PostgresInPod: true}},
 		reasons: []string{"in pod directory-lldap-0 of role lldap: its data would go with the pod"},
 	}},
 	"postgres/one-opentofu-state": {{
@@ -211,7 +211,7 @@ var localCases = map[string][]breakingCase{
 	},
 	"secrets/service-started-after-secrets": {{
 		name: "the worker's service started before its sidecar wrote its secrets", where: onLocal,
-		opts:    localenv.Options{ServiceBeforeSecrets: true},
+		opts:    localenv.Options{Faults: localenv.Faults{ServiceBeforeSecrets: true}},
 		reasons: []string{"pod directory-worker-0: its service started at", "before greeting existed"},
 	}},
 	"secrets/identity-not-readable": {{
@@ -229,7 +229,7 @@ var localCases = map[string][]breakingCase{
 
 	"authelia/portal-login": {{
 		name: "the portal's nginx trusts another CA than authelia's", where: onLocal,
-		opts:      localenv.Options{PortalTrustsOtherCA: true},
+		opts:      localenv.Options{Faults: localenv.Faults{PortalTrustsOtherCA: true}},
 		reasons:   []string{"saw HTTP 502", "could not reach authelia"},
 		alsoFails: map[string]string{"authelia/wrong-password-refused": "the right password must log in first", "authelia/login-stored-in-postgres": "no login"},
 	}},
@@ -244,43 +244,43 @@ var localCases = map[string][]breakingCase{
 	}},
 	"authelia/login-stored-in-postgres": {{
 		name: "authelia reaches Postgres with a credential that never expires", where: onLocal,
-		opts:    localenv.Options{AutheliaStaticCredential: true},
+		opts:    localenv.Options{Faults: localenv.Faults{AutheliaStaticCredential: true}},
 		reasons: []string{"authelia connected as authelia_static, a credential that does not expire"},
 	}},
 
 	"rotation/new-credential-restarts-authelia": {{
 		name: "authelia's pod restarts nothing for its secrets", where: onLocal,
-		opts:    localenv.Options{NoRestartOn: []string{"authelia"}},
+		opts:    localenv.Options{Faults: localenv.Faults{NoRestartOn: []string{"authelia"}}},
 		run:     "rotation/new-credential-restarts-authelia",
 		reasons: []string{"expected pod directory-authelia-0 (uid", "to restart its service with a new credential within the TTL 20s; saw 0 exits"},
 	}},
 	"rotation/new-credential-restarts-lldap-replicas": {{
 		name: "lldap's pods restart nothing for their secrets", where: onLocal,
-		opts:    localenv.Options{NoRestartOn: []string{"lldap"}},
+		opts:    localenv.Options{Faults: localenv.Faults{NoRestartOn: []string{"lldap"}}},
 		run:     "rotation/new-credential-restarts-lldap-replicas",
 		reasons: []string{"to restart its service with a new credential within the TTL 20s; saw 0 exits"},
 	}},
 	"rotation/restart-secret-restarts": {{
 		name: "lldap's pods do not watch key-seed, a secret with restart", where: onLocal,
-		opts:    localenv.Options{NoRestartOn: []string{"lldap/key-seed"}},
+		opts:    localenv.Options{Faults: localenv.Faults{NoRestartOn: []string{"lldap/key-seed"}}},
 		run:     "rotation/(restart-secret-restarts|secret-without-restart-restarts-nothing)",
 		reasons: []string{"expected pod directory-lldap-0 to restart its service in the same pod; saw 0 exits still"},
 	}},
 	"rotation/secret-without-restart-restarts-nothing": {{
 		name: "the pods restart for every secret, those without restart too", where: onLocal,
-		opts:    localenv.Options{RestartOnEverySecret: true},
+		opts:    localenv.Options{Faults: localenv.Faults{RestartOnEverySecret: true}},
 		run:     "rotation/(restart-secret-restarts|secret-without-restart-restarts-nothing)",
 		reasons: []string{"expected pod directory-lldap-0 to leave its service running; saw its service exited (exit code 0 (Completed)"},
 	}},
 	"rotation/sidecar-restart-restarts-nothing": {{
 		name: "the pods restart their service whenever their sidecar restarts", where: onLocal,
-		opts:    localenv.Options{RestartWithSidecar: true},
+		opts:    localenv.Options{Faults: localenv.Faults{RestartWithSidecar: true}},
 		run:     "rotation/sidecar-restart-.*",
 		reasons: []string{"pod directory-worker-0: its service exited (exit code 143", "after its sidecar restarted, though no secret with restart changed"},
 	}},
 	"rotation/sidecar-restart-restarts-pki": {{
 		name: "authelia's pod restarts nothing for its secrets", where: onLocal,
-		opts:    localenv.Options{NoRestartOn: []string{"authelia"}},
+		opts:    localenv.Options{Faults: localenv.Faults{NoRestartOn: []string{"authelia"}}},
 		run:     "rotation/sidecar-restart-.*",
 		reasons: []string{"pod directory-authelia-0", "a new tls.pem (a secret with parameters and restart), and the service's 0 exits still"},
 	}},

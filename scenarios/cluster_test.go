@@ -222,7 +222,7 @@ func builtRunnerImage(t *testing.T) string {
 // when the test ends.
 func discoverReal(t *testing.T, ctx context.Context, env *localenv.Env, kubeconfig string) *inventory.Inventory {
 	t.Helper()
-	base, err := inventory.LoadBase(env.ClusterInventory)
+	base, err := inventory.LoadBase(env.RealPods().Inventory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func update(t *testing.T, ctx context.Context, client kubernetes.Interface, name
 
 func clusterClient(t *testing.T, env *localenv.Env) (kubernetes.Interface, *kube.Client) {
 	t.Helper()
-	c, err := kube.Connect(env.ClusterKubeconfig())
+	c, err := kube.Connect(env.RealPods().Kubeconfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func hostPID(t *testing.T, ctx context.Context, env *localenv.Env, pod corev1.Po
 			id = strings.TrimPrefix(s.ContainerID, "containerd://")
 		}
 	}
-	pid, err := env.RealNode().TaskPID(ctx, id)
+	pid, err := env.RealPods().Node().TaskPID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestRealPodsPassEverySuite(t *testing.T) {
 	// first run judges new pods, the second the back-off the first grew.
 	client, _ := clusterClient(t, env)
 	freshPods(t, ctx, client, env.Namespace)
-	inv := discoverReal(t, ctx, env, env.ClusterKubeconfig())
+	inv := discoverReal(t, ctx, env, env.RealPods().Kubeconfig())
 	for name, r := range inv.Roles {
 		for _, e := range append(slices.Clone(r.Pods), derefEndpoints(r.Service)...) {
 			if e.StatusFile != "" || e.SecretsDir != "" || e.RootDir != "" {
@@ -527,7 +527,7 @@ func TestRealPodsExecAndRestartCounts(t *testing.T) {
 		t.Errorf("exec cat /etc/hostname: %q, %v", out, err)
 	}
 
-	inv := discoverReal(t, ctx, env, env.ClusterKubeconfig())
+	inv := discoverReal(t, ctx, env, env.RealPods().Kubeconfig())
 	endpoint := inv.Roles["lldap"].Pods[0]
 	before, err := scenarios.PodStatus(ctx, inv, endpoint)
 	if err != nil {
@@ -714,7 +714,7 @@ func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
 	defer cancel()
 	for _, refuse := range []bool{false, true} {
 		p := &streamProxy{refuseWebSocket: refuse}
-		inv := discoverReal(t, ctx, env, p.start(t, env.ClusterKubeconfig()))
+		inv := discoverReal(t, ctx, env, p.start(t, env.RealPods().Kubeconfig()))
 		requirePassed(t, runSuites(ctx, t, inv, 30*time.Second, "units", "ldap", "secrets"))
 		ws, spdy := p.count("websocket"), p.count("spdy/3.1")
 		switch {

@@ -84,7 +84,7 @@ func TestManifestJobOnRealPods(t *testing.T) {
 // the host: the ldap contract's port and DNs.
 func jobBase(t *testing.T, env *localenv.Env) []byte {
 	t.Helper()
-	inv, err := inventory.LoadBase(env.ClusterInventory)
+	inv, err := inventory.LoadBase(env.RealPods().Inventory)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,11 +43,11 @@ func TestManifestRoleOnRealPods(t *testing.T) {
 	// pods in a back-off of minutes: each run judges new pods.
 	settled := func(t *testing.T) { freshPods(t, ctx, client, env.Namespace) }
 	settled(t)
-	base, err := inventory.LoadBase(env.ClusterInventory)
+	base, err := inventory.LoadBase(env.RealPods().Inventory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runnerAccount{t: t, ns: env.Namespace, admin: env.ClusterKubeconfig(), node: real.node, dir: real.dir, client: client, base: base}
+	r := &runnerAccount{t: t, ns: env.Namespace, admin: env.RealPods().Kubeconfig(), node: real.node, dir: real.dir, client: client, base: base}
 	t.Cleanup(r.remove)
 
 	t.Run("in the cluster, every suite with --disruptive", func(t *testing.T) {

@@ -48,7 +48,7 @@ func (a *authelia) secrets() map[string]facts.Secret {
 			Template:   str("{{ .Data.certificate }}\n{{ .Data.private_key }}"),
 			Parameters: map[string]any{"common_name": a.site.autheliaServiceName(), "ttl": "24h"}},
 	}
-	if a.site.AutheliaStaticCredential {
+	if a.site.Faults.AutheliaStaticCredential {
 		secrets["db-username"] = facts.Secret{Path: "secret/data/authelia/static-db", Field: str("username"), Restart: true}
 		secrets["db-password"] = facts.Secret{Path: "secret/data/authelia/static-db", Field: str("password"), Restart: true}
 	}
@@ -255,7 +255,7 @@ http {
 // trustedCA is the CA nginx verifies authelia with; a test points it at
 // another CA on purpose.
 func (pt *portal) trustedCA(dir string) string {
-	if pt.site.PortalTrustsOtherCA {
+	if pt.site.Faults.PortalTrustsOtherCA {
 		return filepath.Join(dir, "other-ca.pem")
 	}
 	return filepath.Join(pt.site.Dir, "tls", "ca.pem")
@@ -281,7 +281,7 @@ func (pt *portal) start(ctx context.Context) error {
 	if err := writeFile(filepath.Join(dir, "portal.key"), key, 0o600); err != nil {
 		return err
 	}
-	if s.PortalTrustsOtherCA {
+	if s.Faults.PortalTrustsOtherCA {
 		other, err := newOtherCAPEM()
 		if err != nil {
 			return err

@@ -28,7 +28,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -51,44 +50,9 @@ type Options struct {
 	Node, Namespace string
 	// Detached servers outlive the process that started them.
 	Detached bool
-	// CertNames overrides the names the server certificate is for (a
-	// test breaks verification on purpose with another name); the
-	// portal, whose authelia would refuse the directory, is not started.
-	CertNames []string
-	// PlainPortOnService has the Service answer on the plain LDAP port
-	// too, which it does not declare (a test breaks the environment on
-	// purpose).
-	PlainPortOnService bool
-	// PortalTrustsOtherCA points nginx's proxy_ssl_trusted_certificate at
-	// a CA that did not sign authelia's certificate (a test, on purpose).
-	PortalTrustsOtherCA bool
-	// The options below break the environment on purpose, one thing each,
-	// for the tests that see the scenario that guards it fail.
-	//
-	// NoRestartOn runs the pods of these roles ("lldap"), or a role's
-	// pods without watching one secret ("lldap/tls.pem"), without
-	// restarting the service when a secret with restart changes (US1-13).
-	NoRestartOn []string
-	// RestartOnEverySecret restarts a pod's service when any secret file
-	// changes, those without restart too (US1-13).
-	RestartOnEverySecret bool
-	// RestartWithSidecar restarts a pod's service whenever its sidecar
-	// restarts, whether a secret changed or not (US1-13).
-	RestartWithSidecar bool
-	// ServiceBeforeSecrets starts the worker role's service before its
-	// sidecar has written its secrets, with nothing to restart it when
-	// they come (US1-7).
-	ServiceBeforeSecrets bool
-	// PostgresInPod runs PostgreSQL at the address of the lldap role's
-	// first pod, as a database inside the role's pod (SC-003).
-	PostgresInPod bool
-	// ExpiredCertificate gives the lldap role's Service an expired
-	// certificate, of a CA made in Go that the contract's CA file holds.
-	ExpiredCertificate bool
-	// AutheliaStaticCredential gives authelia a Postgres credential that
-	// never expires, from a KV entry, instead of the database engine's
-	// (SC-005).
-	AutheliaStaticCredential bool
+	// Faults break the environment on purpose, for the tests that see
+	// the scenario that guards each fail; the zero value breaks nothing.
+	Faults Faults
 	// Podroles is the podroles binary, whose hidden pod command
 	// supervises the pods of roles with secrets; found or built when
 	// empty.
@@ -100,8 +64,8 @@ type Options struct {
 	Images   Images
 	// Cluster deploys this node's plan (podroles plan) as real pods, on
 	// the machine's real node (harness/kubenode) with a control plane of
-	// its own (processes provider only): see realpods.go. Its suites run
-	// through ClusterInventory.
+	// its own (processes provider only): see RealPods, whose Inventory
+	// the cluster's suites run through.
 	Cluster *facts.Node
 	// NodeWait is how long to wait for the machine's node, which another
 	// run may hold.
@@ -109,6 +73,49 @@ type Options struct {
 	// Progress receives a line per step of Up, with its duration; nil
 	// drops them.
 	Progress io.Writer
+}
+
+// Faults break a local environment on purpose, one thing each: a test
+// sets one and sees the scenario named with it fail (the breaking cases of
+// package scenarios). The zero value is the environment as it should be.
+type Faults struct {
+	// CertNames: the lldap role's certificate is for these names, not
+	// the Service's (ldap/service-ldaps-bind), or for them and any name
+	// under .invalid (ldap/wrong-name-refused). Authelia would refuse
+	// such a directory: the portal does not start.
+	CertNames []string
+	// PlainPortOnService: the Service also answers on the plain LDAP
+	// port, which it does not declare (ldap/plain-port-not-on-service).
+	PlainPortOnService bool
+	// ExpiredCertificate: the Service's certificate has expired, from a
+	// CA made in Go that the contract's CA file holds
+	// (ldap/wrong-ca-refused).
+	ExpiredCertificate bool
+	// PortalTrustsOtherCA: nginx verifies authelia with a CA that did not
+	// sign its certificate (authelia/portal-login).
+	PortalTrustsOtherCA bool
+	// AutheliaStaticCredential: authelia reaches Postgres with a
+	// credential that never expires, from a KV entry, not the database
+	// engine's (authelia/login-stored-in-postgres).
+	AutheliaStaticCredential bool
+	// PostgresInPod: PostgreSQL serves at the lldap role's first pod's
+	// address, a database inside the role's pod (postgres/data-outside-pod).
+	PostgresInPod bool
+	// ServiceBeforeSecrets: the worker role's service starts before its
+	// sidecar wrote its secrets, and nothing restarts it when they come
+	// (secrets/service-started-after-secrets).
+	ServiceBeforeSecrets bool
+	// NoRestartOn: the pods of these roles ("lldap"), or of a role for
+	// one secret ("lldap/key-seed"), do not restart their service when a
+	// secret with restart changes (the rotation suite's restarts).
+	NoRestartOn []string
+	// RestartOnEverySecret: a pod restarts its service when any secret
+	// changes, those without restart too
+	// (rotation/secret-without-restart-restarts-nothing).
+	RestartOnEverySecret bool
+	// RestartWithSidecar: a pod restarts its service whenever its sidecar
+	// restarts (rotation/sidecar-restart-restarts-nothing).
+	RestartWithSidecar bool
 }
 
 // Ports of the lldap role, as lldap uses them.
@@ -130,51 +137,15 @@ type Env struct {
 	authelia  *authelia
 	portal    *portal
 	worker    *worker
-	// cluster is the control plane that Cluster started, if any; node
-	// its real node, clusterPlan the plan it runs, and clusterPortal the
-	// portal in front of its authelia.
-	cluster       *controlplane.ControlPlane
-	node          *kubenode.Node
-	clusterPlan   *plan.Plan
-	clusterPortal *portal
-	// ClusterInventory is the base inventory of the cluster's suites
-	// (scenarios run --kubeconfig ... --inventory), with Cluster.
-	ClusterInventory string
+	// realPods is the cluster variant, with Cluster.
+	realPods *RealPods
 }
 
 // Up starts the environment and writes its inventory. When anything fails
 // it stops what it started and says which server failed and why.
 func Up(ctx context.Context, opts Options) (env *Env, err error) {
-	if opts.Dir == "" {
-		return nil, errors.New("env: no folder given (--dir)")
-	}
-	if opts.Loopback == "" {
-		opts.Loopback = "127.0.1"
-	}
-	if err := checkLoopback(opts.Loopback); err != nil {
+	if err := opts.withDefaults(); err != nil {
 		return nil, err
-	}
-	if opts.Node == "" {
-		opts.Node = "directory"
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = opts.Node
-	}
-	dir, err := filepath.Abs(opts.Dir)
-	if err != nil {
-		return nil, err
-	}
-	opts.Dir = dir
-	if opts.Provider, err = ParseProvider(string(opts.Provider)); err != nil {
-		return nil, err
-	}
-	if (opts.Provider == ProviderContainers || opts.Cluster != nil) && opts.Images == (Images{}) {
-		if opts.Images, err = ImagesFromEnv(); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Cluster != nil && opts.Provider == ProviderContainers {
-		return nil, errors.New("env: a cluster with real pods runs with the processes provider only: its Postgres and OpenBao listen on the node's address")
 	}
 	s := newSite(opts)
 	if opts.Provider == ProviderContainers {
@@ -185,7 +156,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if s.tools, err = s.run.tools(opts.Images); err != nil {
 		return nil, err
 	}
-	if err := refuseRunning(ctx, dir); err != nil {
+	if err := refuseRunning(ctx, opts.Dir); err != nil {
 		return nil, err
 	}
 	e := &Env{Options: opts, site: s}
@@ -193,6 +164,25 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	e.directory = &directory{site: s, postgres: e.postgres}
 	if err := e.checkAddresses(); err != nil {
 		return nil, err
+	}
+	if s.tools.vault != "" {
+		e.openbao = &openBao{site: s, postgres: e.postgres}
+		e.authelia = &authelia{site: s, postgres: e.postgres, openbao: e.openbao}
+		e.worker = &worker{site: s, openbao: e.openbao}
+		// authelia refuses a directory whose certificate is for another
+		// name, or expired, or of a CA not its own: then no portal.
+		if !e.ownCA() {
+			e.portal = &portal{site: s, openbao: e.openbao, name: "nginx", at: s.portalAddress()}
+		}
+	}
+	if e.Cluster != nil {
+		if e.openbao == nil {
+			return nil, errors.New("env: the cluster's pods get their secrets from OpenBao: make servers builds Vault, which serves its API")
+		}
+		e.realPods = &RealPods{env: e}
+		if e.realPods.plan, err = plan.Make(e.Cluster, plan.Options{Namespace: e.Namespace}); err != nil {
+			return nil, fmt.Errorf("env: cluster: %w", err)
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -205,52 +195,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if err := s.prepare(); err != nil {
 		return nil, err
 	}
-	if s.tools.vault != "" {
-		e.openbao = &openBao{site: s, postgres: e.postgres}
-		e.authelia = &authelia{site: s, postgres: e.postgres, openbao: e.openbao}
-		e.portal = &portal{site: s, openbao: e.openbao, name: "nginx", at: s.portalAddress()}
-		e.worker = &worker{site: s, openbao: e.openbao}
-	}
-	steps := []upStep{
-		{"network", s.run.prepare},
-		{"postgresql", e.postgres.start},
-		{"openbao", func(ctx context.Context) error { return e.openbao.start(ctx) }},
-		{"certificates", e.makeCertificates},
-		{"sidecars", func(ctx context.Context) error { return e.openbao.startSidecars(ctx, e.directory) }},
-		{"directory", func(ctx context.Context) error { return e.directory.start(ctx, e.openbao) }},
-		{"haproxy", e.directory.startService},
-		{"worker", func(ctx context.Context) error { return e.worker.start(ctx) }},
-		{"authelia", func(ctx context.Context) error { return e.authelia.start(ctx) }},
-		{"haproxy-authelia", func(ctx context.Context) error { return e.authelia.startService(ctx) }},
-		{"nginx", func(ctx context.Context) error { return e.portal.start(ctx) }},
-	}
-	if e.ownCA() {
-		// authelia refuses a directory whose certificate is for another
-		// name, or expired, or of a CA not its own: the portal cannot
-		// start.
-		steps = slices.DeleteFunc(steps, isStep("authelia", "haproxy-authelia", "nginx"))
-		e.portal = nil
-	}
-	if e.openbao == nil {
-		// Without the OpenBao API, certificates come from a CA made in Go
-		// and the roles have no sidecars.
-		steps = slices.DeleteFunc(steps, isStep("openbao", "sidecars", "worker", "authelia", "haproxy-authelia", "nginx"))
-	}
-	if e.Cluster != nil {
-		if e.openbao == nil {
-			return nil, errors.New("env: the cluster's pods get their secrets from OpenBao: make servers builds Vault, which serves its API")
-		}
-		if e.clusterPlan, err = plan.Make(e.Cluster, plan.Options{Namespace: e.Namespace}); err != nil {
-			return nil, fmt.Errorf("env: cluster: %w", err)
-		}
-		// The node first: Postgres and OpenBao listen on its address too.
-		steps = append([]upStep{{"cluster", e.startCluster}}, steps...)
-		steps = append(steps, upStep{"pods", e.startPods})
-		if len(e.CertNames) == 0 && e.hasRole("authelia") {
-			steps = append(steps, upStep{"portal-cluster", e.startClusterPortal})
-		}
-	}
-	for _, step := range steps {
+	for _, step := range e.steps() {
 		start := time.Now()
 		if err := step.do(ctx); err != nil {
 			return nil, fmt.Errorf("env: %s: %w", step.what, err)
@@ -260,12 +205,86 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if err := e.writeInventory(); err != nil {
 		return nil, fmt.Errorf("env: inventory: %w", err)
 	}
-	if e.Cluster != nil {
-		if err := e.writeClusterInventory(); err != nil {
+	if e.realPods != nil {
+		if err := e.realPods.writeInventory(); err != nil {
 			return nil, fmt.Errorf("env: cluster inventory: %w", err)
 		}
 	}
 	return e, nil
+}
+
+// withDefaults fills in what the options leave out, and refuses what no
+// environment can be.
+func (o *Options) withDefaults() (err error) {
+	if o.Dir == "" {
+		return errors.New("env: no folder given (--dir)")
+	}
+	if o.Loopback == "" {
+		o.Loopback = "127.0.1"
+	}
+	if err := checkLoopback(o.Loopback); err != nil {
+		return err
+	}
+	if o.Node == "" {
+		o.Node = "directory"
+	}
+	if o.Namespace == "" {
+		o.Namespace = o.Node
+	}
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return err
+	}
+	if o.Provider, err = ParseProvider(string(o.Provider)); err != nil {
+		return err
+	}
+	if (o.Provider == ProviderContainers || o.Cluster != nil) && o.Images == (Images{}) {
+		if o.Images, err = ImagesFromEnv(); err != nil {
+			return err
+		}
+	}
+	if o.Cluster != nil && o.Provider == ProviderContainers {
+		return errors.New("env: a cluster with real pods runs with the processes provider only: its Postgres and OpenBao listen on the node's address")
+	}
+	return nil
+}
+
+// steps are what Up starts, in order: each server the world has, added
+// in turn.
+func (e *Env) steps() []upStep {
+	var steps []upStep
+	add := func(what string, do func(context.Context) error) { steps = append(steps, upStep{what, do}) }
+	if e.realPods != nil {
+		// The node first: Postgres and OpenBao listen on its address too.
+		add("cluster", e.realPods.start)
+	}
+	add("network", e.site.run.prepare)
+	add("postgresql", e.postgres.start)
+	// Without the OpenBao API, certificates come from a CA made in Go and
+	// the roles have no sidecars.
+	if e.openbao != nil {
+		add("openbao", e.openbao.start)
+	}
+	add("certificates", e.makeCertificates)
+	if e.openbao != nil {
+		add("sidecars", func(ctx context.Context) error { return e.openbao.startSidecars(ctx, e.directory) })
+	}
+	add("directory", func(ctx context.Context) error { return e.directory.start(ctx, e.openbao) })
+	add("haproxy", e.directory.startService)
+	if e.worker != nil {
+		add("worker", e.worker.start)
+	}
+	if e.portal != nil {
+		add("authelia", e.authelia.start)
+		add("haproxy-authelia", e.authelia.startService)
+		add("nginx", e.portal.start)
+	}
+	if e.realPods != nil {
+		add("pods", e.realPods.startPods)
+		if len(e.Faults.CertNames) == 0 && e.realPods.hasRole("authelia") {
+			add("portal-cluster", e.realPods.startPortal)
+		}
+	}
+	return steps
 }
 
 // progress says what Up has done, where Progress asks for it.
@@ -279,10 +298,6 @@ func (e *Env) progress(format string, args ...any) {
 type upStep struct {
 	what string
 	do   func(context.Context) error
-}
-
-func isStep(names ...string) func(upStep) bool {
-	return func(s upStep) bool { return slices.Contains(names, s.what) }
 }
 
 // refuseRunning refuses a folder whose environment still runs: starting
@@ -313,16 +328,23 @@ func refuseRunning(ctx context.Context, dir string) error {
 	return nil
 }
 
+// RealPods is the cluster variant of the environment, nil without
+// Options.Cluster.
+func (e *Env) RealPods() *RealPods { return e.realPods }
+
 // Down stops every server of the environment, last started first, and
 // removes its containers and network.
 func (e *Env) Down() error {
 	var errs []error
-	if e.node != nil {
-		// Its pods go through the API server: before the control plane.
-		errs = append(errs, e.node.Stop())
-	}
-	if e.cluster != nil {
-		errs = append(errs, e.cluster.Down())
+	if r := e.realPods; r != nil {
+		if r.node != nil {
+			// Its pods go through the API server: before the control
+			// plane.
+			errs = append(errs, r.node.Stop())
+		}
+		if r.controlPlane != nil {
+			errs = append(errs, r.controlPlane.Down())
+		}
 	}
 	errs = append(errs, e.site.run.down())
 	return errors.Join(errs...)

@@ -30,7 +30,7 @@ const (
 // the reader's password, authelia's CA.
 func (e *Env) makeCertificates(ctx context.Context) error {
 	s := e.site
-	names := e.CertNames
+	names := e.Faults.CertNames
 	if len(names) == 0 {
 		short := fmt.Sprintf("%s-lldap", e.Node)
 		names = []string{s.serviceName(), short + "." + e.Namespace + ".svc", short + "." + e.Namespace}
@@ -48,7 +48,7 @@ func (e *Env) makeCertificates(ctx context.Context) error {
 			return err
 		}
 		issue := ca.Issue
-		if e.ExpiredCertificate {
+		if e.Faults.ExpiredCertificate {
 			issue = ca.IssueExpired
 		}
 		if cert, key, err = issue(names...); err != nil {
@@ -82,7 +82,7 @@ func (e *Env) makeCertificates(ctx context.Context) error {
 
 // ownCA says the lldap role's certificate comes from a CA made in Go: for
 // names or dates that OpenBao's role would refuse, a test's.
-func (e *Env) ownCA() bool { return len(e.CertNames) > 0 || e.ExpiredCertificate }
+func (e *Env) ownCA() bool { return len(e.Faults.CertNames) > 0 || e.Faults.ExpiredCertificate }
 
 // localNode is what the environment's node states, as podroles facts would
 // print it: its roles with their secrets (as the environment's servers

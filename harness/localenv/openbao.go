@@ -127,7 +127,7 @@ func (o *openBao) configure(ctx context.Context) error {
 		"secret/data/worker/api-key":  {"value": randomPassword()},
 		"secret/data/worker/greeting": {"value": "hello " + randomPassword()},
 	}
-	if s.AutheliaStaticCredential {
+	if s.Faults.AutheliaStaticCredential {
 		// A credential of Postgres's own, which never expires.
 		o.kv["secret/data/authelia/static-db"] = map[string]any{"username": autheliaStaticUser, "password": s.secrets.pgAutheliaStatic}
 	}

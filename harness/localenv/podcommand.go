@@ -26,11 +26,11 @@ func (s *site) podCommand(pod, role, secretsDir string, secrets map[string]facts
 	}
 	cmd := []string{bin, "pod", "--name", pod, "--status", s.podStatusFile(pod)}
 	for _, file := range slices.Sorted(maps.Keys(secrets)) {
-		if (secrets[file].Restart || s.RestartOnEverySecret) && !s.noRestartOn(role, file) {
+		if (secrets[file].Restart || s.Faults.RestartOnEverySecret) && !s.noRestartOn(role, file) {
 			cmd = append(cmd, "--restart-on", filepath.Join(secretsDir, file))
 		}
 	}
-	if s.RestartWithSidecar {
+	if s.Faults.RestartWithSidecar {
 		cmd = append(cmd, "--restart-on", s.sidecarStatusFile(pod))
 	}
 	for _, file := range envFiles {
@@ -41,8 +41,8 @@ func (s *site) podCommand(pod, role, secretsDir string, secrets map[string]facts
 
 // noRestartOn says a test broke the restart of role's pods for file.
 func (s *site) noRestartOn(role, file string) bool {
-	return slices.Contains(s.NoRestartOn, role) || slices.Contains(s.NoRestartOn, role+"/"+file) ||
-		role == workerRole && s.ServiceBeforeSecrets
+	return slices.Contains(s.Faults.NoRestartOn, role) || slices.Contains(s.Faults.NoRestartOn, role+"/"+file) ||
+		role == workerRole && s.Faults.ServiceBeforeSecrets
 }
 
 // sidecarCommand runs argv, a pod's OpenBao agent, under podroles' pod

@@ -243,7 +243,7 @@ func (pg *postgres) fill(ctx context.Context, conn *pgx.Conn, super *url.URL) er
 // authelia's storage that never expires (no VALID UNTIL), acting as its
 // owner as the database engine's do.
 func (pg *postgres) autheliaStatic() struct{ what, sql string } {
-	if !pg.site.AutheliaStaticCredential {
+	if !pg.site.Faults.AutheliaStaticCredential {
 		return struct{ what, sql string }{}
 	}
 	return struct{ what, sql string }{"create role " + autheliaStaticUser,

@@ -49,6 +49,21 @@ import (
 // their names, as in any cluster: the node's CoreDNS answers for them,
 // and kube-proxy sends their cluster IPs to their ready pods.
 
+// RealPods is the cluster variant of an environment (Options.Cluster): a
+// control plane of its own, the machine's real node, and the node's plan
+// running there as real pods.
+type RealPods struct {
+	env          *Env
+	controlPlane *controlplane.ControlPlane
+	node         *kubenode.Node
+	plan         *plan.Plan
+	// portal is nginx in front of the cluster's authelia.
+	portal *portal
+	// Inventory is the base inventory of the cluster's suites
+	// (scenarios run --kubeconfig ... --inventory).
+	Inventory string
+}
+
 // Where the real pods find what the environment gives them.
 const (
 	// podrolesDir holds the podroles binary (the pod supervisor), from
@@ -72,9 +87,9 @@ const (
 // clusterOpenBaoPort is OpenBao's port on the node's address.
 const clusterOpenBaoPort = 8200
 
-// clusterPortalAddress is where the portal in front of the cluster's
-// authelia listens.
-func (e *Env) clusterPortalAddress() string { return e.Loopback + ".51" }
+// portalAddress is where the portal in front of the cluster's authelia
+// listens.
+func (r *RealPods) portalAddress() string { return r.env.Loopback + ".51" }
 
 // clusterOpenBaoURL is OpenBao's address as the pods reach it.
 func clusterOpenBaoURL() string {
@@ -84,6 +99,7 @@ func clusterOpenBaoURL() string {
 // podWorld is what the pods of a node's plan are made from.
 type podWorld struct {
 	e      *Env
+	r      *RealPods
 	node   *facts.Node
 	plan   *plan.Plan
 	ns     string
@@ -96,43 +112,42 @@ type podWorld struct {
 
 // serverOf names the program that serves a modular service in the pods
 // (slapd for lldap), and the image it runs from.
-func (e *Env) serverOf(service string) (server, image string, err error) {
+func (r *RealPods) serverOf(service string) (server, image string, err error) {
 	switch service {
 	case "lldap":
-		if e.Images.LLDAP != "" {
+		if r.env.Images.LLDAP != "" {
 			return "", "", errors.New("lldap's own image on the real node is not supported: the role is served by slapd from the servers' image (give --image lldap= or unset PODROLES_IMAGE_LLDAP)")
 		}
-		if e.Images.Slapd != "" {
-			return inventory.StandInSlapd, e.Images.Slapd, nil
+		if r.env.Images.Slapd != "" {
+			return inventory.StandInSlapd, r.env.Images.Slapd, nil
 		}
-		return inventory.StandInSlapd, e.Images.Servers, nil
+		return inventory.StandInSlapd, r.env.Images.Servers, nil
 	case "authelia":
-		return "authelia", e.Images.Authelia, nil
+		return "authelia", r.env.Images.Authelia, nil
 	case workerRole:
-		return workerRole, e.Images.Servers, nil
+		return workerRole, r.env.Images.Servers, nil
 	}
 	return "", "", fmt.Errorf("no local image serves the modular service %s on the real node (there are lldap, served by slapd, authelia, and the test's worker)", service)
 }
 
 // startPods deploys the node's plan as real pods and waits until every
 // Deployment is Available.
-func (e *Env) startPods(ctx context.Context) error {
-	client, err := e.cluster.Client()
+func (r *RealPods) startPods(ctx context.Context) error {
+	client, err := r.controlPlane.Client()
 	if err != nil {
 		return err
 	}
-	return e.deploy(ctx, &podWorld{e: e, node: e.Cluster, plan: e.clusterPlan, ns: e.Namespace, client: client})
+	return r.deploy(ctx, &podWorld{e: r.env, r: r, node: r.env.Cluster, plan: r.plan, ns: r.env.Namespace, client: client})
 }
 
-// DeployNode deploys another node's plan as real pods on the
-// environment's cluster, in a namespace of its own, and waits until its
-// Deployments are Available. Its roles' secrets come from the
-// environment's OpenBao.
-func (e *Env) DeployNode(ctx context.Context, n *facts.Node, namespace string) error {
-	if e.node == nil {
+// Deploy deploys another node's plan as real pods on the cluster, in a
+// namespace of its own, and waits until its Deployments are Available.
+// Its roles' secrets come from the environment's OpenBao.
+func (r *RealPods) Deploy(ctx context.Context, n *facts.Node, namespace string) error {
+	if r == nil || r.node == nil {
 		return errors.New("env: no cluster with a real node (Options.Cluster)")
 	}
-	client, err := e.cluster.Client()
+	client, err := r.controlPlane.Client()
 	if err != nil {
 		return err
 	}
@@ -140,16 +155,16 @@ func (e *Env) DeployNode(ctx context.Context, n *facts.Node, namespace string) e
 	if err != nil {
 		return err
 	}
-	return e.deploy(ctx, &podWorld{e: e, node: n, plan: p, ns: namespace, client: client})
+	return r.deploy(ctx, &podWorld{e: r.env, r: r, node: n, plan: p, ns: namespace, client: client})
 }
 
-// RealNode is the cluster's real node, if it has one.
-func (e *Env) RealNode() *kubenode.Node { return e.node }
+// Node is the machine's real node.
+func (r *RealPods) Node() *kubenode.Node { return r.node }
 
 // deploy makes a plan's pods run.
-func (e *Env) deploy(ctx context.Context, w *podWorld) error {
+func (r *RealPods) deploy(ctx context.Context, w *podWorld) error {
 	var err error
-	if w.podroles, err = e.site.podroles(); err != nil {
+	if w.podroles, err = r.env.site.podroles(); err != nil {
 		return err
 	}
 	for _, step := range []struct {
@@ -165,8 +180,8 @@ func (e *Env) deploy(ctx context.Context, w *podWorld) error {
 		if err := step.do(ctx); err != nil {
 			return fmt.Errorf("%s: %w", step.what, err)
 		}
-		if e.Progress != nil {
-			fmt.Fprintf(e.Progress, "env: pods: %s in %s\n", step.what, time.Since(start).Round(10*time.Millisecond))
+		if r.env.Progress != nil {
+			fmt.Fprintf(r.env.Progress, "env: pods: %s in %s\n", step.what, time.Since(start).Round(10*time.Millisecond))
 		}
 	}
 	return nil
@@ -183,7 +198,7 @@ func (w *podWorld) importImages(ctx context.Context) error {
 		if !role.Requested() || role.RunsNodeImage() {
 			continue
 		}
-		_, image, err := w.e.serverOf(*role.Service)
+		_, image, err := w.r.serverOf(*role.Service)
 		if err != nil {
 			return err
 		}
@@ -202,7 +217,7 @@ func (w *podWorld) importImages(ctx context.Context) error {
 	}
 	// One after the other: they share Debian's layer, which containerd
 	// then unpacks once.
-	if err := w.e.node.ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
+	if err := w.r.node.ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
 		return err
 	}
 	base := filepath.Join(clusterDir(w.e.Dir), "node-base.oci.tar")
@@ -212,7 +227,7 @@ func (w *podWorld) importImages(ctx context.Context) error {
 	}
 	img := NodeImage(w.node, w.e.Images.Node, base)
 	w.nodeImage = img.Ref
-	return w.e.node.Import(ctx, img)
+	return w.r.node.Import(ctx, img)
 }
 
 // containerEngine is the command of the engine whose store holds the
@@ -249,7 +264,7 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 		data any
 	}{
 		{"auth/kubernetes/config", map[string]any{
-			"kubernetes_host": w.e.cluster.Server, "kubernetes_ca_cert": string(w.e.cluster.CA().PEM), "disable_local_ca_jwt": true,
+			"kubernetes_host": w.r.controlPlane.Server, "kubernetes_ca_cert": string(w.r.controlPlane.CA().PEM), "disable_local_ca_jwt": true,
 		}},
 	}
 	for _, r := range w.node.RoleNames() {
@@ -556,7 +571,7 @@ func (w *podWorld) mountConfig(ctx context.Context, d *appsv1.Deployment, c *cor
 
 // service runs the server of a role's service in its container.
 func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, role string, r facts.Role) error {
-	server, image, err := w.e.serverOf(c.Name)
+	server, image, err := w.r.serverOf(c.Name)
 	if err != nil {
 		return err
 	}
@@ -632,7 +647,7 @@ exec sleep infinity
 // (services.<s>.companion), from the service's image.
 func (w *podWorld) companion(ctx context.Context, spec *corev1.PodSpec, c *corev1.Container) error {
 	server := spec.Containers[0].Name
-	_, image, err := w.e.serverOf(server)
+	_, image, err := w.r.serverOf(server)
 	if err != nil {
 		return err
 	}
@@ -755,52 +770,52 @@ func PodTrouble(ctx context.Context, client kubernetes.Interface, d *appsv1.Depl
 }
 
 // hasRole says the cluster's node requests a role of that name.
-func (e *Env) hasRole(name string) bool {
-	r, ok := e.Cluster.PodRoles.Roles[name]
-	return ok && r.Requested()
+func (r *RealPods) hasRole(name string) bool {
+	role, ok := r.env.Cluster.PodRoles.Roles[name]
+	return ok && role.Requested()
 }
 
-// startCluster starts the control plane and the machine's real node,
-// whose address the local servers then listen on too.
-func (e *Env) startCluster(ctx context.Context) error {
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: clusterDir(e.Dir), Loopback: e.Loopback, Nodes: true, RealNode: true,
-		ServiceCIDR: kubenode.ServiceSubnet, Detached: e.Detached})
+// start starts the control plane and the machine's real node, whose
+// address the local servers then listen on too.
+func (r *RealPods) start(ctx context.Context) error {
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: clusterDir(r.env.Dir), Loopback: r.env.Loopback, Nodes: true, RealNode: true,
+		ServiceCIDR: kubenode.ServiceSubnet, Detached: r.env.Detached})
 	if err != nil {
 		return err
 	}
-	e.cluster = cp
-	e.node, err = kubenode.Start(ctx, kubenode.Options{
-		Dir: filepath.Join(clusterDir(e.Dir), "node"), Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig,
-		Detached: e.Detached, Wait: e.NodeWait, StopHint: "podroles env down --dir " + e.Dir,
+	r.controlPlane = cp
+	r.node, err = kubenode.Start(ctx, kubenode.Options{
+		Dir: filepath.Join(clusterDir(r.env.Dir), "node"), Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig,
+		Detached: r.env.Detached, Wait: r.env.NodeWait, StopHint: "podroles env down --dir " + r.env.Dir,
 	})
 	return err
 }
 
-// startClusterPortal starts the portal of the cluster's node: nginx, as
+// startPortal starts the portal of the cluster's node: nginx, as
 // the main pod's would, in front of the authelia role's Service, whose
 // cluster IP kube-proxy serves to the host too.
-func (e *Env) startClusterPortal(ctx context.Context) error {
-	client, err := e.cluster.Client()
+func (r *RealPods) startPortal(ctx context.Context) error {
+	client, err := r.controlPlane.Client()
 	if err != nil {
 		return err
 	}
-	svc, err := client.CoreV1().Services(e.Namespace).Get(ctx, e.Cluster.Name+"-authelia", metav1.GetOptions{})
+	svc, err := client.CoreV1().Services(r.env.Namespace).Get(ctx, r.env.Cluster.Name+"-authelia", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	e.clusterPortal = &portal{site: e.site, openbao: e.openbao, name: "nginx-cluster", at: e.clusterPortalAddress(),
+	r.portal = &portal{site: r.env.site, openbao: r.env.openbao, name: "nginx-cluster", at: r.portalAddress(),
 		upstream: net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(PortAuthelia))}
-	return e.clusterPortal.start(ctx)
+	return r.portal.start(ctx)
 }
 
-// writeClusterInventory writes the base of the cluster's inventory: what
+// writeInventory writes the base of the cluster's inventory: what
 // neither the cluster nor the node can tell (the ldap contract's port and
 // DNs, the admin's password, Postgres, OpenBao and its agents' render
 // interval, the cluster's portal, the secrets the rotation suite may
 // write); the runner finds the pods and Services, and takes the rest (the
 // contract's host and files, the roles' secrets) from the node.
-func (e *Env) writeClusterInventory() error {
-	n := e.Cluster
+func (rp *RealPods) writeInventory() error {
+	n := rp.env.Cluster
 	inv := &inventory.Inventory{Node: n.Name, Roles: map[string]*inventory.Role{}}
 	var restart, noRestart *inventory.SecretRef
 	for _, r := range n.RoleNames() {
@@ -808,7 +823,7 @@ func (e *Env) writeClusterInventory() error {
 		if !role.Requested() || role.RunsNodeImage() {
 			continue
 		}
-		server, _, err := e.serverOf(*role.Service)
+		server, _, err := rp.serverOf(*role.Service)
 		if err != nil {
 			return err
 		}
@@ -837,20 +852,19 @@ func (e *Env) writeClusterInventory() error {
 			inv.Postgres = &inventory.Postgres{Role: r, Schema: "lldap_provision", UsersTable: "users"}
 		}
 	}
-	inv.OpenBao = &inventory.OpenBao{Address: e.OpenBaoURL(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}
+	inv.OpenBao = &inventory.OpenBao{Address: rp.env.OpenBaoURL(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}
 	if restart != nil || noRestart != nil {
 		inv.Rotation = &inventory.Rotation{Restart: restart, NoRestart: noRestart}
 	}
-	if inv.Roles["authelia"] != nil && len(e.CertNames) == 0 {
+	if inv.Roles["authelia"] != nil && len(rp.env.Faults.CertNames) == 0 {
 		inv.Portal = &inventory.Portal{
-			URL: "https://" + portalHost, Address: net.JoinHostPort(e.clusterPortalAddress(), fmt.Sprint(PortPortal)),
+			URL: "https://" + portalHost, Address: net.JoinHostPort(rp.portalAddress(), fmt.Sprint(PortPortal)),
 			CAFile: "tls/ca.pem", StorageDSNFile: "secrets/authelia-cluster-storage-dsn",
 		}
 	}
-	e.ClusterInventory = filepath.Join(e.Dir, "cluster-inventory.yaml")
-	return inv.Write(e.ClusterInventory)
+	rp.Inventory = filepath.Join(rp.env.Dir, "cluster-inventory.yaml")
+	return inv.Write(rp.Inventory)
 }
 
-// ClusterKubeconfig is the admin's kubeconfig of the environment's
-// cluster.
-func (e *Env) ClusterKubeconfig() string { return filepath.Join(clusterDir(e.Dir), "kubeconfig") }
+// Kubeconfig is the admin's kubeconfig of the cluster.
+func (r *RealPods) Kubeconfig() string { return filepath.Join(clusterDir(r.env.Dir), "kubeconfig") }

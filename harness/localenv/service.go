@@ -48,7 +48,7 @@ func (d *directory) servicePorts() map[string]int {
 // dial finds that port, which the inventory does not list.
 func (d *directory) servedPorts() map[string]int {
 	ports := d.servicePorts()
-	if d.site.PlainPortOnService {
+	if d.site.Faults.PlainPortOnService {
 		ports["ldap"] = PortLDAP
 	}
 	return ports

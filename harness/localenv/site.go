@@ -104,7 +104,7 @@ func (s layout) podAddress(i int) string        { return fmt.Sprintf("%s.%d", s.
 func (s layout) serviceAddress() string         { return s.Loopback + ".10" }
 func (s layout) autheliaServiceAddress() string { return s.Loopback + ".11" }
 func (s layout) postgresAddress() string {
-	if s.PostgresInPod {
+	if s.Faults.PostgresInPod {
 		return s.podAddress(0)
 	}
 	return s.Loopback + ".20"

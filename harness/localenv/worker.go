@@ -78,7 +78,7 @@ func (w *worker) start(ctx context.Context) error {
 	sidecar := func(ctx context.Context) error {
 		return w.openbao.startSidecar(ctx, pod, s.workerSecretsDir(), w.secrets())
 	}
-	if !s.ServiceBeforeSecrets {
+	if !s.Faults.ServiceBeforeSecrets {
 		if err := sidecar(ctx); err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func (w *worker) start(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err != nil || !s.ServiceBeforeSecrets {
+	if err != nil || !s.Faults.ServiceBeforeSecrets {
 		return err
 	}
 	return sidecar(ctx)

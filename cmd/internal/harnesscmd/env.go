@@ -148,12 +148,12 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 	if o.Cluster {
 		sources := strings.Join(o.Sources.Describe(o.Args), " ")
 		fmt.Fprintf(o.IO.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s\n",
-			env.ClusterKubeconfig(), env.Namespace, env.Node, env.ClusterInventory, sources)
+			env.RealPods().Kubeconfig(), env.Namespace, env.Node, env.RealPods().Inventory, sources)
 		if env.Images.Runner != "" {
 			// The suites as a Job of the cluster: those that need no
 			// file of this host (docs/scenarios-run.md).
 			fmt.Fprintf(o.IO.Out, "as a Job in the cluster: podroles scenarios manifest --namespace %[1]s --node %[2]s --image %[3]s --suite deployments,units %[4]s | kubectl --kubeconfig %[5]s apply -f - && kubectl --kubeconfig %[5]s -n %[1]s logs -f job/%[6]s\n",
-				env.Namespace, env.Node, env.Images.Runner, sources, env.ClusterKubeconfig(), scenarios.RunnerName)
+				env.Namespace, env.Node, env.Images.Runner, sources, env.RealPods().Kubeconfig(), scenarios.RunnerName)
 		}
 	}
 	return nil

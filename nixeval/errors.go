@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fediversity/podroles/internal/oneline"
 )
 
 // ErrorKind says what went wrong in an evaluation.
@@ -207,7 +209,7 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 		}
 	}
 	if ee.Kind != KindAssertions {
-		ee.Message = strings.Join(strings.Fields(ee.Message), " ")
+		ee.Message = oneline.Of(ee.Message)
 	}
 	return ee
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
@@ -84,7 +85,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	}
 	cfg, client := c.Config, c.Clientset
 	if _, err := client.Discovery().ServerVersion(); err != nil {
-		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneLine(err))
+		return nil, fmt.Errorf("the API server %s does not answer: %v", cfg.Host, oneline.Err(err))
 	}
 	factsFile := filepath.Join(o.Dir, "facts.json")
 	data, err := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{o.Node}})
@@ -220,7 +221,5 @@ func discoverError(kind, namespace, name, verb string, err error) error {
 		// Waiting does not grant a permission.
 		return poll.Permanent(fmt.Errorf("%s %s/%s: forbidden: the kubeconfig's user needs %s on %s in namespace %s", kind, namespace, name, verb, plural, namespace))
 	}
-	return fmt.Errorf("%s %s/%s: %v", kind, namespace, name, oneLine(err))
+	return fmt.Errorf("%s %s/%s: %v", kind, namespace, name, oneline.Err(err))
 }
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -35,8 +35,8 @@ environments.`,
 }
 
 // newRoot is the root command with every command of the binary.
-func newRoot(io *cli.Streams) *cobra.Command {
-	return cli.NewRoot(root, io, nodecmd.Commands(io)...)
+func newRoot(ios *cli.Streams) *cobra.Command {
+	return cli.NewRoot(root, ios, nodecmd.Commands(ios)...)
 }
 
 func main() { cli.Exec(newRoot) }

@@ -42,8 +42,8 @@ plan alone, for the flake's checks.`,
 }
 
 // newRoot is the root command with every command of the binary.
-func newRoot(io *cli.Streams) *cobra.Command {
-	return cli.NewRoot(root, io, append(nodecmd.Commands(io), harnesscmd.Commands(io)...)...)
+func newRoot(ios *cli.Streams) *cobra.Command {
+	return cli.NewRoot(root, ios, append(nodecmd.Commands(ios), harnesscmd.Commands(ios)...)...)
 }
 
 func main() { cli.Exec(newRoot) }

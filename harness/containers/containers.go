@@ -33,6 +33,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/fediversity/podroles/harness/procgroup"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/statefile"
 )
 
@@ -154,7 +155,7 @@ func (g *Group) Run(ctx context.Context, spec Spec) (*Container, error) {
 		}},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("container %s (%s): %v", spec.Name, spec.Image, oneLineErr(err))
+		return nil, fmt.Errorf("container %s (%s): %v", spec.Name, spec.Image, oneline.First(err))
 	}
 	pc := &Container{Name: spec.Name, ID: created.ID, Log: filepath.Join(g.dir, "logs", spec.Name+".log")}
 	g.mu.Lock()
@@ -165,7 +166,7 @@ func (g *Group) Run(ctx context.Context, spec Spec) (*Container, error) {
 		return nil, err
 	}
 	if err := start(ctx, cli, pc, spec.Files); err != nil {
-		return nil, fmt.Errorf("container %s (%s): %v: %s", spec.Name, spec.Image, oneLineErr(err), pc.LastLines(5))
+		return nil, fmt.Errorf("container %s (%s): %v: %s", spec.Name, spec.Image, oneline.First(err), pc.LastLines(5))
 	}
 	inspect, err := cli.ContainerInspect(ctx, pc.ID, client.ContainerInspectOptions{})
 	if err != nil {
@@ -457,15 +458,4 @@ func onlyLoopback(ctx context.Context, cli *client.Client, id string) error {
 		}
 	}
 	return nil
-}
-
-// oneLineErr is the first line of an error: engines answer with pages.
-func oneLineErr(err error) string {
-	s := err.Error()
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/fediversity/podroles/harness/procgroup"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 )
 
@@ -94,7 +95,7 @@ func StartEngine(ctx context.Context, dir string) (*Engine, error) {
 // said but stops no test.
 func sweep(ctx context.Context) {
 	if _, err := SweepOrphans(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "podroles: removing the containers of killed tests: %s\n", oneLineErr(err))
+		fmt.Fprintf(os.Stderr, "podroles: removing the containers of killed tests: %s\n", oneline.First(err))
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/harness/procgroup"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/pki"
 )
 
@@ -672,7 +673,7 @@ func (n *Node) deletePods() error {
 		}
 		// The kubelet removes a pod's sandbox after the pod is gone.
 		if out, err := n.ctr(ctx, nil, "tasks", "ls", "-q"); err != nil || strings.TrimSpace(out) != "" {
-			return fmt.Errorf("containerd still runs tasks: %s %v", strings.Join(strings.Fields(out), " "), err)
+			return fmt.Errorf("containerd still runs tasks: %s %v", oneline.Of(out), err)
 		}
 		return nil
 	})

@@ -28,6 +28,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/controlplane"
 	"github.com/fediversity/podroles/harness/kubenode"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
@@ -750,7 +751,7 @@ func PodTrouble(ctx context.Context, client kubernetes.Interface, d *appsv1.Depl
 				tail := int64(3)
 				log, err := client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: s.Name, TailLines: &tail, Previous: s.State.Terminated == nil && s.RestartCount > 0}).DoRaw(ctx)
 				if err == nil {
-					what += ": " + strings.Join(strings.Fields(string(log)), " ")
+					what += ": " + oneline.Of(string(log))
 				}
 			}
 			out = append(out, fmt.Sprintf("pod %s container %s: %s (restarts %d)", p.Name, s.Name, strings.TrimSpace(what), s.RestartCount))

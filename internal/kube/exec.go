@@ -16,6 +16,7 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
 
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 )
 
@@ -43,12 +44,12 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, arg
 	case err == nil:
 		return stdout.Bytes(), nil
 	case errors.As(err, &exit):
-		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), strings.Join(strings.Fields(stderr.String()), " "))
+		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), oneline.Of(stderr.String()))
 	case apierrors.IsForbidden(err) || isForbidden(err):
 		// Waiting does not grant a permission.
 		return nil, poll.Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))
 	}
-	return nil, fmt.Errorf("%s: %v", what, oneLine(err))
+	return nil, fmt.Errorf("%s: %v", what, oneline.Err(err))
 }
 
 // stream is a streaming subresource of a pod (exec, attach), over

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/klog/v2"
 
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 )
 
@@ -108,7 +109,7 @@ func (c *Client) Forward(ctx context.Context, namespace, pod string, ports []int
 		}
 		return pf.ForwardPorts, nil
 	}, func(err error) {
-		fmt.Fprintf(logw, "port-forward to pod %s ended: %s; forwarding again\n", where, oneLine(err))
+		fmt.Fprintf(logw, "port-forward to pod %s ended: %s; forwarding again\n", where, oneline.Err(err))
 	})
 	return f, nil
 }
@@ -158,5 +159,5 @@ func forwardError(namespace, pod string, err error) error {
 	if apierrors.IsForbidden(err) || isForbidden(err) {
 		return poll.Permanent(fmt.Errorf("port-forward pod %s/%s: forbidden: the kubeconfig's user needs create on pods/portforward in namespace %s", namespace, pod, namespace))
 	}
-	return fmt.Errorf("port-forward pod %s/%s: %v", namespace, pod, oneLine(err))
+	return fmt.Errorf("port-forward pod %s/%s: %v", namespace, pod, oneline.Err(err))
 }

@@ -9,7 +9,6 @@ package kube
 
 import (
 	"fmt"
-	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -64,9 +63,3 @@ func Connect(kubeconfig string) (*Client, error) {
 	}
 	return &Client{Config: cfg, Clientset: clientset}, nil
 }
-
-// oneLine is an error's text on one line, as a report line wants it.
-func oneLine(err error) string { return oneLineText(err.Error()) }
-
-// oneLineText is a text on one line.
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 )
 
@@ -71,7 +72,7 @@ func (c *Client) AddProbe(ctx context.Context, namespace, pod, name string, spec
 	}
 	executor, err := c.stream(namespace, pod, "attach", &corev1.PodAttachOptions{Container: name, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return nil, fmt.Errorf("%s: attach: %v", what, oneLine(err))
+		return nil, fmt.Errorf("%s: attach: %v", what, oneline.Err(err))
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -132,9 +133,9 @@ func (c *Client) waitRunning(ctx context.Context, namespace, pod, name string, w
 				return nil
 			case s.State.Terminated != nil:
 				t := s.State.Terminated
-				return poll.Permanent(fmt.Errorf("it ended (%s, exit %d): %s", t.Reason, t.ExitCode, oneLineText(t.Message)))
+				return poll.Permanent(fmt.Errorf("it ended (%s, exit %d): %s", t.Reason, t.ExitCode, oneline.Of(t.Message)))
 			case s.State.Waiting != nil && cannotStart(s.State.Waiting.Reason):
-				return poll.Permanent(fmt.Errorf("it cannot start: %s: %s", s.State.Waiting.Reason, oneLineText(s.State.Waiting.Message)))
+				return poll.Permanent(fmt.Errorf("it cannot start: %s: %s", s.State.Waiting.Reason, oneline.Of(s.State.Waiting.Message)))
 			case s.State.Waiting != nil:
 				return poll.Saw("it waits: %s", s.State.Waiting.Reason)
 			}
@@ -183,11 +184,11 @@ func (p *Probe) Ask(ctx context.Context, question []byte) ([]byte, error) {
 // gone is the error of a probe whose session ended.
 func (p *Probe) gone() error {
 	p.mu.Lock()
-	stderr, endErr := oneLineText(p.stderr.String()), p.endErr
+	stderr, endErr := oneline.Of(p.stderr.String()), p.endErr
 	p.mu.Unlock()
 	why := "its session ended"
 	if endErr != nil {
-		why = oneLine(endErr)
+		why = oneline.Err(endErr)
 	}
 	if stderr != "" {
 		why += "; it said: " + stderr
@@ -222,7 +223,7 @@ func wrapPermanent(what string, err error) error {
 	if errors.As(err, &ee) {
 		return poll.Permanent(fmt.Errorf("%s: %v", what, err))
 	}
-	wrapped := fmt.Errorf("%s: %v", what, oneLine(err))
+	wrapped := fmt.Errorf("%s: %v", what, oneline.Err(err))
 	if strings.Contains(err.Error(), "forbidden") {
 		return poll.Permanent(wrapped)
 	}

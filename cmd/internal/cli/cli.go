@@ -13,11 +13,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/report"
 )
 
@@ -91,7 +91,7 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 	// did.
 	var coded interface{ ExitCode() int }
 	if errors.As(err, &coded) {
-		fmt.Fprintln(errOut, OneLine(err.Error()))
+		fmt.Fprintln(errOut, oneline.Of(err.Error()))
 		return coded.ExitCode()
 	}
 	name := root.Name()
@@ -100,7 +100,7 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 	}
 	paths := report.NewPaths(report.WorkingBase())
 	for _, e := range Errors(err) {
-		fmt.Fprintf(errOut, "%s: %s\n", name, OneLine(paths.Text(e.Error())))
+		fmt.Fprintf(errOut, "%s: %s\n", name, oneline.Of(paths.Text(e.Error())))
 	}
 	return ExitCantRun
 }
@@ -132,9 +132,6 @@ func Exec(newRoot func(*Streams) *cobra.Command) {
 	stop()
 	os.Exit(code)
 }
-
-// OneLine folds text onto one line.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // IsTerminal says w is a terminal, where a command draws progress.
 func IsTerminal(w io.Writer) bool {

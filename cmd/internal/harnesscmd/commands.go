@@ -7,6 +7,6 @@ import (
 )
 
 // Commands are the harness's commands, in the order --help lists them.
-func Commands(io *cli.Streams) []*cobra.Command {
-	return []*cobra.Command{NewScenariosCmd(io), NewEnvCmd(io), NewPodCmd(io), NewProbeCmd(io)}
+func Commands(ios *cli.Streams) []*cobra.Command {
+	return []*cobra.Command{NewScenariosCmd(ios), NewEnvCmd(ios), NewPodCmd(ios), NewProbeCmd(ios)}
 }

@@ -19,12 +19,12 @@ import (
 )
 
 // NewEnvCmd is podroles env.
-func NewEnvCmd(io *cli.Streams) *cobra.Command {
+func NewEnvCmd(ios *cli.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Start and stop a local environment of real servers for the suites",
 	}
-	cmd.AddCommand(NewEnvUpCmd(io), NewEnvDownCmd(io))
+	cmd.AddCommand(NewEnvUpCmd(ios), NewEnvDownCmd(ios))
 	return cmd
 }
 
@@ -44,8 +44,8 @@ type EnvUpOptions struct {
 }
 
 // NewEnvUpCmd is podroles env up.
-func NewEnvUpCmd(io *cli.Streams) *cobra.Command {
-	o := &EnvUpOptions{IO: io, Env: localenv.Options{Detached: true}}
+func NewEnvUpCmd(ios *cli.Streams) *cobra.Command {
+	o := &EnvUpOptions{IO: ios, Env: localenv.Options{Detached: true}}
 	cmd := &cobra.Command{
 		Use:   "up --dir DIR [--provider containers [--image NAME=IMAGE]...] [--cluster SOURCES]",
 		Short: "Start a node's world of real servers on loopback, and write its inventory",
@@ -166,8 +166,8 @@ type EnvDownOptions struct {
 }
 
 // NewEnvDownCmd is podroles env down.
-func NewEnvDownCmd(io *cli.Streams) *cobra.Command {
-	o := &EnvDownOptions{IO: io}
+func NewEnvDownCmd(ios *cli.Streams) *cobra.Command {
+	o := &EnvDownOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "down --dir DIR",
 		Short: "Stop the servers of the environment in DIR, by their PIDs, and remove its containers",

@@ -35,8 +35,8 @@ type ScenariosManifestOptions struct {
 }
 
 // NewScenariosManifestCmd is podroles scenarios manifest.
-func NewScenariosManifestCmd(io *cli.Streams) *cobra.Command {
-	o := &ScenariosManifestOptions{IO: io}
+func NewScenariosManifestCmd(ios *cli.Streams) *cobra.Command {
+	o := &ScenariosManifestOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "manifest --namespace NS (--node NODE --image IMAGE SOURCES | --outside)",
 		Short: "Print the objects that run the suites as a Job in the node's namespace",

@@ -11,7 +11,7 @@ import (
 
 // NewPodCmd is the pod supervisor of the local environment: env up runs
 // each pod of a role with secrets through it. Hidden: no one else calls it.
-func NewPodCmd(io *cli.Streams) *cobra.Command {
+func NewPodCmd(ios *cli.Streams) *cobra.Command {
 	o := podsupervisor.Options{}
 	cmd := &cobra.Command{
 		Use:    "pod --name POD (--status FILE | --exit) [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",
@@ -21,7 +21,7 @@ func NewPodCmd(io *cli.Streams) *cobra.Command {
 			if len(args) == 0 || o.Name == "" || (o.Status == "" && !o.Exit) {
 				return errors.New("give --name, --status (or --exit) and the service's command after --")
 			}
-			o.Command, o.Log = args, io.ErrOut
+			o.Command, o.Log = args, ios.ErrOut
 			return podsupervisor.Run(cmd.Context(), o)
 		},
 	}

@@ -10,7 +10,7 @@ import (
 // NewProbeCmd is the reader that scenarios run adds to a node's main pod
 // as an ephemeral container: it answers the runner's questions on its
 // stdin. Hidden: only the runner starts it.
-func NewProbeCmd(io *cli.Streams) *cobra.Command {
+func NewProbeCmd(ios *cli.Streams) *cobra.Command {
 	idle := scenarios.ProbeIdle
 	cmd := &cobra.Command{
 		Use:    "probe",
@@ -18,7 +18,7 @@ func NewProbeCmd(io *cli.Streams) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return scenarios.ServeProbe(cmd.Context(), io.In, io.Out, idle)
+			return scenarios.ServeProbe(cmd.Context(), ios.In, ios.Out, idle)
 		},
 	}
 	cli.DurationVar(cmd.Flags(), &idle, "idle", scenarios.ProbeIdle, "end after this long with no question")

@@ -19,29 +19,29 @@ import (
 )
 
 // NewScenariosCmd is podroles scenarios.
-func NewScenariosCmd(io *cli.Streams) *cobra.Command {
+func NewScenariosCmd(ios *cli.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenarios",
 		Short: "List and run the scenario suites against a node's role pods",
 	}
-	cmd.AddCommand(NewScenariosListCmd(io), NewScenariosRunCmd(io), NewScenariosManifestCmd(io))
+	cmd.AddCommand(NewScenariosListCmd(ios), NewScenariosRunCmd(ios), NewScenariosManifestCmd(ios))
 	return cmd
 }
 
 // NewScenariosListCmd is podroles scenarios list.
-func NewScenariosListCmd(io *cli.Streams) *cobra.Command {
+func NewScenariosListCmd(ios *cli.Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the suites, their scenarios and the spec items they cover",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return RunScenariosList(io) },
+		RunE:  func(*cobra.Command, []string) error { return RunScenariosList(ios) },
 	}
 }
 
 // RunScenariosList lists the suites, each with its scenarios; a
 // scenario that proves only the runner's own client says so.
-func RunScenariosList(io *cli.Streams) error {
-	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+func RunScenariosList(ios *cli.Streams) error {
+	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
 	for _, su := range scenarios.Suites() {
 		fmt.Fprintf(tw, "%s\t%s\n", su.Name, su.Doc)
 		for _, sc := range su.Scenarios {
@@ -85,8 +85,8 @@ type ScenariosRunOptions struct {
 }
 
 // NewScenariosRunCmd is podroles scenarios run.
-func NewScenariosRunCmd(io *cli.Streams) *cobra.Command {
-	o := &ScenariosRunOptions{IO: io}
+func NewScenariosRunCmd(ios *cli.Streams) *cobra.Command {
+	o := &ScenariosRunOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "run (--inventory FILE [SOURCES] | (--kubeconfig FILE | --in-cluster) --namespace NS --node NODE SOURCES [--inventory BASE])",
 		Short: "Run the suites against the world an inventory describes",

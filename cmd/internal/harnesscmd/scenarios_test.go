@@ -40,8 +40,8 @@ func run(t *testing.T, args ...string) clitest.Result {
 }
 
 // allCommands are podroles' commands: the node commands and these.
-func allCommands(io *cli.Streams) []*cobra.Command {
-	return append(nodecmd.Commands(io), Commands(io)...)
+func allCommands(ios *cli.Streams) []*cobra.Command {
+	return append(nodecmd.Commands(ios), Commands(ios)...)
 }
 
 func repo(path string) string { return filepath.Join("..", "..", "..", path) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/report"
 )
@@ -32,8 +33,8 @@ type CheckOptions struct {
 }
 
 // NewCheckCmd is podroles check.
-func NewCheckCmd(io *cli.Streams) *cobra.Command {
-	o := &CheckOptions{IO: io}
+func NewCheckCmd(ios *cli.Streams) *cobra.Command {
+	o := &CheckOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "check [NODE.nix | FACTS.json | FLAKE#NODE ...]",
 		Short: "Apply every evaluation rule of the pod-roles spec to nodes",
@@ -108,7 +109,7 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 			return err
 		}
 		// The findings stand without their places.
-		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", cli.OneLine(paths.Text(err.Error())))
+		fmt.Fprintf(o.IO.ErrOut, "podroles check: the findings have no locations: %s\n", oneline.Of(paths.Text(err.Error())))
 	}
 	rep := checks.NewReport(results, o.Strict, evalFailures(failed, paths)...)
 	rep.ToolVersion, rep.Base = o.Version, paths.Base()
@@ -134,7 +135,7 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 func evalFailures(failed []*nixeval.NodeError, paths report.Paths) []checks.EvalFailure {
 	var out []checks.EvalFailure
 	for _, ne := range failed {
-		f := checks.EvalFailure{Node: ne.Node, Source: ne.Source, Message: cli.OneLine(paths.Text(ne.Reason())), Location: ne.Location()}
+		f := checks.EvalFailure{Node: ne.Node, Source: ne.Source, Message: oneline.Of(paths.Text(ne.Reason())), Location: ne.Location()}
 		if f.Location != nil {
 			f.Location.File = paths.File(f.Location.File)
 		}

@@ -8,6 +8,6 @@ import (
 
 // Commands are the commands that read nodes, in the order --help lists
 // them.
-func Commands(io *cli.Streams) []*cobra.Command {
-	return []*cobra.Command{NewCheckCmd(io), NewFactsCmd(io), NewRulesCmd(io), NewPlanCmd(io)}
+func Commands(ios *cli.Streams) []*cobra.Command {
+	return []*cobra.Command{NewCheckCmd(ios), NewFactsCmd(ios), NewRulesCmd(ios), NewPlanCmd(ios)}
 }

@@ -21,8 +21,8 @@ type FactsOptions struct {
 }
 
 // NewFactsCmd is podroles facts.
-func NewFactsCmd(io *cli.Streams) *cobra.Command {
-	o := &FactsOptions{IO: io}
+func NewFactsCmd(ios *cli.Streams) *cobra.Command {
+	o := &FactsOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "facts [NODE.nix | FACTS.json | FLAKE#NODE ...]",
 		Short: "Print what podroles reads from nodes, as a facts document",

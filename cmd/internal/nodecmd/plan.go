@@ -31,8 +31,8 @@ type PlanOptions struct {
 }
 
 // NewPlanCmd is podroles plan.
-func NewPlanCmd(io *cli.Streams) *cobra.Command {
-	o := &PlanOptions{IO: io}
+func NewPlanCmd(ios *cli.Streams) *cobra.Command {
+	o := &PlanOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "plan [NODE.nix | FACTS.json | FLAKE#NODE ...]",
 		Short: "Print the Kubernetes objects the k8s method must make of nodes",

@@ -20,8 +20,8 @@ type RulesOptions struct {
 }
 
 // NewRulesCmd is podroles rules, with explain under it.
-func NewRulesCmd(io *cli.Streams) *cobra.Command {
-	o := &RulesOptions{IO: io}
+func NewRulesCmd(ios *cli.Streams) *cobra.Command {
+	o := &RulesOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "rules",
 		Short: "List the rules of podroles check",
@@ -34,7 +34,7 @@ podroles rules explain ID prints the whole text of a rule.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print the table in Markdown")
-	cmd.AddCommand(NewRulesExplainCmd(io))
+	cmd.AddCommand(NewRulesExplainCmd(ios))
 	return cmd
 }
 
@@ -69,8 +69,8 @@ type RulesExplainOptions struct {
 }
 
 // NewRulesExplainCmd is podroles rules explain.
-func NewRulesExplainCmd(io *cli.Streams) *cobra.Command {
-	o := &RulesExplainOptions{IO: io}
+func NewRulesExplainCmd(ios *cli.Streams) *cobra.Command {
+	o := &RulesExplainOptions{IO: ios}
 	return &cobra.Command{
 		Use:   "explain ID...",
 		Short: "Print the whole text of a rule: what it refuses, what it counts, how to fix a node",

@@ -1,0 +1,19 @@
+// Package oneline puts a text on one line, as an error in a report line,
+// a log line or a command's last words must be.
+package oneline
+
+import "strings"
+
+// Of folds text onto one line: every run of white space, line ends
+// included, becomes one space.
+func Of(text string) string { return strings.Join(strings.Fields(text), " ") }
+
+// Err is err's text on one line.
+func Err(err error) string { return Of(err.Error()) }
+
+// First is the first line of err's text, folded: for servers that answer
+// with pages (a container engine), whose first line says what failed.
+func First(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return Of(first)
+}

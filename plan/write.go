@@ -52,7 +52,7 @@ func Write(w io.Writer, format string, plans []*Plan) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": objects})
 	}
-	return fmt.Errorf("--format %q: want yaml or json", format)
+	return fmt.Errorf("format %q: want yaml or json", format)
 }
 
 // PlaceholderNote is one line naming the placeholder images of plans, or ""

@@ -23,7 +23,7 @@ func CheckFormat(format string, formats ...string) error {
 		formats = Formats
 	}
 	if !slices.Contains(formats, format) {
-		return fmt.Errorf("--format %q: want one of %s", format, strings.Join(formats, ", "))
+		return fmt.Errorf("format %q: want one of %s", format, strings.Join(formats, ", "))
 	}
 	return nil
 }

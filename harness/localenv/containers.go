@@ -44,7 +44,7 @@ func ParseProvider(s string) (Provider, error) {
 	case ProviderContainers:
 		return p, nil
 	}
-	return "", fmt.Errorf("env: --provider %q: the providers are processes and containers", s)
+	return "", fmt.Errorf("provider %q: the providers are processes and containers", s)
 }
 
 // Images are what the containers provider runs, each overridable by a
@@ -123,11 +123,11 @@ func (im *Images) Set(assignment string) error {
 		for i, s := range imageSettings {
 			names[i] = s.name
 		}
-		return fmt.Errorf("--image %q: give NAME=IMAGE, NAME one of %s", assignment, strings.Join(names, ", "))
+		return fmt.Errorf("image %q: give NAME=IMAGE, NAME one of %s", assignment, strings.Join(names, ", "))
 	}
 	if name == "servers" {
 		if ref == "" {
-			return errors.New("--image servers=: the servers' image cannot be empty")
+			return errors.New("image servers=: the servers' image cannot be empty")
 		}
 		*im = Images{Servers: ref, Node: im.Node, Slapd: im.Slapd, Runner: im.Runner}
 		return nil

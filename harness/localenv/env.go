@@ -217,13 +217,13 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 // environment can be.
 func (o *Options) withDefaults() (err error) {
 	if o.Dir == "" {
-		return errors.New("env: no folder given (--dir)")
+		return errors.New("env: no folder given (Options.Dir)")
 	}
 	if o.Loopback == "" {
 		o.Loopback = "127.0.1"
 	}
-	if err := checkLoopback(o.Loopback); err != nil {
-		return err
+	if err := CheckLoopback(o.Loopback); err != nil {
+		return fmt.Errorf("env: %w", err)
 	}
 	if o.Node == "" {
 		o.Node = "directory"
@@ -482,13 +482,13 @@ func RandomLoopback() string {
 	return fmt.Sprintf("127.%d.%d", 100+x.Int64(), 1+y.Int64())
 }
 
-// checkLoopback refuses a prefix whose addresses are not loopback: the
+// CheckLoopback refuses a prefix whose addresses are not loopback: the
 // environment's servers (Vault in dev mode, Postgres' superuser) must
 // never listen where others reach them.
-func checkLoopback(prefix string) error {
+func CheckLoopback(prefix string) error {
 	addr, err := netip.ParseAddr(prefix + ".1")
 	if err != nil || !addr.Is4() || !addr.IsLoopback() {
-		return fmt.Errorf("env: --loopback %q: give the first three octets of loopback addresses, 127.X.Y", prefix)
+		return fmt.Errorf("loopback %q: give the first three octets of loopback addresses, 127.X.Y", prefix)
 	}
 	return nil
 }

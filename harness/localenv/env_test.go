@@ -103,7 +103,7 @@ func TestDownByDirAndNoSecondUp(t *testing.T) {
 
 func TestLoopbackOnly(t *testing.T) {
 	_, err := localenv.Up(context.Background(), localenv.Options{Dir: t.TempDir(), Loopback: "192.168.1"})
-	if err == nil || !strings.Contains(err.Error(), `--loopback "192.168.1": give the first three octets of loopback addresses`) {
+	if err == nil || !strings.Contains(err.Error(), `env: loopback "192.168.1": give the first three octets of loopback addresses`) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -133,8 +133,10 @@ func TestImagesSet(t *testing.T) {
 		t.Errorf("lldap= before servers=: %+v, want %+v", im, want)
 	}
 	for _, bad := range []string{"ldap=x", "nginx", "servers="} {
-		if err := im.Set(bad); err == nil || !strings.Contains(err.Error(), "--image") {
-			t.Errorf("%q: %v, want an error naming --image", bad, err)
+		// The command names its flag (cli.FlagError): the error names the
+		// setting.
+		if err := im.Set(bad); err == nil || !strings.HasPrefix(err.Error(), "image ") {
+			t.Errorf("%q: %v, want an error naming the image setting", bad, err)
 		}
 	}
 }

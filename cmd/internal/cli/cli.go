@@ -142,3 +142,8 @@ func IsTerminal(w io.Writer) bool {
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
+
+// FlagError names the flag of a setting that a library refused: the
+// library's error starts with the setting's name, which the flag spells
+// the same ("format \"xml\": ..." becomes "--format \"xml\": ...").
+func FlagError(err error) error { return fmt.Errorf("--%w", err) }

@@ -114,7 +114,10 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 	opts := o.Env
 	var err error
 	if opts.Provider, err = localenv.ParseProvider(o.Provider); err != nil {
-		return err
+		return cli.FlagError(err)
+	}
+	if err := localenv.CheckLoopback(opts.Loopback); err != nil {
+		return cli.FlagError(err)
 	}
 	if len(o.Images) > 0 && opts.Provider != localenv.ProviderContainers {
 		return fmt.Errorf("--image is for --provider containers")
@@ -124,7 +127,7 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 			return err
 		}
 		if err := opts.Images.SetAll(o.Images); err != nil {
-			return err
+			return cli.FlagError(err)
 		}
 	}
 	if !o.Cluster && (len(o.Args) > 0 || o.Sources.Given()) {

@@ -158,7 +158,7 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 		return fmt.Errorf("--in-cluster and --kubeconfig exclude each other: --in-cluster reaches the API server with the pod's service account")
 	}
 	if err := report.CheckFormat(o.Format); err != nil {
-		return err
+		return cli.FlagError(err)
 	}
 	if err := cli.CheckOutput(o.Output); err != nil {
 		return err

@@ -89,7 +89,7 @@ report still goes to standard output unless --format is text.`,
 // returned after it is written.
 func RunCheck(ctx context.Context, o *CheckOptions) error {
 	if err := report.CheckFormat(o.Format, report.LocatedFormats...); err != nil {
-		return err
+		return cli.FlagError(err)
 	}
 	if err := cli.CheckOutput(o.Output); err != nil {
 		return err

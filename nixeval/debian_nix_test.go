@@ -24,13 +24,13 @@ const (
 	debianNixDB = "/nix/var/nix/db"
 )
 
-// TestOtherNixLeavesDebianNixAlone proves, when the tests run a nix other
-// than Debian's (make test's second run, on Nix 2.24), that this nix neither
-// opens Debian nix's database nor adds to its store, though both use the
-// store folder /nix/store and a root nix's default state folder is
-// Debian's: it evaluates files and flakes (path: and git+file:, whose
-// sources it copies into its store) and hashes a folder, while the test
-// holds Debian nix's store lock. Then Debian's nix must still work.
+// TestOtherNixLeavesDebianNixAlone: a nix other than Debian's (make
+// test's later runs) neither opens Debian nix's database nor adds to its
+// store. Both use the store folder /nix/store, and a root nix's default
+// state folder is Debian's. While the test holds Debian nix's store lock,
+// the other nix evaluates files and flakes (path: and git+file:, whose
+// sources it copies into its store) and hashes a folder. Then Debian's
+// nix must still work.
 func TestOtherNixLeavesDebianNixAlone(t *testing.T) {
 	nix := requireNix(t)
 	if _, err := os.Stat(debianNix); err != nil {

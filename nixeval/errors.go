@@ -707,12 +707,11 @@ func (e *Evaluator) lockChanges(s Source, programDir string) []string {
 }
 
 // lockMessage says that the flake of s has no flake.lock, or one that
-// needs changes (those that flake.nix made, when nix said), and how to
-// write it. nix build, nixos-rebuild and nix flake
-// check would write it into the checkout (and git add -N it); podroles
-// writes nothing there, and checks the flake as the checkout holds it, so
-// that what it checks is what a checkout of the repository builds
-// elsewhere (docs/check.md).
+// needs changes (those flake.nix made, when nix said), and how to write
+// it. nix build, nixos-rebuild and nix flake check would write it into the
+// checkout (and git add -N it). podroles writes nothing there: it checks
+// the flake as the checkout holds it, which is what a checkout of the
+// repository builds elsewhere (docs/check.md).
 func lockMessage(s Source, changes []string) string {
 	if s.Checkout == "" {
 		return fmt.Sprintf("flake %s needs changes to its flake.lock, which podroles does not make: lock it where it is written (nix flake lock)", s.Ref)

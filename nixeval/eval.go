@@ -559,15 +559,17 @@ func nixArgs(programDir string, args ...string) []string {
 	// adds the frames only while an error unwinds, so a clean evaluation
 	// costs the same (docs/nix-versions.md has the measurement).
 	//
-	// Nix reaches the network only for what the sources name themselves
-	// (a remote flake, an input that a flake.lock pins and the store
-	// lacks): no binary cache (substituters), no global flake registry,
-	// which nix downloads to resolve any flake:NAME (an empty one of
-	// ours: nix 2.8 takes "" for a URL), and --offline, which takes what
-	// nix downloaded before as current and keeps nix from warning where
-	// there is no network. Nix 2.8 and 2.24 know each option, and a
-	// daemon warns of none to a user it does not trust: it takes an empty
-	// substituters from anyone, and is not sent flake-registry.
+	// Nix reaches the network only for what the sources name themselves:
+	// a remote flake, or an input that a flake.lock pins and the store
+	// lacks. So:
+	//   - no binary cache (substituters);
+	//   - no global flake registry, which nix downloads to resolve any
+	//     flake:NAME (an empty one of ours: nix 2.8 takes "" for a URL);
+	//   - --offline, which takes what nix downloaded before as current,
+	//     and keeps nix from warning where there is no network.
+	// Nix 2.8 and 2.24 know each option. A daemon warns of none to a user
+	// it does not trust: it takes an empty substituters from anyone, and
+	// is not sent flake-registry.
 	return append([]string{"--extra-experimental-features", "nix-command flakes", "--show-trace",
 		"--offline", "--option", "substituters", "",
 		"--option", "flake-registry", filepath.Join(programDir, emptyRegistry)}, args...)

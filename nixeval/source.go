@@ -55,12 +55,12 @@ func (s Source) String() string {
 // nixosConfigurations.NODE, as in `nix build .#nixosConfigurations.NODE`.
 //
 // A local reference is resolved as nix's command line resolves it (nix
-// eval, nix build, nix flake check, nixos-rebuild --flake), because
+// eval, nix build, nix flake check, nixos-rebuild --flake).
 // builtins.getFlake, which podroles evaluates through, reads a bare path
-// differently: `.`, `./dir` or `/abs/dir` in a git work tree is the flake
-// `git+file:///ROOT?dir=SUB`, which sees only the files git tracks (staged or
-// committed, dirty or not); outside one it is `path:/abs/dir`, which sees
-// every file. A bare name such as `hosts` is the flake registry's entry, as
+// differently. In a git work tree, `.`, `./dir` or `/abs/dir` is the flake
+// `git+file:///ROOT?dir=SUB`, which sees only the files git tracks (staged
+// or committed, dirty or not). Outside one it is `path:/abs/dir`, which
+// sees every file. A bare name such as `hosts` is the flake registry's entry, as
 // for nix. `path:DIR` keeps its meaning, made absolute.
 func FlakeSource(arg string) (Source, error) {
 	return flakeSource(arg, false)

@@ -18,17 +18,20 @@ import (
 	"github.com/fediversity/podroles/plan"
 )
 
-// The deployments suite compares the cluster with what the node-surface
-// contract fixes of the node's plan ("The pods the k8s method makes"):
-// the Deployments with their replicas ready; their containers by the
-// contract's names, the companion's program and the service's variables
-// with their values; the sidecar as a restartable init container with a
-// startup probe, alone with the pod's token; images as relations (a role
-// of the node's image runs the main pod's image, a service's container and
-// its companion one image that is not the node's), never as the plan's
-// placeholder references; and the Service of each role with exactly its
-// ports, leading to exactly the role's ready pods (US1-1, US1-6, US1-7,
-// US1-8, US1-10, US1-14).
+// The deployments suite compares the cluster with what the node surface
+// fixes of the node's plan ("The pods the k8s method makes"). It checks:
+//   - the Deployments, with their replicas ready;
+//   - their containers by the contract's names, the companion's program,
+//     and the service's variables with their values;
+//   - the sidecar: a restartable init container with a startup probe, the
+//     only one with the pod's token;
+//   - images as relations, never as the plan's placeholder references: a
+//     role of the node's image runs the main pod's image, and a service's
+//     container and its companion run one image that is not the node's;
+//   - each role's Service: exactly its ports, leading to exactly the
+//     role's ready pods.
+//
+// Spec: US1-1, US1-6, US1-7, US1-8, US1-10, US1-14.
 var deploymentsSuite = &Suite{
 	Name: "deployments",
 	Doc:  "the cluster holds what the contract fixes of the node's plan: Deployments with their replicas ready, containers, variables, sidecar and identity as planned, images as relations; Services with exactly their ports, leading to exactly their role's ready pods",

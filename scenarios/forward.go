@@ -81,12 +81,12 @@ func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev
 
 // serviceBackends are the pods behind a Service as Kubernetes puts them
 // there: the ready pods that the Service's own selector, as the cluster
-// has it, selects in its namespace, each Service port resolved to a port
-// of each pod as the endpointslice controller and kubectl port-forward
-// svc/ resolve it (a target port that a pod does not declare leaves the
-// pod out of that port). The EndpointSlices that the controller writes
-// from them would say the same, but cannot hold a pod whose address is on
-// loopback, as the test control plane's KWOK pods' are.
+// has it, selects in its namespace. Each Service port is resolved to a
+// port of each pod, as the endpointslice controller and kubectl
+// port-forward svc/ resolve it; a target port that a pod does not declare
+// leaves the pod out of that port. The EndpointSlices would say the same,
+// but cannot hold a pod whose address is on loopback, as the test control
+// plane's KWOK pods' are.
 type serviceBackends struct {
 	// ready are the names of the ready pods, in name order.
 	ready []string

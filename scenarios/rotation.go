@@ -22,15 +22,17 @@ import (
 	"github.com/fediversity/podroles/inventory"
 )
 
-// The rotation suite: a new value of a secret with restart restarts the
-// service in the same pod, and a new value of one without restart changes
-// its file and restarts nothing (US1-13); a restart of the sidecar restarts
-// nothing where the secrets with restart keep their values, and restarts
-// the service where one of them is of an engine that issues a new value at
-// each read (US1-13 and its Known Deviation); a new credential of the
-// database engine restarts authelia, the old one no longer logs in to
-// Postgres, and the portal works again (SC-005), and likewise for the
-// replicas of lldap (SC-003).
+// The rotation suite checks who restarts when secrets change:
+//   - A new value of a secret with restart restarts the service in the
+//     same pod. A new value of one without restart changes its file and
+//     restarts nothing (US1-13).
+//   - A restart of the sidecar restarts nothing where the secrets with
+//     restart keep their values. It restarts the service where one of
+//     them comes from an engine that issues a new value at each read
+//     (US1-13 and its Known Deviation).
+//   - A new credential of the database engine restarts authelia, the old
+//     one no longer logs in to Postgres, and the portal works again
+//     (SC-005). Likewise for the replicas of lldap (SC-003).
 var rotationSuite = &Suite{
 	Name: "rotation",
 	Doc:  "new secret values and sidecar restarts restart exactly the services whose secrets ask for it, in the same pod; logins work again",

@@ -28,15 +28,16 @@ import (
 // answers for cluster.local, at DNSIP, which the kubelet gives every pod.
 //
 // kube-proxy changes the host in two tables of its own, "ip kube-proxy"
-// and "ip6 kube-proxy", whose rules match only the Services' addresses
-// and the node's: the node records them before it starts kube-proxy and
-// deletes them when it stops (kube-proxy leaves them). It masquerades all
-// traffic to cluster IPs (masqueradeAll), so that a reply goes back
-// through the host whatever the host's bridge netfilter settings, and its
-// conntrack settings are zero: it changes no sysctl. It runs with a PATH
-// that holds nft alone: at its start in nftables mode it would otherwise
-// "clean up" iptables chains of its other modes and load ip_vs (modprobe)
-// on the shared host.
+// and "ip6 kube-proxy". Their rules match only the Services' addresses
+// and the node's. The node records the tables before it starts
+// kube-proxy, and deletes them when it stops: kube-proxy leaves them.
+//   - It masquerades all traffic to cluster IPs (masqueradeAll), so that
+//     a reply goes back through the host whatever its bridge netfilter
+//     settings.
+//   - Its conntrack settings are zero: it changes no sysctl.
+//   - Its PATH holds nft alone. In nftables mode it would otherwise
+//     "clean up" the iptables chains of its other modes at its start, and
+//     load ip_vs (modprobe), on the shared host.
 //
 // CoreDNS has no forward plugin and serves cluster.local alone: a name
 // outside the cluster is refused, never asked of another server.

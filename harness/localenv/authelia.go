@@ -56,12 +56,12 @@ func (a *authelia) secrets() map[string]facts.Secret {
 }
 
 // autheliaSettings are where an authelia finds what its configuration
-// names: its CAs' folder, the address it listens on, its secrets' folder
-// (the pod's /run/secrets), the lldap role's Service (LDAPS), the
-// Postgres address and database, where it writes notifications, its
-// reader's bind password file, and whether its database credential is in
-// files of its secrets (db-username, db-password) or in its environment
-// (a pod whose db.env the supervisor reads).
+// names. They are its CAs' folder, the address it listens on, its
+// secrets' folder (the pod's /run/secrets), the lldap role's Service
+// (LDAPS), the Postgres address and database, where it writes
+// notifications, and its reader's bind password file. Its database
+// credential is in files of its secrets (db-username, db-password), or in
+// its environment (a pod whose db.env the supervisor reads).
 type autheliaSettings struct {
 	trusted, listen, secrets, ldap, postgres, database, notifier, bindPassword string
 	credentialFiles                                                            bool

@@ -56,13 +56,13 @@ func (d *directory) standIn() string {
 	return inventory.StandInSlapd
 }
 
-// lldapEnv is the configuration of the lldap of pod i, all in variables:
-// the secrets from the files the pod's sidecar writes (the database URL
-// comes from db.env through the supervisor, read anew at each start), the
-// server's key from a file both replicas share (a key seed that changed
+// lldapEnv is the configuration of the lldap of pod i, all in variables.
+// The secrets come from the files the pod's sidecar writes; the database
+// URL comes from db.env through the supervisor, read anew at each start.
+// The server's key is a file both replicas share: a changed key seed
 // would make lldap refuse to start, and the rotation suite changes
-// key-seed: here it only restarts the pods), LDAPS with the Service's
-// certificate. lldap reads any LLDAP_X_FILE as X from that file, but for
+// key-seed only to see the pods restart. LDAPS uses the Service's
+// certificate. lldap reads any LLDAP_X_FILE as X from that file, but
 // key_file and cert_file, which are paths.
 func (d *directory) lldapEnv(i int, dir string) []string {
 	s := d.site

@@ -13,16 +13,18 @@ import (
 )
 
 // The pods of a node's image on the real node run a stand-in of the
-// node's image: Debian with systemd as PID 1 (the node base, make images)
-// and, on top, one unit for each unit of the node: one-time units, units
-// a timer starts and units that require others where the bundled
-// examples' NixOS modules make them so (unitKinds), else a unit that does
-// nothing but stay active. As k8s-pod.nix does, each unit of the node's lists starts
-// only in the pods its list permits, by a systemd condition: a pod knows
-// its role by the file /etc/podrole/ROLE, which its Deployment puts there
-// (a downward-API volume whose one item the Deployment names after the
-// role). (ConditionEnvironment= cannot do it: the system manager does not
-// see a container's variables as its own environment.)
+// node's image. Its base is Debian with systemd as PID 1 (the node base,
+// make images). On top, it has one unit for each unit of the node: a
+// one-time unit, a unit a timer starts or a unit that requires others
+// where the bundled examples' NixOS modules make them so (unitKinds), else
+// a unit that does nothing but stay active.
+//
+// As k8s-pod.nix does, each unit of the node's lists starts only in the
+// pods its list permits, by a systemd condition. A pod knows its role by
+// the file /etc/podrole/ROLE, which its Deployment puts there (a
+// downward-API volume whose one item is named after the role).
+// ConditionEnvironment= cannot do it: the system manager does not see a
+// container's variables as its own environment.
 
 // PodRoleDir is where a pod of the node's image finds its role: a file
 // named after it.

@@ -35,20 +35,23 @@ import (
 )
 
 // With a cluster, the node's plan runs as real pods on the machine's real
-// node (kubenode): the Deployments and Services that podroles plan makes,
-// with what the k8s method leaves to itself filled in here. Each image is
-// mapped to a local one: a role of a service runs its server in the
-// service's container (slapd from the servers' image for lldap, Authelia
-// from its image), under the pod supervisor, which exits when a secret
-// with restart changes so that the kubelet restarts the container; the
-// OpenBao agent (Vault's) runs in the secrets sidecar, logs in to OpenBao
-// with the pod's service-account token and writes the role's secrets, as
-// the node defines them, into /run/secrets; the pods of the node's image
-// run its stand-in image (NodeImage) with systemd. Postgres and OpenBao
-// stay in the local environment, listening on the node's address too,
-// where the pods reach them; the pods reach each other's Services by
-// their names, as in any cluster: the node's CoreDNS answers for them,
-// and kube-proxy sends their cluster IPs to their ready pods.
+// node (kubenode). The Deployments and Services are those podroles plan
+// makes; what the k8s method leaves to itself is filled in here. Each
+// image is mapped to a local one:
+//   - A role of a service runs its server in the service's container:
+//     slapd from the servers' image for lldap, Authelia from its image.
+//     The pod supervisor runs it, and exits when a secret with restart
+//     changes, so that the kubelet restarts the container.
+//   - The OpenBao agent (Vault's) runs in the secrets sidecar. It logs in
+//     with the pod's service-account token and writes the role's secrets,
+//     as the node defines them, into /run/secrets.
+//   - The pods of the node's image run its stand-in image (NodeImage),
+//     with systemd.
+//
+// Postgres and OpenBao stay in the local environment and also listen on
+// the node's address, where the pods reach them. The pods reach each
+// other's Services by name, as in any cluster: the node's CoreDNS answers
+// for them, and kube-proxy sends their cluster IPs to their ready pods.
 
 // RealPods is the cluster variant of an environment (Options.Cluster): a
 // control plane of its own, the machine's real node, and the node's plan

@@ -25,10 +25,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +37,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fediversity/podroles/harness/procgroup"
+	"github.com/fediversity/podroles/harness/servers"
 	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/pki"
 )
@@ -792,18 +791,9 @@ var buildPause = sync.OnceValues(func() (string, error) {
 	if _, err := exec.LookPath("go"); err != nil {
 		return "", fmt.Errorf("node: no podroles-pause beside podroles and no go to build it: make build builds it (or set %s)", PauseEnv)
 	}
-	dir := filepath.Join(os.TempDir(), "podroles-pause-bin")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+	out, err := servers.BuildOwn("github.com/fediversity/podroles/harness/kubenode/pause", filepath.Join(os.TempDir(), "podroles-pause-bin"), "podroles-pause", "-trimpath", "-ldflags", "-s -w")
+	if err != nil {
+		return "", fmt.Errorf("node: %w", err)
 	}
-	out := filepath.Join(dir, "podroles-pause")
-	tmp := out + "." + strconv.Itoa(os.Getpid())
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", tmp, "github.com/fediversity/podroles/harness/kubenode/pause")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("node: build podroles-pause: %v: %s", err, msg)
-	}
-	return out, os.Rename(tmp, out)
+	return out, nil
 })

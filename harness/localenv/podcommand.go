@@ -1,16 +1,14 @@
 package localenv
 
 import (
-	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/harness/servers"
 )
 
 // podCommand runs argv as the service of pod, of role: through podroles'
@@ -85,27 +83,10 @@ func (s *site) podroles() (string, error) {
 		return exe, nil
 	}
 	built.once.Do(func() {
-		// One place for every test process, each building (from Go's
-		// cache) into its own file and renaming it into place.
-		dir := filepath.Join(os.TempDir(), "podroles-pod-bin")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "podroles")
-		tmp := fmt.Sprintf("%s.%d", built.path, os.Getpid())
-		cmd := exec.Command("go", "build", "-o", tmp, "github.com/fediversity/podroles/cmd/podroles")
-		// Static, as make builds it: the supervisor runs as it is in
-		// images of any libc (lldap's is Alpine's musl); a dynamic one
-		// would run through the host's loader (hostProgram).
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.Remove(tmp)
-			built.err = fmt.Errorf("build podroles for the pods: %v: %s", err, out)
-			return
-		}
-		built.err = os.Rename(tmp, built.path)
+		// Static: the supervisor runs as it is in images of any libc
+		// (lldap's is Alpine's musl); a dynamic one would run through
+		// the host's loader (hostProgram).
+		built.path, built.err = servers.BuildOwn("github.com/fediversity/podroles/cmd/podroles", filepath.Join(os.TempDir(), "podroles-pod-bin"), "podroles")
 	})
 	return built.path, built.err
 }

@@ -2,13 +2,16 @@
 // module proxy (Vault, Authelia, etcd, the Kubernetes commands, KWOK), each
 // from a wrapper module of its own under the repository's servers/, into
 // the folder that PODROLES_SERVERS names; elsewhere, on PATH (a dev shell
-// of the flake's).
+// of the flake's). It also builds this module's own programs for tests
+// that run without make's bin/ (BuildOwn).
 package servers
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 )
 
 // DirEnv names the folder of the servers that make servers builds.
@@ -32,4 +35,29 @@ func Find(name string) string {
 func IsExecutable(p string) bool {
 	info, err := os.Stat(p)
 	return err == nil && !info.IsDir() && info.Mode()&0o111 != 0
+}
+
+// BuildOwn builds a static program of this module (pkg, an import path)
+// into dir/name, for a test process that runs without make's bin/. Each
+// process builds (from Go's cache) into a file of its own and renames it
+// into place, so that processes that build at once never run half a file.
+func BuildOwn(pkg, dir, name string, flags ...string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	tmp := fmt.Sprintf("%s.%d", out, os.Getpid())
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", tmp, pkg)...)
+	// Static, as make builds it: it runs as it is in images of any libc.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("build %s: %v: %s", name, err, msg)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return out, nil
 }

@@ -5,7 +5,7 @@
 buildGoModule {
   inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-ecJ9CNs1BOlP77pzuUWYnmHk2jVu4VPC8zQ0bg8AalE=";
+  vendorHash = "sha256-rG/wgaiVdJRf5QS9rM7deOB0MvTL7ig3qR9LgJOrCwA=";
   subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

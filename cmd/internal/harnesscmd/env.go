@@ -116,8 +116,10 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 	if opts.Provider, err = localenv.ParseProvider(o.Provider); err != nil {
 		return cli.FlagError(err)
 	}
-	if err := localenv.CheckLoopback(opts.Loopback); err != nil {
-		return cli.FlagError(err)
+	if opts.Loopback != "" {
+		if err := localenv.CheckLoopback(opts.Loopback); err != nil {
+			return cli.FlagError(err)
+		}
 	}
 	if len(o.Images) > 0 && opts.Provider != localenv.ProviderContainers {
 		return fmt.Errorf("--image is for --provider containers")
@@ -150,8 +152,14 @@ func RunEnvUp(ctx context.Context, o *EnvUpOptions) error {
 	fmt.Fprintf(o.IO.Out, "environment up in %s: podroles scenarios run --inventory %s\n", time.Since(start).Round(10*time.Millisecond), env.Inventory)
 	if o.Cluster {
 		sources := strings.Join(o.Sources.Describe(o.Args), " ")
-		fmt.Fprintf(o.IO.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s\n",
-			env.RealPods().Kubeconfig(), env.Namespace, env.Node, env.RealPods().Inventory, sources)
+		// The reader of the ldap contract is added to the main pod from
+		// the runner's image, which the node imported.
+		reader := "--from-runner"
+		if env.Images.Runner != "" {
+			reader = "--probe-image " + env.Images.Runner
+		}
+		fmt.Fprintf(o.IO.Out, "cluster up: podroles scenarios run --kubeconfig %s --namespace %s --node %s --inventory %s %s %s\n",
+			env.RealPods().Kubeconfig(), env.Namespace, env.Node, env.RealPods().Inventory, reader, sources)
 		if env.Images.Runner != "" {
 			// The suites as a Job of the cluster: those that need no
 			// file of this host (docs/scenarios-run.md).

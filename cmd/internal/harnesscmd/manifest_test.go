@@ -19,7 +19,7 @@ func TestGoldenScenariosManifest(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"manifest.yaml", []string{"--node", "directory", "--image", "registry.example/podroles:1", "--facts", "testdata/scenarios/facts.json", "--inventory", "testdata/inventory.yaml", "--disruptive"}},
+		{"manifest.yaml", []string{"--node", "directory", "--image", "registry.example/podroles:1", "--facts", "testdata/scenarios/facts.json", "--inventory", "testdata/scenarios/inventory.yaml", "--disruptive"}},
 		{"manifest-ldap.yaml", []string{"--node", "directory", "--image", "registry.example/podroles:1", "--facts", "testdata/scenarios/facts.json", "--suite", "ldap", "--run", "wrong-", "--report-claim", "reports"}},
 		{"manifest-outside.yaml", []string{"--outside", "--suite", "deployments,rotation"}},
 		{"manifest-from-runner.yaml", []string{"--node", "directory", "--image", "registry.example/podroles:1", "--facts", "testdata/scenarios/facts.json", "--suite", "ldap", "--from-runner"}},

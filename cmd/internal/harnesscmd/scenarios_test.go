@@ -342,8 +342,12 @@ func TestEnvUpWithCluster(t *testing.T) {
 	example := repo("examples/directory.nix")
 	// The node is the machine's: another package's tests may hold it.
 	r := run(t, "env", "up", "--dir", dir, "--loopback", localenv.RandomLoopback(), "--cluster", example, "--node-wait", "45m")
+	images, err := localenv.ImagesFromEnv()
+	if err != nil || images.Runner == "" {
+		t.Fatalf("no runner image (make images builds it): %v", err)
+	}
 	discover := []string{"scenarios", "run", "--kubeconfig", filepath.Join(dir, "cluster", "kubeconfig"), "--namespace", "directory", "--node", "directory",
-		"--inventory", filepath.Join(dir, "cluster-inventory.yaml"), example}
+		"--inventory", filepath.Join(dir, "cluster-inventory.yaml"), "--probe-image", images.Runner, example}
 	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "cluster up: podroles "+strings.Join(discover, " ")) {
 		t.Fatalf("env up --cluster: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
@@ -408,7 +412,7 @@ func TestGoldenScenariosReports(t *testing.T) {
 	}
 	for _, format := range report.Formats {
 		t.Run(format, func(t *testing.T) {
-			r := run(t, "scenarios", "run", "--inventory", "testdata/inventory.yaml", "--format", format)
+			r := run(t, "scenarios", "run", "--inventory", "testdata/scenarios/inventory.yaml", "--format", format)
 			if r.Code != cli.ExitFailed || !strings.Contains(r.ErrOut, "no scenario ran") {
 				t.Fatalf("exit %d\n%s", r.Code, r.ErrOut)
 			}

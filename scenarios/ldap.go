@@ -118,22 +118,23 @@ func eachPodFinds(ctx context.Context, s *State) error {
 // the contract's user (and group, if the inventory names one).
 func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 	l := s.Inv.LDAP
+	// The main pod first: its files are the contract's.
+	ca, err := contractCAPEM(ctx, s)
+	if err != nil {
+		return err
+	}
 	addr, err := dialAddr(at, l.Port)
 	if err != nil {
 		return err
 	}
 	where := fmt.Sprintf("ldaps://%s (%s, TLS name %s)", addr, at.Name, l.Host)
-	return readerBinds(ctx, s, addr, where, at.Name, (*readerBind).do)
+	return readerBinds(ctx, s, ca, addr, where, at.Name, (*readerBind).do)
 }
 
-// readerBinds waits for the contract's reader to bind at addr and find
-// its user, each try by do; the note says from where.
-func readerBinds(ctx context.Context, s *State, addr, where, from string, do func(*readerBind, context.Context) (string, error)) error {
+// readerBinds waits for the contract's reader to bind at addr, verifying
+// with ca, and find its user, each try by do; the note says from where.
+func readerBinds(ctx context.Context, s *State, ca []byte, addr, where, from string, do func(*readerBind, context.Context) (string, error)) error {
 	l := s.Inv.LDAP
-	ca, err := contractCAPEM(ctx, s)
-	if err != nil {
-		return err
-	}
 	probe := poll.Probe{
 		Endpoint: where,
 		Expect:   fmt.Sprintf("a verified bind as %s that finds the user %s", l.BindDN, l.User),

@@ -137,13 +137,17 @@ func readerFindsAtService(ctx context.Context, s *State) error {
 		s.Note("from the runner (--from-runner), through the Service's address")
 		return readerFinds(ctx, s, *svc)
 	}
+	main, err := mainPod(s.Inv)
+	if err != nil {
+		return err
+	}
+	ca, err := contractCAPEM(ctx, s)
+	if err != nil {
+		return err
+	}
 	// What the discovery found of the Service (from outside: that it
 	// leads to no pod that serves the port) holds for any reader.
 	if _, err := dialAddr(*svc, s.Inv.LDAP.Port); err != nil {
-		return err
-	}
-	main, err := mainPod(s.Inv)
-	if err != nil {
 		return err
 	}
 	p, err := s.world().probe(ctx, main, s.probeImage, s.Patience)
@@ -158,7 +162,7 @@ func readerFindsAtService(ctx context.Context, s *State) error {
 	addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
 	where := fmt.Sprintf("ldaps://%s from the main pod %s (probe %s)", addr, main.Name, p.Name)
 	from := fmt.Sprintf("from the main pod %s (probe %s) to %s", main.Name, p.Name, addr)
-	return readerBinds(ctx, s, addr, where, from, func(bind *readerBind, ctx context.Context) (string, error) {
+	return readerBinds(ctx, s, ca, addr, where, from, func(bind *readerBind, ctx context.Context) (string, error) {
 		return askProbe(ctx, p, probeQuestion{Bind: bind})
 	})
 }

@@ -36,14 +36,17 @@ const ProbeIdle = 2 * time.Minute
 // start the probe.
 var probeArgs = []string{"probe"}
 
-// probeQuestion is one question to the probe.
+// probeQuestion is one question to the probe. ID is echoed in the answer:
+// an answer that comes after its try gave up is not taken for the next.
 type probeQuestion struct {
+	ID   int         `json:"id"`
 	Bind *readerBind `json:"bind,omitempty"`
 }
 
 // probeAnswer is the probe's answer: what it found, or its error, with
 // the kind that poll tells apart.
 type probeAnswer struct {
+	ID    int    `json:"id"`
 	Found string `json:"found,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Permanent: waiting will not mend it.
@@ -120,6 +123,7 @@ func ServeProbe(ctx context.Context, in io.Reader, out io.Writer, idle time.Dura
 		} else {
 			a = answerOf(q.Bind.do(ctx))
 		}
+		a.ID = q.ID
 		if err := enc.Encode(a); err != nil {
 			return err
 		}
@@ -162,8 +166,10 @@ func readerFindsAtService(ctx context.Context, s *State) error {
 	addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
 	where := fmt.Sprintf("ldaps://%s from the main pod %s (probe %s)", addr, main.Name, p.Name)
 	from := fmt.Sprintf("from the main pod %s (probe %s) to %s", main.Name, p.Name, addr)
+	asked := 0
 	return readerBinds(ctx, s, ca, addr, where, from, func(bind *readerBind, ctx context.Context) (string, error) {
-		return askProbe(ctx, p, probeQuestion{Bind: bind})
+		asked++
+		return askProbe(ctx, p, probeQuestion{ID: asked, Bind: bind})
 	})
 }
 
@@ -175,14 +181,20 @@ func askProbe(ctx context.Context, p *kube.Probe, q probeQuestion) (string, erro
 		return "", poll.Permanent(err)
 	}
 	line, err := p.Ask(ctx, question)
-	if err != nil {
-		return "", err
+	for {
+		if err != nil {
+			return "", err
+		}
+		var a probeAnswer
+		if err := json.Unmarshal(line, &a); err != nil {
+			return "", poll.Permanent(fmt.Errorf("the probe %s answered no JSON: %q", p.Name, line))
+		}
+		if a.ID == q.ID {
+			return a.Found, a.err()
+		}
+		// The late answer of an earlier try.
+		line, err = p.Read(ctx)
 	}
-	var a probeAnswer
-	if err := json.Unmarshal(line, &a); err != nil {
-		return "", poll.Permanent(fmt.Errorf("the probe %s answered no JSON: %q", p.Name, line))
-	}
-	return a.Found, a.err()
 }
 
 // addProbe adds a probe to a pod of a cluster. Without an image it

@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// TestServeProbe: the probe answers a line per question, refuses what is
-// no question, ends with its stdin, and ends alone when no question comes
+// TestServeProbe: the probe answers a line per question, with the
+// question's ID, refuses what is no question, ends with its stdin, and ends alone when no question comes
 // (a runner that may not attach leaves nothing waiting in the pod).
 func TestServeProbe(t *testing.T) {
 	var out bytes.Buffer
-	in := strings.NewReader("not json\n" + `{"bind":{"addr":"127.0.0.1:1","ca":""}}` + "\n")
+	in := strings.NewReader("not json\n" + `{"id":7,"bind":{"addr":"127.0.0.1:1","ca":""}}` + "\n")
 	if err := ServeProbe(context.Background(), in, &out, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestServeProbe(t *testing.T) {
 		}
 		answers = append(answers, a)
 	}
-	if len(answers) != 2 || !answers[0].Permanent || !strings.Contains(answers[1].Error, "no PEM certificate") || !answers[1].Permanent {
+	if len(answers) != 2 || !answers[0].Permanent || !strings.Contains(answers[1].Error, "no PEM certificate") || !answers[1].Permanent || answers[1].ID != 7 {
 		t.Errorf("answers: %+v", answers)
 	}
 

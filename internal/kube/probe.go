@@ -171,6 +171,12 @@ func (p *Probe) Ask(ctx context.Context, question []byte) ([]byte, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	return p.Read(ctx)
+}
+
+// Read returns the probe's next line: an answer that came after its
+// question's Ask gave up, say.
+func (p *Probe) Read(ctx context.Context) ([]byte, error) {
 	select {
 	case line := <-p.lines:
 		return line, nil

@@ -420,11 +420,15 @@ func (s Scope) String() string {
 func (r *Rule) Func() (file, name string) {
 	f := runtime.FuncForPC(reflect.ValueOf(r.check).Pointer())
 	file, _ = f.FileLine(f.Entry())
-	name = f.Name()
-	if _, after, ok := strings.Cut(name, "/checks."); ok {
-		name = after
+	_, name, _ = strings.Cut(f.Name(), "/checks.")
+	// A closure, as autheliaCheck makes, is named by its maker:
+	// "autheliaCheck.func1", or "init.autheliaCheck.func7" where the
+	// compiler inlined the maker into the package's initialization.
+	parts := strings.Split(name, ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if p := parts[i]; p != "init" && p != "glob" && !strings.HasPrefix(p, "func") {
+			return file, p
+		}
 	}
-	// A closure, as autheliaCheck makes, is named by its maker.
-	name, _, _ = strings.Cut(name, ".")
 	return file, name
 }

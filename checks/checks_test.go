@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,6 +103,11 @@ func TestRulesLiveWithTheirFamily(t *testing.T) {
 		}
 		if filepath.Base(file) != wantFile || name == "" {
 			t.Errorf("%s is judged by %s in %s, want a function in %s", r.ID, name, file, wantFile)
+			continue
+		}
+		// docs/rules.md links the name: a function of that file.
+		if src, err := os.ReadFile(file); err != nil || !strings.Contains(string(src), "\nfunc "+name+"(") {
+			t.Errorf("%s: %s names no function of %s (%v)", r.ID, name, file, err)
 		}
 	}
 }

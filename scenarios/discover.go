@@ -219,7 +219,7 @@ func discoverError(kind, namespace, name, verb string, err error) error {
 		return fmt.Errorf("%s %s/%s does not exist: is the node deployed to namespace %s?", kind, namespace, name, namespace)
 	case apierrors.IsForbidden(err):
 		// Waiting does not grant a permission.
-		return poll.Permanent(fmt.Errorf("%s %s/%s: forbidden: the kubeconfig's user needs %s on %s in namespace %s", kind, namespace, name, verb, plural, namespace))
+		return poll.Permanent(kube.Forbidden(fmt.Sprintf("%s %s/%s", kind, namespace, name), verb+" on "+plural, namespace))
 	}
 	return fmt.Errorf("%s %s/%s: %v", kind, namespace, name, oneline.Err(err))
 }

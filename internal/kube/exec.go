@@ -45,9 +45,8 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, arg
 		return stdout.Bytes(), nil
 	case errors.As(err, &exit):
 		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), oneline.Of(stderr.String()))
-	case apierrors.IsForbidden(err) || isForbidden(err):
-		// Waiting does not grant a permission.
-		return nil, poll.Permanent(fmt.Errorf("%s: forbidden: the kubeconfig's user needs create on pods/exec in namespace %s", what, namespace))
+	case isForbidden(err):
+		return nil, forbidden(what, "create on pods/exec", namespace)
 	}
 	return nil, fmt.Errorf("%s: %v", what, oneline.Err(err))
 }
@@ -68,9 +67,24 @@ func (c *Client) stream(namespace, pod, subresource string, opts runtime.Object)
 	return remotecommand.NewFallbackExecutor(ws, spdy, fallBackToSPDY)
 }
 
-// isForbidden sees a 403 that a streaming upgrade reports as text,
-// not as a status.
-func isForbidden(err error) bool { return strings.Contains(err.Error(), "forbidden") }
+// isForbidden says the API server refused err for a permission: as a
+// status, or as the text of a refused streaming upgrade.
+func isForbidden(err error) bool {
+	return err != nil && (apierrors.IsForbidden(err) || strings.Contains(err.Error(), "forbidden"))
+}
+
+// forbidden is the one-line error of what the kubeconfig's user may not
+// do for lack of permission ("create on pods/exec"). Waiting does not
+// grant a permission: it is poll.Permanent.
+func forbidden(what, permission, namespace string) error {
+	return poll.Permanent(Forbidden(what, permission, namespace))
+}
+
+// Forbidden names what was refused and the permission it needs, as every
+// error of a missing permission says it.
+func Forbidden(what, permission, namespace string) error {
+	return fmt.Errorf("%s: forbidden: the kubeconfig's user needs %s in namespace %s", what, permission, namespace)
+}
 
 // fallBackToSPDY says a WebSocket upgrade was refused (an API server
 // or a proxy without WebSockets for exec and port-forward): SPDY is tried

@@ -11,13 +11,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/klog/v2"
 
 	"github.com/fediversity/podroles/internal/oneline"
-	"github.com/fediversity/podroles/internal/poll"
 )
 
 // Forward is a port-forward of a pod's ports to loopback, running until
@@ -156,8 +154,8 @@ func (f *Forward) keep(life context.Context, running <-chan error, again func() 
 }
 
 func forwardError(namespace, pod string, err error) error {
-	if apierrors.IsForbidden(err) || isForbidden(err) {
-		return poll.Permanent(fmt.Errorf("port-forward pod %s/%s: forbidden: the kubeconfig's user needs create on pods/portforward in namespace %s", namespace, pod, namespace))
+	if isForbidden(err) {
+		return forbidden(fmt.Sprintf("port-forward pod %s/%s", namespace, pod), "create on pods/portforward", namespace)
 	}
 	return fmt.Errorf("port-forward pod %s/%s: %v", namespace, pod, oneline.Err(err))
 }

@@ -4,15 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/retry"
@@ -55,32 +52,41 @@ type ProbeSpec struct {
 func (c *Client) AddProbe(ctx context.Context, namespace, pod, name string, spec ProbeSpec) (*Probe, error) {
 	what := fmt.Sprintf("add the probe %s to pod %s/%s", name, namespace, pod)
 	pods := c.Clientset.CoreV1().Pods(namespace)
+	// Nothing adds a probe again: each failure is final.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p, err := pods.Get(ctx, pod, metav1.GetOptions{})
-		if err != nil {
-			return forbiddenAs(err, "get on pods", namespace)
+		if isForbidden(err) {
+			return forbidden(what, "get on pods", namespace)
+		} else if err != nil {
+			return err
 		}
 		p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, probeContainer(name, spec))
 		_, err = pods.UpdateEphemeralContainers(ctx, pod, p, metav1.UpdateOptions{})
-		return forbiddenAs(err, "update on pods/ephemeralcontainers", namespace)
+		if isForbidden(err) {
+			return forbidden(what, "update on pods/ephemeralcontainers", namespace)
+		}
+		return err
 	})
-	if err != nil {
-		return nil, wrapPermanent(what, err)
+	if err == nil {
+		err = c.waitRunning(ctx, namespace, pod, name, spec.Start)
 	}
-	if err := c.waitRunning(ctx, namespace, pod, name, spec.Start); err != nil {
-		return nil, wrapPermanent(what, err)
+	var executor remotecommand.Executor
+	if err == nil {
+		executor, err = c.stream(namespace, pod, "attach", &corev1.PodAttachOptions{Container: name, Stdin: true, Stdout: true, Stderr: true})
 	}
-	executor, err := c.stream(namespace, pod, "attach", &corev1.PodAttachOptions{Container: name, Stdin: true, Stdout: true, Stderr: true})
-	if err != nil {
-		return nil, fmt.Errorf("%s: attach: %v", what, oneline.Err(err))
+	switch {
+	case poll.IsPermanent(err):
+		return nil, err
+	case err != nil:
+		return nil, poll.Permanent(fmt.Errorf("%s: %s", what, oneline.Err(err)))
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &Probe{Name: name, Pod: pod, stdin: inW, lines: make(chan []byte), ended: make(chan struct{})}
 	go func() {
 		err := executor.StreamWithContext(context.WithoutCancel(ctx), remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Stderr: &lockedWriter{mu: &p.mu, w: &p.stderr}})
-		if err != nil && (apierrors.IsForbidden(err) || isForbidden(err)) {
-			err = fmt.Errorf("forbidden: the kubeconfig's user needs create on pods/attach in namespace %s", namespace)
+		if isForbidden(err) {
+			err = Forbidden("attach to it", "create on pods/attach", namespace)
 		}
 		p.mu.Lock()
 		p.endErr = err
@@ -121,8 +127,10 @@ func (c *Client) waitRunning(ctx context.Context, namespace, pod, name string, w
 	probe := poll.Probe{Endpoint: fmt.Sprintf("pod %s/%s", namespace, pod), Expect: "the ephemeral container " + name + " to run", Within: within}
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		p, err := c.Clientset.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
-		if err != nil {
-			return forbiddenAs(err, "get on pods", namespace)
+		if isForbidden(err) {
+			return forbidden("read its status", "get on pods", namespace)
+		} else if err != nil {
+			return err
 		}
 		for _, s := range p.Status.EphemeralContainerStatuses {
 			if s.Name != name {
@@ -187,7 +195,8 @@ func (p *Probe) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// gone is the error of a probe whose session ended.
+// gone is the error of a probe whose session ended: final, as the
+// session does not come back.
 func (p *Probe) gone() error {
 	p.mu.Lock()
 	stderr, endErr := oneline.Of(p.stderr.String()), p.endErr
@@ -199,11 +208,7 @@ func (p *Probe) gone() error {
 	if stderr != "" {
 		why += "; it said: " + stderr
 	}
-	err := fmt.Errorf("the probe %s in pod %s: %s", p.Name, p.Pod, why)
-	if endErr != nil && strings.Contains(endErr.Error(), "forbidden") {
-		return poll.Permanent(err)
-	}
-	return err
+	return poll.Permanent(fmt.Errorf("the probe %s in pod %s: %s", p.Name, p.Pod, why))
 }
 
 // Close ends the probe: its stdin closes, and its program exits.
@@ -213,27 +218,6 @@ func (p *Probe) Close() {
 	case <-p.ended:
 	case <-time.After(10 * time.Second):
 	}
-}
-
-// forbiddenAs names the permission that a refused call lacked.
-func forbiddenAs(err error, permission, namespace string) error {
-	if err != nil && apierrors.IsForbidden(err) {
-		return poll.Permanent(fmt.Errorf("forbidden: the kubeconfig's user needs %s in namespace %s", permission, namespace))
-	}
-	return err
-}
-
-// wrapPermanent says what failed, and keeps an error permanent.
-func wrapPermanent(what string, err error) error {
-	var ee *poll.EventuallyError
-	if errors.As(err, &ee) {
-		return poll.Permanent(fmt.Errorf("%s: %v", what, err))
-	}
-	wrapped := fmt.Errorf("%s: %v", what, oneline.Err(err))
-	if strings.Contains(err.Error(), "forbidden") {
-		return poll.Permanent(wrapped)
-	}
-	return wrapped
 }
 
 // lockedWriter lets Probe read what the stream writes meanwhile.

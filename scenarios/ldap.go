@@ -104,9 +104,13 @@ func eachPodFinds(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
+	ca, err := contractCAPEM(ctx, s)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, pod := range pods {
-		if err := readerFinds(ctx, s, pod); err != nil {
+		if err := readerFindsWith(ctx, s, ca, pod); err != nil {
 			errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
 	}
@@ -117,12 +121,17 @@ func eachPodFinds(ctx context.Context, s *State) error {
 // runner, over LDAPS with the Service's name as TLS server name, and finds
 // the contract's user (and group, if the inventory names one).
 func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
-	l := s.Inv.LDAP
 	// The main pod first: its files are the contract's.
 	ca, err := contractCAPEM(ctx, s)
 	if err != nil {
 		return err
 	}
+	return readerFindsWith(ctx, s, ca, at)
+}
+
+// readerFindsWith is readerFinds with the contract's CA already read.
+func readerFindsWith(ctx context.Context, s *State, ca []byte, at inventory.Endpoint) error {
+	l := s.Inv.LDAP
 	addr, err := dialAddr(at, l.Port)
 	if err != nil {
 		return err

@@ -28,6 +28,10 @@ import (
 // on its stdout. Secrets cross the stdin only: never the pod's spec,
 // the probe's argv or its log.
 
+// probeStart bounds the wait for the probe to run: on a stock cluster its
+// node may first pull the runner's image from a registry.
+const probeStart = 2 * time.Minute
+
 // ProbeIdle is how long the probe waits for a question: the runner asks
 // every few seconds while it polls.
 const ProbeIdle = 2 * time.Minute
@@ -154,12 +158,12 @@ func readerFindsAtService(ctx context.Context, s *State) error {
 	if _, err := dialAddr(*svc, s.Inv.LDAP.Port); err != nil {
 		return err
 	}
-	p, err := s.world().probe(ctx, main, s.probeImage, s.Patience)
+	p, err := s.world().probe(ctx, main, s.probeImage, max(s.Patience, probeStart))
 	if err != nil {
 		return err
 	}
 	if p == nil {
-		return readerFinds(ctx, s, *svc)
+		return readerFindsWith(ctx, s, ca, *svc)
 	}
 	defer p.Close()
 	l := s.Inv.LDAP

@@ -102,7 +102,6 @@ func clusterOpenBaoURL() string {
 
 // podWorld is what the pods of a node's plan are made from.
 type podWorld struct {
-	e      *Env
 	r      *RealPods
 	node   *facts.Node
 	plan   *plan.Plan
@@ -141,7 +140,7 @@ func (r *RealPods) startPods(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.deploy(ctx, &podWorld{e: r.env, r: r, node: r.env.Cluster, plan: r.plan, ns: r.env.Namespace, client: client})
+	return r.deploy(ctx, &podWorld{r: r, node: r.env.Cluster, plan: r.plan, ns: r.env.Namespace, client: client})
 }
 
 // Deploy deploys another node's plan as real pods on the cluster, in a
@@ -159,7 +158,7 @@ func (r *RealPods) Deploy(ctx context.Context, n *facts.Node, namespace string) 
 	if err != nil {
 		return err
 	}
-	return r.deploy(ctx, &podWorld{e: r.env, r: r, node: n, plan: p, ns: namespace, client: client})
+	return r.deploy(ctx, &podWorld{r: r, node: n, plan: p, ns: namespace, client: client})
 }
 
 // Node is the machine's real node.
@@ -210,26 +209,26 @@ func (w *podWorld) importImages(ctx context.Context) error {
 		needsAgent = needsAgent || len(role.Secrets) > 0
 	}
 	if needsAgent {
-		if w.e.Images.OpenBao == "" {
+		if w.r.env.Images.OpenBao == "" {
 			return errors.New("the secrets sidecars run OpenBao's image, and none is given (PODROLES_IMAGE_OPENBAO, make images)")
 		}
-		refs[w.e.Images.OpenBao] = true
+		refs[w.r.env.Images.OpenBao] = true
 	}
-	if w.e.Images.Runner != "" {
+	if w.r.env.Images.Runner != "" {
 		// For the suites' Job (scenarios manifest).
-		refs[w.e.Images.Runner] = true
+		refs[w.r.env.Images.Runner] = true
 	}
 	// One after the other: they share Debian's layer, which containerd
 	// then unpacks once.
 	if err := w.r.node.ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
 		return err
 	}
-	base := filepath.Join(clusterDir(w.e.Dir), "node-base.oci.tar")
+	base := filepath.Join(clusterDir(w.r.env.Dir), "node-base.oci.tar")
 	defer os.Remove(base)
-	if err := kubenode.SaveLocal(ctx, containerEngine(), w.e.Images.Node, base); err != nil {
+	if err := kubenode.SaveLocal(ctx, containerEngine(), w.r.env.Images.Node, base); err != nil {
 		return err
 	}
-	img := NodeImage(w.node, w.e.Images.Node, base)
+	img := NodeImage(w.node, w.r.env.Images.Node, base)
 	w.nodeImage = img.Ref
 	return w.r.node.Import(ctx, img)
 }
@@ -250,10 +249,10 @@ func containerEngine() string {
 // the namespace's pods. The KV entries that the node's secrets name get
 // values where the environment has none.
 func (w *podWorld) configureOpenBao(ctx context.Context) error {
-	if w.e.openbao == nil {
+	if w.r.env.openbao == nil {
 		return nil
 	}
-	bao := w.e.openbao.client
+	bao := w.r.env.openbao.client
 	var mounts map[string]any
 	if err := bao.Do(ctx, http.MethodGet, "sys/auth", nil, &mounts); err != nil {
 		return err
@@ -321,7 +320,7 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 			if s.Field == nil || s.Template != nil || !strings.Contains(s.Path, "/data/") {
 				continue
 			}
-			fields := w.e.openbao.kv[s.Path]
+			fields := w.r.env.openbao.kv[s.Path]
 			if fields == nil {
 				fields = map[string]any{}
 			}
@@ -345,13 +344,13 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(want)) {
-		if maps.Equal(want[p], w.e.openbao.kv[p]) {
+		if maps.Equal(want[p], w.r.env.openbao.kv[p]) {
 			continue
 		}
-		if err := w.e.openbao.client.Write(ctx, p, map[string]any{"data": want[p]}); err != nil {
+		if err := w.r.env.openbao.client.Write(ctx, p, map[string]any{"data": want[p]}); err != nil {
 			return err
 		}
-		w.e.openbao.kv[p] = want[p]
+		w.r.env.openbao.kv[p] = want[p]
 	}
 	return nil
 }
@@ -374,7 +373,7 @@ func (w *podWorld) apply(ctx context.Context) error {
 	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, review, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create ClusterRoleBinding %s: %w", review.Name, err)
 	}
-	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podroles-ca"}, Data: map[string]string{caFileName: string(w.e.site.caPEM)}}); err != nil {
+	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podroles-ca"}, Data: map[string]string{caFileName: string(w.r.env.site.caPEM)}}); err != nil {
 		return err
 	}
 	for _, svc := range w.plan.Services {
@@ -407,12 +406,12 @@ func (w *podWorld) postgresService(ctx context.Context) error {
 	const name, port = "postgres", 5432
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: name, Port: port, TargetPort: intstr.FromInt(w.e.postgres.port), Protocol: corev1.ProtocolTCP}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: name, Port: port, TargetPort: intstr.FromInt(w.r.env.postgres.port), Protocol: corev1.ProtocolTCP}}},
 	}
 	if _, err := w.client.CoreV1().Services(w.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create Service %s: %w", name, err)
 	}
-	portName, target, tcp, ready := name, int32(w.e.postgres.port), corev1.ProtocolTCP, true
+	portName, target, tcp, ready := name, int32(w.r.env.postgres.port), corev1.ProtocolTCP, true
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: name + "-host", Labels: map[string]string{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "podroles-env"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -518,7 +517,7 @@ func (w *podWorld) nodeFiles(ctx context.Context, d *appsv1.Deployment, c *corev
 	}
 	files := map[string][]byte{}
 	if n.LLDAP.ReaderBindPasswordFile != nil {
-		files["bind-password"] = []byte(w.e.site.secrets.bind)
+		files["bind-password"] = []byte(w.r.env.site.secrets.bind)
 	}
 	if err := w.mountConfig(ctx, d, c, files, caFiles...); err != nil {
 		return err
@@ -589,8 +588,8 @@ func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.
 	case inventory.StandInSlapd:
 		tls := slapdTLS{ca: path.Join(trustedDir, caFileName), cert: path.Join(plan.SecretsDir, "tls.pem"), key: path.Join(plan.SecretsDir, "tls.pem")}
 		files := map[string][]byte{
-			"slapd.conf":     []byte(w.e.directory.slapdConfig(slapdDir, tls, "/etc/ldap/schema", "/usr/lib/ldap")),
-			"directory.ldif": []byte(w.e.directory.ldif()),
+			"slapd.conf":     []byte(w.r.env.directory.slapdConfig(slapdDir, tls, "/etc/ldap/schema", "/usr/lib/ldap")),
+			"directory.ldif": []byte(w.r.env.directory.ldif()),
 		}
 		if err := w.mountConfig(ctx, d, c, files, caFileOf(w.node.LLDAP.TLS.CAFile)); err != nil {
 			return err
@@ -608,13 +607,13 @@ func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.
 		if f := w.node.LLDAP.ReaderBindPasswordFile; f != nil {
 			bindPassword = *f
 		}
-		config := w.e.site.autheliaConfig(autheliaSettings{
+		config := w.r.env.site.autheliaConfig(autheliaSettings{
 			trusted: trustedDir, listen: fmt.Sprintf(":%d", PortAuthelia), secrets: plan.SecretsDir,
 			ldap:     net.JoinHostPort(w.node.LLDAP.Host, fmt.Sprint(PortLDAPS)),
-			postgres: net.JoinHostPort(kubenode.NodeIP, fmt.Sprint(w.e.postgres.port)),
+			postgres: net.JoinHostPort(kubenode.NodeIP, fmt.Sprint(w.r.env.postgres.port)),
 			database: clusterAutheliaDatabase, notifier: "/tmp", bindPassword: bindPassword,
 		})
-		files := map[string][]byte{"configuration.yml": []byte(config), "bind-password": []byte(w.e.site.secrets.bind)}
+		files := map[string][]byte{"configuration.yml": []byte(config), "bind-password": []byte(w.r.env.site.secrets.bind)}
 		if err := w.mountConfig(ctx, d, c, files, caFileOf(w.node.Authelia.CAFile)); err != nil {
 			return err
 		}
@@ -674,7 +673,7 @@ func (w *podWorld) companion(ctx context.Context, spec *corev1.PodSpec, c *corev
 // the kubernetes auth method, it writes each secret of the role into
 // /run/secrets, as the node defines it.
 func (w *podWorld) sidecar(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, role string, r facts.Role) error {
-	c.Image, c.ImagePullPolicy = w.e.Images.OpenBao, corev1.PullNever
+	c.Image, c.ImagePullPolicy = w.r.env.Images.OpenBao, corev1.PullNever
 	var templates []map[string]any
 	for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
 		tmpl, err := agentTemplate(r.Secrets[file])

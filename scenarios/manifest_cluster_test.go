@@ -86,6 +86,36 @@ func TestManifestRoleOnRealPods(t *testing.T) {
 			})
 		}
 	})
+
+	// --from-runner: the reader connects from the runner, and its Role
+	// has no access to add or attach to a probe.
+	t.Run("from outside with --from-runner, the ldap suite", func(t *testing.T) {
+		r.t = t
+		ldap, err := scenarios.Select([]string{"ldap"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := r.apply(ctx, scenarios.ManifestOptions{Outside: true, FromRunner: true, Suites: ldap})
+		for _, rule := range m.Role.Rules {
+			if slices.Contains(rule.Resources, "pods/ephemeralcontainers") || slices.Contains(rule.Resources, "pods/attach") {
+				t.Errorf("the Role of --from-runner grants %v on %v", rule.Verbs, rule.Resources)
+			}
+		}
+		found, err := r.discover(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer found.Close()
+		results := map[string]*scenarios.Result{}
+		for _, res := range scenarios.Run(ctx, found.Inventory, ldap, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: time.Minute, FromRunner: true}) {
+			results[res.ID()] = res
+		}
+		notForbidden(t, results, m)
+		requirePassed(t, results)
+		if res := results["ldap/service-ldaps-bind"]; res == nil || !strings.Contains(strings.Join(res.Steps[0].Notes, "\n"), "from the runner (--from-runner)") {
+			t.Errorf("service-ldaps-bind did not say it bound from the runner: %+v", res)
+		}
+	})
 }
 
 // runnerAccount is the ServiceAccount of scenarios manifest in the real

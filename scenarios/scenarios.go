@@ -76,6 +76,19 @@ const SelfCheckMark = "(runner self-check, no evidence about the node) "
 // list shows it.
 const DisruptiveMark = "(disruptive: runs only with --disruptive) "
 
+// MarkedDoc is the scenario's Doc as lists show it: after the marks of a
+// disruptive scenario and of a runner self-check.
+func (sc *Scenario) MarkedDoc() string {
+	doc := sc.Doc
+	if sc.SelfCheck {
+		doc = SelfCheckMark + doc
+	}
+	if sc.Disruptive {
+		doc = DisruptiveMark + doc
+	}
+	return doc
+}
+
 // Steps are a scenario's steps in order, with the state they share: made
 // by Sequence (steps that pass values to each other) or Checks (steps
 // that share nothing).

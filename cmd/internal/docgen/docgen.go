@@ -142,13 +142,7 @@ func Scenarios() []byte {
 		fmt.Fprintf(&b, "\n## %s\n\n%s.\n\n", su.Name, upperFirst(su.Doc))
 		writeTableHead(&b, "scenario", "spec", "checks")
 		for _, sc := range su.Scenarios {
-			doc := sc.Doc
-			if sc.SelfCheck {
-				doc = scenarios.SelfCheckMark + doc
-			}
-			if sc.Disruptive {
-				doc = scenarios.DisruptiveMark + doc
-			}
+			doc := sc.MarkedDoc()
 			if sc.Exclusive {
 				doc += " (exclusive: runs after the others, alone, since it changes what they observe)"
 			}

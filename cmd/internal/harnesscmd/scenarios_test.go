@@ -356,7 +356,7 @@ func TestEnvUpWithCluster(t *testing.T) {
 		!strings.Contains(r.ErrOut, "the machine's node is in use") || !strings.Contains(r.ErrOut, "podroles env down --dir "+dir) {
 		t.Errorf("a second node: exit %d\n%s", r.Code, r.ErrOut)
 	}
-	// The suites that need no waiting (scenarios' TestRealPodsPassEverySuite
+	// The suites that need no waiting (scenarios' TestRealNode/PassEverySuite
 	// runs them all).
 	r = run(t, append(discover, "--suite", "deployments,units,ldap,postgres,secrets,authelia")...)
 	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 17 passed, 0 failed, 0 skipped") {

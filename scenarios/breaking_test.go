@@ -339,8 +339,9 @@ func TestEveryScenarioHasABreakingCase(t *testing.T) {
 
 // TestBreakingCasesLocal runs each case of a local environment: its own
 // environment, broken, and the scenario's suite (or the case's run) on
-// it.
+// it. Its cases run beside TestRealNode, in the local slots.
 func TestBreakingCasesLocal(t *testing.T) {
+	t.Parallel()
 	for _, id := range slices.Sorted(maps.Keys(breakingCases)) {
 		for _, c := range breakingCases[id] {
 			if c.where != onLocal {
@@ -351,6 +352,7 @@ func TestBreakingCasesLocal(t *testing.T) {
 					t.Skip("needs lldap's image (PODROLES_IMAGE_LLDAP), which this project's machines cannot get")
 				}
 				t.Parallel()
+				localSlot(t)
 				env := testenv.NewEnv(t, c.opts)
 				requireOpenBao(t, env)
 				if c.breakLocal != nil {

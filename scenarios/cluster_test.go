@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +64,8 @@ var real struct {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	liftParallel()
 	testenv.Main(m, func() error {
 		if real.env == nil {
 			// An Up that failed stopped what it started.
@@ -85,10 +89,31 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// liftParallel lifts go test's bound on parallel tests (the cores), unless
+// -parallel was given: TestRealNode must not wait behind the local tests
+// for a slot. Those take one of localSlots instead, as many as the cores.
+func liftParallel() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", "1000")
+	}
+}
+
+// localSlots bounds the local environments that the package's parallel
+// tests run at once, as go test's -parallel did before liftParallel.
+var localSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+
+// localSlot waits for a local slot and frees it when the test ends.
+func localSlot(t *testing.T) {
+	localSlots <- struct{}{}
+	t.Cleanup(func() { <-localSlots })
+}
+
 // TestRealNode runs the tests of the real pods one after the other: they
 // share the machine's one node and the directory example's namespace. It
 // is one parallel test, so that the package's local tests run beside it
-// in the other slot while it waits on pods and back-offs.
+// while it waits on pods and back-offs.
 func TestRealNode(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

@@ -66,6 +66,7 @@ func requireOpenBao(t *testing.T, env *localenv.Env) {
 
 func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	t.Parallel()
+	localSlot(t)
 	env := testenv.NewEnv(t, localenv.Options{})
 	plainRunChangesNothing(t, env)
 	othersLease := anotherConsumersLease(t, env)
@@ -127,6 +128,7 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 func TestSuitesSameOnBothProviders(t *testing.T) {
 	testenv.Engine(t)
 	t.Parallel()
+	localSlot(t)
 	processes := testenv.NewEnv(t, localenv.Options{})
 	containers := testenv.NewEnv(t, localenv.Options{Provider: localenv.ProviderContainers})
 	requireOpenBao(t, processes)

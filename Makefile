@@ -289,6 +289,13 @@ $(foreach v,$(TEST_NIXES_RUN),$(if $(NIX_TARGET_$(v)),,$(error TEST_NIXES: no ni
 # fails. The first run's packages get 60 minutes each: the real node is
 # one per machine, so ./scenarios waits for it while ./harness/... hold it.
 NIX_TARGETS := $(foreach v,$(TEST_NIXES_RUN),$(NIX_TARGET_$(v)))
+# The packages that use the machine's real node, in the order they take
+# it: go test starts packages in the order it is given them, two at a
+# time, so these start first and the node, the run's longest path, is
+# never idle. kubenode's tests and harnesscmd's env up --cluster hold it
+# for about a minute each, scenarios' TestRealNode for eleven.
+NODE_PKGS := ./harness/kubenode ./cmd/internal/harnesscmd ./scenarios
+FIRST_PKGS = $(filter $(shell $(GO) list $(PKGS)),$(shell $(GO) list $(NODE_PKGS)))
 test: deps
 	@$(MAKE) --no-print-directory -j3 --output-sync=target servers images build vet
 	@mkdir -p .cache; others=""; \
@@ -297,7 +304,7 @@ test: deps
 	    setsid $(MAKE) --no-print-directory other-nixes >.cache/other-nixes.log 2>&1 & others=$$!; \
 	    trap 'kill -- -'$$others' 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	  fi; \
-	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) $(PKGS) || exit; \
+	  PATH=$(NO_NIX_ON_PATH):$$PATH PODROLES_TEST_NIX=$(DEBIAN_NIX) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) $(FIRST_PKGS) $(PKGS) || exit; \
 	  if [ -n "$$others" ]; then \
 	    echo "waiting for the other nixes' runs"; \
 	    wait $$others; rc=$$?; cat .cache/other-nixes.log; \

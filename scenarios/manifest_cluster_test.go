@@ -29,20 +29,19 @@ import (
 // testManifestRoleOnRealPods runs the suites against the directory
 // example's real pods as the ServiceAccount of scenarios manifest, with a
 // token of its own (TokenRequest), the API server's RBAC judging each
-// call. In the cluster's way (the pods and Services dialled directly, as
-// the Job does) every suite with --disruptive passes on the Role of that
-// selection; from outside (port-forwards) every suite without it passes
-// on its Role. Then, one permission of the outside Role removed at a
-// time, the discovery or a scenario that needs it fails naming it.
+// call: from outside (port-forwards) every suite without --disruptive
+// passes on its Role; then, one permission of that Role removed at a
+// time, the discovery or a scenario that needs it fails naming it. (The
+// Role of every suite with --disruptive, in the cluster's way, is
+// testRealPodsPassEverySuite's first run.)
 func testManifestRoleOnRealPods(t *testing.T) {
 	env := realCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	client, _ := clusterClient(t, env)
-	// Restarts of the cases before, or of the disruptive run, may keep
-	// pods in a back-off of minutes: each run judges new pods.
-	settled := func(t *testing.T) { freshPods(t, ctx, client, env.Namespace) }
-	settled(t)
+	// Restarts of the cases before may keep pods in a back-off of
+	// minutes: the runs judge new pods.
+	freshPods(t, ctx, client, env.Namespace)
 	base, err := inventory.LoadBase(env.RealPods().Inventory)
 	if err != nil {
 		t.Fatal(err)
@@ -50,22 +49,8 @@ func testManifestRoleOnRealPods(t *testing.T) {
 	r := &runnerAccount{t: t, ns: env.Namespace, admin: env.RealPods().Kubeconfig(), node: real.node, dir: real.dir, client: client, base: base}
 	t.Cleanup(r.remove)
 
-	t.Run("in the cluster, every suite with --disruptive", func(t *testing.T) {
-		r.t = t
-		m := r.apply(ctx, scenarios.ManifestOptions{Disruptive: true})
-		found, err := r.discover(ctx, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer found.Close()
-		results := runSuites(ctx, t, found.Inventory, time.Minute)
-		notForbidden(t, results, m)
-		requirePassed(t, results, "run slapd standing in for lldap")
-	})
-
 	t.Run("from outside, every suite", func(t *testing.T) {
 		r.t = t
-		settled(t)
 		m := r.apply(ctx, scenarios.ManifestOptions{Outside: true})
 		found, err := r.discover(ctx, false)
 		if err != nil {

@@ -92,7 +92,7 @@ func TestMain(m *testing.M) {
 
 // liftParallel lifts go test's bound on parallel tests (the cores), unless
 // -parallel was given: TestRealNode must not wait behind the local tests
-// for a slot. Those take one of localSlots instead, as many as the cores.
+// for a slot. Those take one of localSlots instead.
 func liftParallel() {
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
@@ -102,8 +102,28 @@ func liftParallel() {
 }
 
 // localSlots bounds the local environments that the package's parallel
-// tests run at once, as go test's -parallel did before liftParallel.
-var localSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+// tests run at once: one per core, but the core the real node's start
+// and pods need, where it runs. Its path is the package's longest.
+var localSlots = make(chan struct{}, localSlotCount())
+
+func localSlotCount() int {
+	n := runtime.GOMAXPROCS(0)
+	if realNodeMissing() == "" {
+		n--
+	}
+	return max(1, n)
+}
+
+// realNodeMissing says what this run lacks to start the real node, or "".
+func realNodeMissing() string {
+	switch {
+	case os.Getenv(servers.DirEnv) == "" || os.Getenv(localenv.EnvImageServers) == "":
+		return "make test builds the kubelet, the control plane and the images of the real node"
+	case os.Geteuid() != 0:
+		return "the real node runs as root only"
+	}
+	return ""
+}
 
 // localSlot waits for a local slot and frees it when the test ends.
 func localSlot(t *testing.T) {
@@ -221,11 +241,8 @@ func exampleNode(t *testing.T, ctx context.Context, example string) *facts.Node 
 // test is skipped.
 func realCluster(t *testing.T) *localenv.Env {
 	t.Helper()
-	if os.Getenv(servers.DirEnv) == "" || os.Getenv(localenv.EnvImageServers) == "" {
-		t.Skip("make test builds the kubelet, the control plane and the images of the real node")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the real node runs as root only")
+	if why := realNodeMissing(); why != "" {
+		t.Skip(why)
 	}
 	real.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)

@@ -511,12 +511,7 @@ func testRealPodsPassEverySuite(t *testing.T) {
 	if after, err := env.OpenBaoChanges(); err != nil || len(after) != len(before) {
 		t.Errorf("a run without --disruptive changed secrets in OpenBao: %v %q", err, after[min(len(before), len(after)):])
 	}
-	base, err := inventory.LoadBase(env.RealPods().Inventory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &runnerAccount{t: t, ns: env.Namespace, admin: env.RealPods().Kubeconfig(), node: real.node, dir: real.dir, client: client, base: base}
-	t.Cleanup(r.remove)
+	r := newRunnerAccount(t, env, client)
 	t.Run("run 1, in the cluster as the manifest's ServiceAccount", func(t *testing.T) {
 		r.t = t
 		m := r.apply(ctx, scenarios.ManifestOptions{Disruptive: true})

@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
@@ -42,12 +43,7 @@ func testManifestRoleOnRealPods(t *testing.T) {
 	// Restarts of the cases before may keep pods in a back-off of
 	// minutes: the runs judge new pods.
 	freshPods(t, ctx, client, env.Namespace)
-	base, err := inventory.LoadBase(env.RealPods().Inventory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &runnerAccount{t: t, ns: env.Namespace, admin: env.RealPods().Kubeconfig(), node: real.node, dir: real.dir, client: client, base: base}
-	t.Cleanup(r.remove)
+	r := newRunnerAccount(t, env, client)
 
 	t.Run("from outside, every suite", func(t *testing.T) {
 		r.t = t
@@ -115,6 +111,19 @@ type runnerAccount struct {
 	client     kubernetes.Interface
 	base       *inventory.Inventory
 	kubeconfig string
+}
+
+// newRunnerAccount is the runner's account of the real cluster's node,
+// removed when the test ends.
+func newRunnerAccount(t *testing.T, env *localenv.Env, client kubernetes.Interface) *runnerAccount {
+	t.Helper()
+	base, err := inventory.LoadBase(env.RealPods().Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runnerAccount{t: t, ns: env.Namespace, admin: env.RealPods().Kubeconfig(), node: real.node, dir: real.dir, client: client, base: base}
+	t.Cleanup(r.remove)
+	return r
 }
 
 // apply applies the ServiceAccount, Role and RoleBinding of a manifest

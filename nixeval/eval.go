@@ -269,13 +269,16 @@ type request struct {
 }
 
 type requestSource struct {
-	Kind     SourceKind `json:"kind"`
-	Display  string     `json:"display"`
-	Ref      string     `json:"ref,omitempty"`
-	Checkout string     `json:"checkout,omitempty"`
-	Attr     *string    `json:"attr"`
-	Path     string     `json:"path,omitempty"`
-	Name     string     `json:"name,omitempty"`
+	Kind    SourceKind `json:"kind"`
+	Display string     `json:"display"`
+	Ref     string     `json:"ref,omitempty"`
+	// Read, when set, is the reference nix reads instead of Ref: a copy
+	// of a work tree that nix cannot name (readThroughCopies).
+	Read     string  `json:"read,omitempty"`
+	Checkout string  `json:"checkout,omitempty"`
+	Attr     *string `json:"attr"`
+	Path     string  `json:"path,omitempty"`
+	Name     string  `json:"name,omitempty"`
 }
 
 // The folder of the program (serve.nix, extract.nix, locate.nix) and its

@@ -4,7 +4,8 @@
 # worker for what nodes share (nixpkgs' module system, a flake's inputs).
 #
 # request (request.json beside this file) = {
-#   sources = [ { kind = "flake"; ref = "git+file:///abs/repo?dir=sub"; checkout = "/abs/repo"; attr = "node" or null; }
+#   sources = [ { kind = "flake"; ref = "git+file:///abs/repo?dir=sub"; checkout = "/abs/repo"; attr = "node" or null;
+#                 read = "git+file:///copy?dir=sub", where nix cannot name the work tree; }
 #               { kind = "file"; path = "/abs/node.nix"; name = "node"; } ];
 #   k8sPodModule = "/abs/k8s-pod.nix" or null;
 #   k8sPodModuleAliases = [ the same file by its real paths ];
@@ -33,7 +34,7 @@ let
 
   # Each flake once: the worker keeps the list, so a flake is fetched and
   # its outputs evaluated for the first of its nodes only.
-  flakes = map (s: if s.kind == "flake" then builtins.getFlake s.ref else null) request.sources;
+  flakes = map (s: if s.kind == "flake" then builtins.getFlake (s.read or s.ref) else null) request.sources;
 
   systemsOf = i:
     (builtins.elemAt flakes i).nixosConfigurations or

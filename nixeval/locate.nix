@@ -41,7 +41,7 @@ let
   node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; };
 
   # Each flake once per worker, as extract.nix keeps them.
-  flakes = map (s: if s.kind == "flake" then builtins.getFlake s.ref else null) request.sources;
+  flakes = map (s: if s.kind == "flake" then builtins.getFlake (s.read or s.ref) else null) request.sources;
 
   imap1 = f: list: genList (i: f (i + 1) (elemAt list i)) (length list);
   take = n: list: genList (elemAt list) n;

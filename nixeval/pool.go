@@ -113,6 +113,9 @@ func (e *Evaluator) newPool(req *request) (*pool, error) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
+	if err := readThroughCopies(req, dir); err != nil {
+		return fail(err)
+	}
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
 	req.AnswerMark = "podroles-answer-" + hex.EncodeToString(nonce)

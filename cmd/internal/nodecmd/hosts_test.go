@@ -240,3 +240,31 @@ func TestCheckRefusesABareNameOfNothing(t *testing.T) {
 		os.Remove(marker)
 	}
 }
+
+// TestCheckFlakeInAFolderNixCannotName: a flake whose work tree's path has
+// a space and a non-ASCII letter is read as it is, staged and unstaged
+// edits included, never at its last commit.
+func TestCheckFlakeInAFolderNixCannotName(t *testing.T) {
+	work := fixture.HostsFlakeAt(t, filepath.Join(t.TempDir(), "my platform ü"))
+	flake := filepath.Join(work.Dir, "deploy") + "#mastodon"
+	check := func(when string, want int, names string) {
+		t.Helper()
+		r := run(t, "check", "--flake", flake)
+		if r.Code != want || !strings.Contains(r.Out, names) {
+			t.Errorf("%s: exit %d, want %d naming %q\n%s%s", when, r.Code, want, names, r.Out, r.ErrOut)
+		}
+		if strings.Contains(r.Out+r.ErrOut, "podroles-eval-") {
+			t.Errorf("%s: the report names the copy nix read, not the work tree:\n%s%s", when, r.Out, r.ErrOut)
+		}
+	}
+	check("committed, a listed unit that no module defines", cli.ExitFailed, "mastodon-cleanup")
+
+	work.Write("site/mastodon/cleanup.nix", `{ systemd.services.mastodon-cleanup.script = "tootctl cache clear"; }`)
+	work.Add("site/mastodon/cleanup.nix")
+	check("the unit's module staged", cli.ExitOK, "mastodon")
+
+	work.Write("site/mastodon/roles.nix", `{ fediversity.podRoles.mainUnits = [ "mastodon-cleanupp" ]; }`+"\n")
+	check("an uncommitted typo", cli.ExitFailed, "mastodon-cleanupp")
+	work.Git("commit", "--quiet", "-am", "a typo")
+	check("the typo committed", cli.ExitFailed, "mastodon-cleanupp")
+}

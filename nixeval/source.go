@@ -292,3 +292,37 @@ func flakeDir(s Source) string {
 	}
 	return s.Checkout
 }
+
+// Reads says the source reads the existing file at path: the node file
+// or facts document itself; of a local flake, its flake.nix and
+// flake.lock, a file git tracks in its work tree, or a .nix file in a
+// folder flake (nix copies every file of one). A report written there
+// would replace what it reports on.
+func (s Source) Reads(path string) bool {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	switch {
+	case s.Kind != SourceFlake:
+		other, err := os.Stat(s.Path)
+		return err == nil && os.SameFile(info, other)
+	case s.Checkout == "":
+		return false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(s.Checkout, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	if dir := flakeDir(s); real == filepath.Join(dir, "flake.nix") || real == filepath.Join(dir, "flake.lock") {
+		return true
+	}
+	if strings.HasPrefix(s.Ref, "git+file:") {
+		return gitTracks(s.Checkout, rel)
+	}
+	return strings.HasSuffix(real, ".nix")
+}

@@ -111,6 +111,32 @@ func (o *SourceOptions) sources(args []string) ([]nixeval.Source, error) {
 	return out, nil
 }
 
+// CheckOutput is CheckOutput, which also refuses an output that names a
+// file the sources read (a node file, a facts document, the k8s-pod
+// module, a flake's own file): the report would replace it. Sources that
+// cannot be read are left to Load to report.
+func (o *SourceOptions) CheckOutput(output string, args []string) error {
+	if err := CheckOutput(output); err != nil || output == "" {
+		return err
+	}
+	target, err := outputTarget(output)
+	if err != nil {
+		return err
+	}
+	sources, _ := o.sources(args)
+	if o.K8sPodModule != "" {
+		if m, err := nixeval.FileSource(o.K8sPodModule); err == nil {
+			sources = append(sources, m)
+		}
+	}
+	for _, s := range sources {
+		if s.Reads(target) {
+			return fmt.Errorf("output %s: is a file that podroles reads (%s); name another file", output, s)
+		}
+	}
+	return nil
+}
+
 // Load evaluates the nodes, with a progress line on a terminal.
 func (o *SourceOptions) Load(ctx context.Context, args []string, errOut io.Writer) ([]*facts.Node, error) {
 	sources, err := o.sources(args)

@@ -91,7 +91,7 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 	if err := report.CheckFormat(o.Format, report.LocatedFormats...); err != nil {
 		return cli.FlagError(err)
 	}
-	if err := cli.CheckOutput(o.Output); err != nil {
+	if err := o.Sources.CheckOutput(o.Output, o.Args); err != nil {
 		return err
 	}
 	// A report for machines has no progress line beside it, even on a

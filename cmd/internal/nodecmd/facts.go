@@ -48,7 +48,7 @@ FILE... checks them together (docs/scale.md).`,
 
 // RunFacts evaluates the nodes and writes their facts document.
 func RunFacts(ctx context.Context, o *FactsOptions) error {
-	if err := cli.CheckOutput(o.Output); err != nil {
+	if err := o.Sources.CheckOutput(o.Output, o.Args); err != nil {
 		return err
 	}
 	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)

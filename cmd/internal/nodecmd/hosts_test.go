@@ -268,3 +268,45 @@ func TestCheckFlakeInAFolderNixCannotName(t *testing.T) {
 	work.Git("commit", "--quiet", "-am", "a typo")
 	check("the typo committed", cli.ExitFailed, "mastodon-cleanupp")
 }
+
+// TestOutputThatNamesAnInput: -o onto a file that the command reads is
+// refused before any evaluation (exit 2, one line), the file untouched; a
+// report beside the flake's files, which nix does not read, is written.
+func TestOutputThatNamesAnInput(t *testing.T) {
+	work := fixture.HostsFlake(t)
+	deploy := filepath.Join(work.Dir, "deploy")
+	node := filepath.Join(t.TempDir(), "victim.nix")
+	module := filepath.Join(t.TempDir(), "k8s-pod.nix")
+	for path, text := range map[string]string{node: "{ }\n", module: "{ }\n"} {
+		os.WriteFile(path, []byte(text), 0o644)
+	}
+	factsDoc := filepath.Join(t.TempDir(), "f.json")
+	if r := run(t, "facts", "-o", factsDoc, repo("examples/directory.nix")); r.Code != cli.ExitOK {
+		t.Fatalf("facts: exit %d\n%s", r.Code, r.ErrOut)
+	}
+	for _, c := range []struct {
+		victim string
+		args   []string
+	}{
+		{node, []string{"check", node, "--format", "json"}},
+		{node, []string{"check", "--file", node}},
+		{node, []string{"plan", node}},
+		{filepath.Join(deploy, "flake.nix"), []string{"check", "--flake", deploy, "--format", "sarif"}},
+		{filepath.Join(deploy, "flake.lock"), []string{"facts", "--flake", deploy + "#mastodon"}},
+		{filepath.Join(work.Dir, "site/mastodon/roles.nix"), []string{"check", "--flake", deploy}},
+		{factsDoc, []string{"check", "--facts", factsDoc}},
+		{module, []string{"check", repo("examples/directory.nix"), "--k8s-pod-module", module}},
+	} {
+		before, _ := os.ReadFile(c.victim)
+		r := run(t, append(c.args, "-o", c.victim)...)
+		after, _ := os.ReadFile(c.victim)
+		if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "is a file that podroles reads") || strings.Count(strings.TrimSpace(r.ErrOut), "\n") > 0 || string(after) != string(before) {
+			t.Errorf("%q -o %s: exit %d, stderr %q; file kept: %v", c.args, c.victim, r.Code, r.ErrOut, string(after) == string(before))
+		}
+	}
+	sarif := filepath.Join(deploy, "podroles.sarif")
+	os.WriteFile(sarif, []byte("an earlier report"), 0o644)
+	if r := run(t, "check", "--flake", deploy+"#directory", "--format", "sarif", "-o", sarif); r.Code != cli.ExitOK {
+		t.Errorf("a report beside the flake's files: exit %d\n%s", r.Code, r.ErrOut)
+	}
+}

@@ -69,7 +69,7 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	if o.Format != "yaml" && o.Format != "json" {
 		return fmt.Errorf("--format %q: want yaml or json", o.Format)
 	}
-	if err := cli.CheckOutput(o.Output); err != nil {
+	if err := o.Sources.CheckOutput(o.Output, o.Args); err != nil {
 		return err
 	}
 	if err := cli.CheckNamespace(o.Plan.Namespace); err != nil {

@@ -107,6 +107,44 @@ func OptionPath(names ...string) string {
 	return strings.Join(quoted, ".")
 }
 
+// OptionPathOf reads back a path that OptionPath wrote, up to its first
+// list index ("a.b[2].c" is a.b: the list's option holds the entry).
+func OptionPathOf(option string) []string {
+	var names []string
+	var name strings.Builder
+	quoted := false
+	for i := 0; i < len(option); i++ {
+		c := option[i]
+		switch {
+		case quoted && c == '\\' && i+1 < len(option):
+			i++
+			switch option[i] {
+			case 'n':
+				name.WriteByte('\n')
+			case 'r':
+				name.WriteByte('\r')
+			case 't':
+				name.WriteByte('\t')
+			default:
+				name.WriteByte(option[i])
+			}
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+			name.WriteByte(c)
+		case c == '.' || c == '[':
+			names = append(names, name.String())
+			name.Reset()
+			if c == '[' {
+				return names
+			}
+		default:
+			name.WriteByte(c)
+		}
+	}
+	return append(names, name.String())
+}
+
 // nixKeywords are the words that Nix's grammar reserves; as attribute names
 // they need quotes. (or is a keyword too, but Nix reads it as a name.)
 var nixKeywords = map[string]bool{"if": true, "then": true, "else": true, "assert": true, "with": true, "let": true, "in": true, "rec": true, "inherit": true}

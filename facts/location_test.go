@@ -55,3 +55,19 @@ func TestOptionPath(t *testing.T) {
 		t.Errorf("Location without a line = %s", got)
 	}
 }
+
+func TestOptionPathOfReadsOptionPath(t *testing.T) {
+	for _, names := range [][]string{
+		{"fediversity", "podRoles", "roles", "web", "replicas"},
+		{"fediversity", "podRoles", "roles", "2fa", "units"},
+		{"systemd", "services", `a "b".c\d${e}` + "\n", "enable"},
+		{"x", "if", "y"},
+	} {
+		if got := OptionPathOf(OptionPath(names...)); !slices.Equal(got, names) {
+			t.Errorf("OptionPathOf(%s) = %q, want %q", OptionPath(names...), got, names)
+		}
+	}
+	if got := OptionPathOf(`fediversity.podRoles.roles.web.units[0]`); !slices.Equal(got, []string{"fediversity", "podRoles", "roles", "web", "units"}) {
+		t.Errorf("a list entry: %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -13,51 +14,107 @@ import (
 )
 
 // ParseDocument reads a facts document ({"version": 1, "nodes": [...]}).
-// A field that is absent takes the default of node-surface.md; a field of
-// the wrong type is an error that names the node and the Nix option.
+// A node whose value has the wrong type fails it whole.
 func ParseDocument(data []byte) (*Document, error) {
+	doc, bad, err := ParseDocumentEach(data)
+	if err == nil && len(bad) > 0 {
+		return nil, bad[0]
+	}
+	return doc, err
+}
+
+// ParseDocumentEach reads a facts document as ParseDocument does, but a
+// node whose value has the wrong type is left out of it and returned
+// beside it: one such node must not hide the others. The error is of the
+// document as a whole.
+func ParseDocumentEach(data []byte) (*Document, []*NodeParseError, error) {
 	if !gjson.ValidBytes(data) {
-		return nil, fmt.Errorf("not valid JSON")
+		return nil, nil, fmt.Errorf("not valid JSON")
 	}
 	if !utf8.Valid(data) {
-		return nil, fmt.Errorf("not valid UTF-8: names and paths must be text")
+		return nil, nil, fmt.Errorf("not valid UTF-8: names and paths must be text")
 	}
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
-		return nil, fmt.Errorf("want a facts document {\"version\": %d, \"nodes\": [...]}, got %s", FactsVersion, describe(root))
+		return nil, nil, fmt.Errorf("want a facts document {\"version\": %d, \"nodes\": [...]}, got %s", FactsVersion, describe(root))
 	}
 	version := root.Get("version")
 	if !version.Exists() {
-		return nil, fmt.Errorf("no \"version\": want a facts document {\"version\": %d, \"nodes\": [...]}", FactsVersion)
+		return nil, nil, fmt.Errorf("no \"version\": want a facts document {\"version\": %d, \"nodes\": [...]}", FactsVersion)
 	}
 	if version.Raw != strconv.Itoa(FactsVersion) {
-		return nil, fmt.Errorf("facts version %s: this podroles reads version %d only", version.Raw, FactsVersion)
+		return nil, nil, fmt.Errorf("facts version %s: this podroles reads version %d only", version.Raw, FactsVersion)
 	}
-	nodes, err := ParseNodes(root.Get("nodes"), "nodes")
+	nodes, bad, err := ParseNodesEach(root.Get("nodes"), "nodes")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Document{Version: FactsVersion, Nodes: nodes}, nil
+	return &Document{Version: FactsVersion, Nodes: nodes}, bad, nil
 }
 
+// NodeParseError is a node of a list whose value has the wrong type.
+type NodeParseError struct {
+	// Where and Index place the node in its list ("nodes", 2).
+	Where string
+	Index int
+	// Node and Source are the node's name and source, where they could
+	// be read ("" otherwise).
+	Node, Source string
+	// Option is the path of the option whose value is wrong, for a
+	// report to place the error at its definition; nil when none is.
+	Option []string
+	Err    error
+}
+
+func (e *NodeParseError) Error() string {
+	if e.Node != "" {
+		return fmt.Sprintf("node %s: %s", e.Node, e.Err)
+	}
+	return fmt.Sprintf("%s[%d]: %s", e.Where, e.Index, e.Err)
+}
+
+func (e *NodeParseError) Unwrap() error { return e.Err }
+
 // ParseNodes reads a JSON list of nodes: the "nodes" of a document, or the
-// whole output of extract.nix.
+// whole output of extract.nix. A node whose value has the wrong type
+// fails it whole.
 func ParseNodes(list gjson.Result, where string) ([]*Node, error) {
+	nodes, bad, err := ParseNodesEach(list, where)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(bad) > 0:
+		return nil, bad[0]
+	}
+	return nodes, nil
+}
+
+// ParseNodesEach reads a JSON list of nodes as ParseNodes does, but
+// returns the nodes whose values have the wrong type apart, in the list's
+// order, and the others all the same.
+func ParseNodesEach(list gjson.Result, where string) ([]*Node, []*NodeParseError, error) {
 	if !list.IsArray() {
-		return nil, fmt.Errorf("%s: want a list of nodes, got %s", where, describe(list))
+		return nil, nil, fmt.Errorf("%s: want a list of nodes, got %s", where, describe(list))
 	}
 	nodes := []*Node{}
+	var bad []*NodeParseError
 	for i, v := range list.Array() {
 		n, err := parseNode(v)
 		if err != nil {
-			if n != nil && n.Name != "" {
-				return nil, fmt.Errorf("node %s: %w", n.Name, err)
+			pe := &NodeParseError{Where: where, Index: i, Err: err}
+			var te *TypeError
+			if errors.As(err, &te) {
+				pe.Option = OptionPathOf(te.Option)
 			}
-			return nil, fmt.Errorf("%s[%d]: %w", where, i, err)
+			if n != nil {
+				pe.Node, pe.Source = n.Name, n.Source
+			}
+			bad = append(bad, pe)
+			continue
 		}
 		nodes = append(nodes, n)
 	}
-	return nodes, nil
+	return nodes, bad, nil
 }
 
 // decoder reads typed values and keeps the first error, so that the code
@@ -75,8 +132,21 @@ func (d *decoder) fail(opt, want string, v gjson.Result) {
 		return
 	}
 	if d.err == nil {
-		d.err = fmt.Errorf("%s: want %s, got %s", opt, want, describe(v))
+		d.err = &TypeError{Option: opt, Want: want, Got: describe(v)}
 	}
+}
+
+// TypeError is a value of a node whose type is not the one its option
+// takes.
+type TypeError struct {
+	// Option is the option's path as Nix writes it, with a list entry's
+	// index (fediversity.podRoles.roles.web.units[0]).
+	Option    string
+	Want, Got string
+}
+
+func (e *TypeError) Error() string {
+	return fmt.Sprintf("%s: want %s, got %s", e.Option, e.Want, e.Got)
 }
 
 func describe(v gjson.Result) string {
@@ -496,6 +566,15 @@ func ReadFile(path string) (*Document, error) {
 		return nil, err
 	}
 	return ParseDocument(data)
+}
+
+// ReadFileEach reads a facts document from a file as ParseDocumentEach.
+func ReadFileEach(path string) (*Document, []*NodeParseError, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ParseDocumentEach(data)
 }
 
 // Marshal writes a facts document as JSON that ParseDocument reads back to

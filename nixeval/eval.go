@@ -210,16 +210,30 @@ func (e *Evaluator) Load(ctx context.Context, sources []Source) ([]*facts.Node, 
 // no node at all are an error.
 func (e *Evaluator) LoadShard(ctx context.Context, sources []Source) (nodes []*facts.Node, total int, err error) {
 	var evaluated []Source
+	var mistyped []error // the nodes of facts documents with a wrong type
 	for _, s := range sources {
 		if s.Kind != SourceFacts {
 			evaluated = append(evaluated, s)
 			continue
 		}
-		doc, err := facts.ReadFile(s.Path)
+		doc, bad, err := facts.ReadFileEach(s.Path)
 		if err != nil {
 			return nil, 0, fmt.Errorf("facts %s: %w", s.Display, err)
 		}
-		total += len(doc.Nodes)
+		total += len(doc.Nodes) + len(bad)
+		for _, pe := range bad {
+			name := pe.Node
+			if name == "" {
+				name = fmt.Sprintf("%s[%d]", pe.Where, pe.Index)
+			}
+			source := pe.Source
+			if source == "" {
+				source = "facts:" + s.Display
+			}
+			if e.Shard.Holds(ShardKey(&facts.Node{Name: name, Source: source})) {
+				mistyped = append(mistyped, &NodeError{Node: name, Source: source, File: s.Path, Err: pe.Err})
+			}
+		}
 		for _, n := range doc.Nodes {
 			if e.Shard.Holds(ShardKey(n)) {
 				nodes = append(nodes, n)
@@ -235,6 +249,9 @@ func (e *Evaluator) LoadShard(ctx context.Context, sources []Source) (nodes []*f
 		}
 		nodes, failed = append(nodes, extracted...), err
 		total += all
+	}
+	if len(mistyped) > 0 {
+		failed = errors.Join(append(mistyped, failed)...)
 	}
 	if total == 0 && failed == nil {
 		return nil, 0, fmt.Errorf("%s gave no nodes: a check of nothing would pass, so name at least one node", describeSources(sources))
@@ -320,6 +337,7 @@ func (e *Evaluator) extract(ctx context.Context, sources []Source) (nodes []*fac
 	}
 	req.K8sPodModuleAliases = pathAliases(req.K8sPodModule)
 	var out [][]byte
+	var outTasks []task // the task of each value of out
 	err = e.withWorkers(ctx, &req, sources, func(ctx context.Context, p *pool) []error {
 		// The names of a flake's nodes first: a listing evaluates none of
 		// them, and tells the shard which of them it holds.
@@ -376,6 +394,7 @@ func (e *Evaluator) extract(ctx context.Context, sources []Source) (nodes []*fac
 				errs = append(errs, nodeError(s, tasks[j].Attr, fmt.Errorf("%s: nix printed no JSON: %.200q", s, o.value)))
 			default:
 				out = append(out, o.value)
+				outTasks = append(outTasks, tasks[j])
 			}
 		}
 		return errs
@@ -384,12 +403,45 @@ func (e *Evaluator) extract(ctx context.Context, sources []Source) (nodes []*fac
 		return nil, total, err
 	}
 	array := gjson.ParseBytes(append(append([]byte("["), bytes.Join(out, []byte(","))...), ']'))
-	nodes, parseErr := facts.ParseNodes(array, "nix output")
+	nodes, bad, parseErr := facts.ParseNodesEach(array, "nix output")
 	if parseErr != nil {
 		return nil, 0, parseErr
 	}
+	// A node whose value has the wrong type is reported as a node that
+	// failed, beside the others.
+	var mistyped []error
+	if len(bad) > 0 {
+		array = withoutMistyped(out, bad)
+	}
+	for _, pe := range bad {
+		t := outTasks[pe.Index]
+		ne := nodeError(sources[t.Source], t.Attr, pe.Err)
+		if pe.Node != "" {
+			ne.Node = pe.Node
+		}
+		if ne.Option = pe.Option; pe.Node != "" && pe.Source != "" {
+			ne.ref = &facts.NodeRef{Name: pe.Node, Source: pe.Source}
+			e.rememberOrigin(*ne.ref, sources[t.Source])
+		}
+		mistyped = append(mistyped, ne)
+	}
+	if len(mistyped) > 0 {
+		err = errors.Join(append(mistyped, err)...)
+	}
 	e.remember(sources, array, nodes)
 	return nodes, total, err
+}
+
+// withoutMistyped is the JSON list of the values of out but those of bad,
+// in the order of the nodes that ParseNodesEach read from them.
+func withoutMistyped(out [][]byte, bad []*facts.NodeParseError) gjson.Result {
+	var kept [][]byte
+	for i, v := range out {
+		if !slices.ContainsFunc(bad, func(pe *facts.NodeParseError) bool { return pe.Index == i }) {
+			kept = append(kept, v)
+		}
+	}
+	return gjson.ParseBytes(append(append([]byte("["), bytes.Join(kept, []byte(","))...), ']'))
 }
 
 // requestSourceOf is how extract.nix and locate.nix take a source.

@@ -44,6 +44,47 @@ func (e *Evaluator) remember(sources []Source, out gjson.Result, nodes []*facts.
 	}
 }
 
+// rememberOrigin records the origin of a node that extraction read but
+// that has a value of the wrong type, so that LocateFailures can place it.
+func (e *Evaluator) rememberOrigin(ref facts.NodeRef, s Source) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.origins == nil {
+		e.origins = map[facts.NodeRef]origin{}
+	}
+	o := origin{source: s, onK8sPod: e.K8sPodModule != ""}
+	if s.Kind == SourceFlake {
+		o.attr = ref.Name
+	}
+	e.origins[ref] = o
+}
+
+// LocateFailures places each failure of a node whose value has the wrong
+// type at the definition of that value, where nix knows it. A failure
+// that cannot be placed keeps the place it has.
+func (e *Evaluator) LocateFailures(ctx context.Context, failed []*NodeError) error {
+	queries := map[facts.NodeRef][]facts.OptionRef{}
+	for _, ne := range failed {
+		if ne.ref != nil && len(ne.Option) > 0 {
+			queries[*ne.ref] = []facts.OptionRef{{Path: ne.Option}}
+		}
+	}
+	if len(queries) == 0 {
+		return nil
+	}
+	found, err := e.Locate(ctx, queries)
+	for _, ne := range failed {
+		if ne.ref == nil {
+			continue
+		}
+		if defs := found[*ne.ref]; len(defs) > 0 && len(defs[0]) > 0 {
+			loc := defs[0][0].Location
+			ne.Defined = &loc
+		}
+	}
+	return err
+}
+
 // rememberLocated keeps the definitions that a node of a facts document
 // carries, for Locate.
 func (e *Evaluator) rememberLocated(n *facts.Node) {

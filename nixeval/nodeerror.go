@@ -24,11 +24,25 @@ type NodeError struct {
 	// flake's flake.nix), for a report to place an error that nix gave
 	// no position in the user's files; "" when there is none.
 	File string
-	// Err is why: an *EvalError, or a reply that nix garbled.
+	// Err is why: an *EvalError, a reply that nix garbled, or a value of
+	// the wrong type (a *facts.TypeError).
 	Err error
+	// Option is the path of the option whose value has the wrong type,
+	// and Defined its definition, once LocateFailures found it.
+	Option  []string
+	Defined *facts.Location
+	// ref is the node as its facts name it, for LocateFailures.
+	ref *facts.NodeRef
 }
 
-func (e *NodeError) Error() string { return e.Err.Error() }
+// Error names the node, where Err does not (nix's errors name it).
+func (e *NodeError) Error() string {
+	var ee *EvalError
+	if e.Node != "" && !errors.As(e.Err, &ee) {
+		return "node " + e.Node + " (" + e.Source + "): " + e.Err.Error()
+	}
+	return e.Err.Error()
+}
 
 func (e *NodeError) Unwrap() error { return e.Err }
 
@@ -44,11 +58,15 @@ func (e *NodeError) Reason() string {
 }
 
 // Location is where a report places the error: nix's position of it in
-// the user's files, else the node's File; nil when neither is known.
+// the user's files, else the definition of the value of the wrong type,
+// else the node's File; nil when none is known.
 func (e *NodeError) Location() *facts.Location {
 	var ee *EvalError
-	if errors.As(e.Err, &ee) && ee.Location != "" {
+	switch {
+	case errors.As(e.Err, &ee) && ee.Location != "":
 		return parsePosition(ee.Location)
+	case e.Defined != nil:
+		return e.Defined
 	}
 	if e.File == "" {
 		return nil

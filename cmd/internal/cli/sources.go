@@ -181,6 +181,17 @@ func (o *SourceOptions) Locate(ctx context.Context, queries map[facts.NodeRef][]
 	return o.Evaluator.Locate(ctx, queries)
 }
 
+// LocateFailures is the evaluator's LocateFailures, with a progress line
+// on a terminal.
+func (o *SourceOptions) LocateFailures(ctx context.Context, failed []*nixeval.NodeError) error {
+	if o.Evaluator == nil {
+		return nil
+	}
+	end := o.showProgress(o.Evaluator, time.Now())
+	defer end()
+	return o.Evaluator.LocateFailures(ctx, failed)
+}
+
 // showProgress draws ev's progress on a terminal until the returned end,
 // which says whether it drew.
 func (o *SourceOptions) showProgress(ev *nixeval.Evaluator, start time.Time) (end func() bool) {

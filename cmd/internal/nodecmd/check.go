@@ -7,6 +7,7 @@ package nodecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -104,7 +105,8 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 	}
 	results := checks.Check(nodes)
 	paths := report.NewPaths(report.WorkingBase())
-	if err := checks.Locate(ctx, results, o.Sources.Locate, paths); err != nil {
+	err := errors.Join(o.Sources.LocateFailures(ctx, failed), checks.Locate(ctx, results, o.Sources.Locate, paths))
+	if err != nil {
 		if ctx.Err() != nil {
 			return err
 		}

@@ -526,3 +526,43 @@ func TestCheckRefusesFilesThatAreNoNode(t *testing.T) {
 		t.Errorf("empty.nix: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 }
+
+// TestMistypedNodeHidesNoOther: a node whose value has the wrong type is
+// reported as a node that failed, at its definition, in every format,
+// and the other nodes are checked as usual; so too from facts.
+func TestMistypedNodeHidesNoOther(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	node := func(name, role string) string {
+		return `{ networking.hostName = "` + name + `"; systemd.services.web = { };
+  fediversity.podRoles.roles.web = ` + role + `;
+}
+`
+	}
+	os.WriteFile("b.nix", []byte(node("b", `{ replicas = 2; units = [ "web" "nosuch" ]; }`)), 0o644)
+	for name, role := range map[string]string{"repstr": `{ replicas = "2"; units = [ "web" ]; }`, "unitsnull": `{ replicas = 2; units = [ null ]; }`} {
+		os.WriteFile(name+".nix", []byte(node(name, role)), 0o644)
+		for _, format := range report.LocatedFormats {
+			r := run(t, "check", "--format", format, name+".nix", "b.nix")
+			if r.Code != cli.ExitCantRun || !strings.Contains(r.Out, "nosuch") || !strings.Contains(r.Out, name) ||
+				!strings.Contains(r.ErrOut, "node "+name+" (file:"+name+".nix): fediversity.podRoles.roles.web.") {
+				t.Errorf("%s, %s: exit %d\n%s%s", name, format, r.Code, r.Out, r.ErrOut)
+			}
+		}
+		r := run(t, "check", name+".nix", "b.nix")
+		if want := name + ".nix:2:"; !strings.Contains(r.Out, "(at "+want) {
+			t.Errorf("%s: not placed at its definition (%s…):\n%s", name, want, r.Out)
+		}
+	}
+
+	if r := run(t, "facts", "-o", "b.json", "b.nix"); r.Code != cli.ExitOK {
+		t.Fatal(r.ErrOut)
+	}
+	data, _ := os.ReadFile("b.json")
+	mistyped := strings.Replace(strings.Replace(string(data), `"replicas": 2`, `"replicas": "2"`, 1), `"name": "b"`, `"name": "c"`, 1)
+	os.WriteFile("c.json", []byte(mistyped), 0o644)
+	r := run(t, "check", "--facts", "c.json", "--facts", "b.json")
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.Out, "nosuch") || !strings.Contains(r.Out, `c (file:b.nix): evaluation failed: fediversity.podRoles.roles.web.replicas: want an integer, got the string "2" (at c.json)`) {
+		t.Errorf("facts: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+}

@@ -101,7 +101,7 @@ func errorCases() []errorCase {
 			_, err := extract(t, evaluator(t), mustSources(t, FileSource, filepath.Join(dir, "option-type.nix")))
 			return err
 		}, want: map[string]string{
-			"2.8 2.24 2.26 2.31": `node web: fediversity.podRoles.roles.sidekiq.replicas: want an integer, got the string "2"`,
+			"2.8 2.24 2.26 2.31": `node web (file:$D/option-type.nix): fediversity.podRoles.roles.sidekiq.replicas: want an integer, got the string "2"`,
 		}},
 		{name: "missing attribute", file: "missing-attr.nix", kind: KindEval, want: map[string]string{
 			"2.8 2.24 2.26 2.31": "eval node missing-attr (file $F): attribute 'nope' missing (at $F:2:22)",

@@ -36,3 +36,12 @@ func Text(s string) string {
 }
 
 func unsafeRune(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }
+
+// Count says n of noun, the noun plural but for one: "1 error",
+// "2 errors", "0 warnings".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -18,3 +18,11 @@ func TestNameAndText(t *testing.T) {
 		t.Errorf("Text: %s", got)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 errors", 1: "1 error", 2: "2 errors"} {
+		if got := Count(n, "error"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -566,3 +566,22 @@ func TestMistypedNodeHidesNoOther(t *testing.T) {
 		t.Errorf("facts: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 }
+
+// TestPlanRefusesWhatCheckRefusesTogether: two nodes whose objects
+// collide (PR614) are refused by plan as by check of the same nodes, and
+// each alone is planned.
+func TestPlanRefusesWhatCheckRefusesTogether(t *testing.T) {
+	shop, worker := repo("testdata/rules/PR614-shop.nix"), repo("testdata/rules/PR614-shop-worker.nix")
+	if r := run(t, "check", shop, worker); r.Code != cli.ExitFailed || !strings.Contains(r.Out, "PR614") {
+		t.Fatalf("check: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	r := run(t, "plan", shop, worker)
+	if r.Code != cli.ExitCantRun || r.Out != "" || !strings.Contains(r.ErrOut, "node shop has 1 error, first PR614 role worker: ") || strings.Count(strings.TrimSpace(r.ErrOut), "\n") > 0 {
+		t.Errorf("plan of both: exit %d, stdout %d bytes\n%s", r.Code, len(r.Out), r.ErrOut)
+	}
+	for _, node := range []string{shop, worker} {
+		if r := run(t, "plan", node); r.Code != cli.ExitOK {
+			t.Errorf("plan %s alone: exit %d\n%s", node, r.Code, r.ErrOut)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/report"
 )
 
 // PlanOptions are podroles plan's.
@@ -102,14 +103,16 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 }
 
 // Plans plans each node; a node with errors of podroles check is refused,
-// named.
+// named with its first error. The nodes are checked together, as check
+// checks them: two nodes whose objects collide (PR614) are refused.
 func Plans(nodes []*facts.Node, opts plan.Options) ([]*plan.Plan, error) {
 	var plans []*plan.Plan
-	for _, n := range nodes {
-		if e, _ := checks.CheckNode(n, checks.Rules()).Count(); e > 0 {
-			return nil, fmt.Errorf("node %s has %d errors: run podroles check on it", n.Name, e)
+	for i, res := range checks.Check(nodes) {
+		if e, _ := res.Count(); e > 0 {
+			first := res.Findings[slices.IndexFunc(res.Findings, func(f checks.Finding) bool { return f.Severity == checks.SeverityError })]
+			return nil, fmt.Errorf("node %s has %s, first %s %s: %s; run podroles check on the same nodes", res.Node, report.Count(e, "error"), first.Rule, first.Subject, first.Message)
 		}
-		p, err := plan.Make(n, opts)
+		p, err := plan.Make(nodes[i], opts)
 		if err != nil {
 			return nil, err
 		}

@@ -116,7 +116,7 @@ func Make(n *facts.Node, o Options) (*Plan, error) {
 		return nil, fmt.Errorf("node %s is not on k8s-pod.nix (fediversity.k8sPod.enable is false): the k8s method makes nothing of it", n.Name)
 	}
 	p := &Plan{Node: n.Name, Placeholders: map[string]string{}}
-	nodeImage := p.image(o.NodeImage, n.Name+":latest", "--node-image")
+	nodeImage := p.image(o.NodeImage, n.Name+":latest", "--node-image "+n.Name+"=IMAGE")
 
 	mainUnits := facts.UniqueNames(append(slices.Clone(n.PodRoles.MainUnits), n.PodRoles.SharedUnits...))
 	main := deployment(MainName(n.Name), Labels(n.Name, MainRole), o.Namespace, 1, mainUnits, []corev1.Container{{Name: ContainerNode, Image: nodeImage}})

@@ -111,7 +111,7 @@ func TestPlanDirectory(t *testing.T) {
 		{"the identity is a projected service-account token", slices.ContainsFunc(lldap.Volumes, func(v corev1.Volume) bool {
 			return v.Name == "identity" && v.Projected != nil && v.Projected.Sources[0].ServiceAccountToken != nil
 		}), lldap.Volumes},
-		{"placeholders named with their flags", maps.Equal(p.Placeholders, map[string]string{"directory:latest": "--node-image", "authelia:latest": "--service-image authelia=IMAGE", "openbao/openbao:latest": "--sidecar-image"}), p.Placeholders},
+		{"placeholders named with their flags", maps.Equal(p.Placeholders, map[string]string{"directory:latest": "--node-image directory=IMAGE", "authelia:latest": "--service-image authelia=IMAGE", "openbao/openbao:latest": "--sidecar-image"}), p.Placeholders},
 	} {
 		if !c.ok {
 			t.Errorf("%s: got %+v", c.field, c.got)
@@ -155,7 +155,7 @@ func TestWrite(t *testing.T) {
 	if err := Write(&y, "yaml", []*Plan{p}); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(y.String(), "\n---\n") != 2 || !strings.Contains(y.String(), "name: mastodon-sidekiq") || !strings.HasPrefix(y.String(), "# podroles plan of node mastodon\n# mastodon:latest is a placeholder image: give the real one with --node-image\n") {
+	if strings.Count(y.String(), "\n---\n") != 2 || !strings.Contains(y.String(), "name: mastodon-sidekiq") || !strings.HasPrefix(y.String(), "# podroles plan of node mastodon\n# mastodon:latest is a placeholder image: give the real one with --node-image mastodon=IMAGE\n") {
 		t.Errorf("yaml:\n%s", y.String())
 	}
 	if err := Write(&j, "json", []*Plan{p}); err != nil {

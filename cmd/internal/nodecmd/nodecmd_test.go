@@ -585,3 +585,29 @@ func TestPlanRefusesWhatCheckRefusesTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanNodeImages: --node-image names each node's image; a bare image
+// is for a plan of one node only, and a node not planned is refused.
+func TestPlanNodeImages(t *testing.T) {
+	mastodon, directory := repo("examples/mastodon.nix"), repo("examples/directory.nix")
+	r := run(t, "plan", mastodon, directory, "--node-image", "mastodon=reg/mastodon:1", "--node-image", "directory=reg/directory:2")
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "image: reg/mastodon:1") || !strings.Contains(r.Out, "image: reg/directory:2") || strings.Contains(r.Out, "mastodon:latest") {
+		t.Errorf("two nodes, two images: exit %d\n%s", r.Code, r.ErrOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{mastodon, directory, "--node-image", "reg/mastodon:1"}, "--node-image reg/mastodon:1: 2 nodes are planned (directory, mastodon); name the node: --node-image NODE=IMAGE"},
+		{[]string{mastodon, "--node-image", "peertube=reg/p:1"}, "--node-image peertube=reg/p:1: no node peertube is planned; the nodes are mastodon"},
+		{[]string{mastodon, "--node-image", "mastodon=a:1", "--node-image", "mastodon=b:1"}, "node mastodon has an image already"},
+	} {
+		r := run(t, append([]string{"plan"}, c.args...)...)
+		if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, c.want) {
+			t.Errorf("%q: exit %d\n%s", c.args, r.Code, r.ErrOut)
+		}
+	}
+	if r := run(t, "plan", mastodon, "--node-image", "reg/mastodon:1"); r.Code != cli.ExitOK || !strings.Contains(r.Out, "image: reg/mastodon:1") {
+		t.Errorf("one node, a bare image: exit %d\n%s", r.Code, r.ErrOut)
+	}
+}

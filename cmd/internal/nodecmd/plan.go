@@ -29,6 +29,9 @@ type PlanOptions struct {
 	// ServiceImages are --service-image's SERVICE=IMAGE, which fill
 	// Plan.ServiceImages.
 	ServiceImages []string
+	// NodeImages are --node-image's NODE=IMAGE, or one IMAGE for a plan of
+	// one node, which fill Plan.NodeImage node by node.
+	NodeImages []string
 }
 
 // NewPlanCmd is podroles plan.
@@ -45,8 +48,9 @@ identity) and the Service <node>-<role> with exactly its ports, each pod
 template annotated with the units its pods may run. A node with errors of
 podroles check is refused.
 
-Image references not given by --node-image, --service-image or
---sidecar-image are placeholders, named in the YAML's comments (on standard
+Image references not given by --node-image (NODE=IMAGE for each node, or
+one IMAGE for a plan of one node), --service-image or --sidecar-image are
+placeholders, named in the YAML's comments (on standard
 error with --format json).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
@@ -58,7 +62,7 @@ error with --format json).`,
 	f.StringVar(&o.Format, "format", "yaml", "yaml or json")
 	f.StringVarP(&o.Output, "output", "o", "", "write the plan to this file")
 	f.StringVar(&o.Plan.Namespace, "namespace", "", "the namespace of the objects")
-	f.StringVar(&o.Plan.NodeImage, "node-image", "", "the image of the node (default <node>:latest)")
+	f.StringArrayVar(&o.NodeImages, "node-image", nil, "NODE=IMAGE, the image of a node (repeatable; default <node>:latest); a bare IMAGE when one node is planned")
 	f.StringArrayVar(&o.ServiceImages, "service-image", nil, "SERVICE=IMAGE, the image of a modular service (repeatable)")
 	f.StringVar(&o.Plan.SidecarImage, "sidecar-image", "", "the image of the OpenBao agent")
 	return cmd
@@ -92,7 +96,11 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	if err := servicesRun(nodes, opts.ServiceImages); err != nil {
 		return err
 	}
-	plans, err := Plans(nodes, opts)
+	nodeImages, err := nodeImagesOf(o.NodeImages, nodes)
+	if err != nil {
+		return err
+	}
+	plans, err := Plans(nodes, opts, nodeImages)
 	if err != nil {
 		return err
 	}
@@ -105,13 +113,14 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 // Plans plans each node; a node with errors of podroles check is refused,
 // named with its first error. The nodes are checked together, as check
 // checks them: two nodes whose objects collide (PR614) are refused.
-func Plans(nodes []*facts.Node, opts plan.Options) ([]*plan.Plan, error) {
+func Plans(nodes []*facts.Node, opts plan.Options, nodeImages map[string]string) ([]*plan.Plan, error) {
 	var plans []*plan.Plan
 	for i, res := range checks.Check(nodes) {
 		if e, _ := res.Count(); e > 0 {
 			first := res.Findings[slices.IndexFunc(res.Findings, func(f checks.Finding) bool { return f.Severity == checks.SeverityError })]
 			return nil, fmt.Errorf("node %s has %s, first %s %s: %s; run podroles check on the same nodes", res.Node, report.Count(e, "error"), first.Rule, first.Subject, first.Message)
 		}
+		opts.NodeImage = nodeImages[nodes[i].Name]
 		p, err := plan.Make(nodes[i], opts)
 		if err != nil {
 			return nil, err
@@ -119,6 +128,35 @@ func Plans(nodes []*facts.Node, opts plan.Options) ([]*plan.Plan, error) {
 		plans = append(plans, p)
 	}
 	return plans, nil
+}
+
+// nodeImagesOf reads --node-image: NODE=IMAGE for a node planned, or one
+// bare IMAGE when one node is. A bare image for several nodes would give
+// every node that image, without a word.
+func nodeImagesOf(values []string, nodes []*facts.Node) (map[string]string, error) {
+	images := map[string]string{}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	for _, v := range values {
+		node, image, named := strings.Cut(v, "=")
+		switch {
+		case !named && len(nodes) == 1:
+			node, image = nodes[0].Name, v
+		case !named:
+			return nil, fmt.Errorf("--node-image %s: %d nodes are planned (%s); name the node: --node-image NODE=IMAGE", v, len(nodes), strings.Join(names, ", "))
+		case node == "" || image == "":
+			return nil, fmt.Errorf("--node-image %q: write NODE=IMAGE", v)
+		case !slices.Contains(names, node):
+			return nil, fmt.Errorf("--node-image %s: no node %s is planned; the nodes are %s", v, node, strings.Join(names, ", "))
+		}
+		if _, twice := images[node]; twice {
+			return nil, fmt.Errorf("--node-image %s: node %s has an image already; give each node one", v, node)
+		}
+		images[node] = image
+	}
+	return images, nil
 }
 
 // servicesRun refuses a --service-image for a service that no role of

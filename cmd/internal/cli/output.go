@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // CheckOutput says, before any work, whether a report can be written to
@@ -48,7 +50,10 @@ func CheckOutput(path string) error {
 // report; the file keeps its mode and owner. A device, a FIFO or another
 // special file is written directly: renaming onto /dev/null would replace
 // it. A symbolic link is followed to its target.
-func WriteOutput(path string, w io.Writer, write func(io.Writer) error) error {
+//
+// A FIFO is opened only once a reader has it open, waiting for one until
+// ctx ends: an interrupt stops a command whose reader never comes.
+func WriteOutput(ctx context.Context, path string, w io.Writer, write func(io.Writer) error) error {
 	if path == "" {
 		return write(w)
 	}
@@ -61,7 +66,7 @@ func WriteOutput(path string, w io.Writer, write func(io.Writer) error) error {
 	}
 	info, err := os.Stat(target)
 	if err == nil && !info.Mode().IsRegular() {
-		err = writeSpecial(target, write)
+		err = writeSpecial(ctx, target, info, write)
 	} else {
 		err = writeRenamed(target, info, write)
 	}
@@ -88,16 +93,47 @@ func outputTarget(path string) (string, error) {
 }
 
 // writeSpecial writes a device, FIFO or socket in place.
-func writeSpecial(target string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+func writeSpecial(ctx context.Context, target string, info fs.FileInfo, write func(io.Writer) error) error {
+	f, err := openSpecial(ctx, target, info)
 	if err != nil {
-		return pathErr(err)
+		return err
 	}
 	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// openSpecial opens a special file to write. A FIFO's open blocks until
+// a reader comes, where no signal reaches the command: it is opened
+// without blocking, tried again until a reader has it or ctx ends.
+func openSpecial(ctx context.Context, target string, info fs.FileInfo) (*os.File, error) {
+	if info.Mode()&fs.ModeNamedPipe == 0 {
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		return f, pathErr(err)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		f, err := os.OpenFile(target, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			// Writes block again, as on any file.
+			if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+				f.Close()
+				return nil, pathErr(err)
+			}
+			return f, nil
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			return nil, pathErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("a FIFO that no reader opened before the command was stopped")
+		case <-tick.C:
+		}
+	}
 }
 
 // writeRenamed writes a new file beside target and renames it onto

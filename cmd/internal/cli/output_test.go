@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -8,10 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func writeReport(path string) error {
-	return WriteOutput(path, io.Discard, func(w io.Writer) error {
+	return WriteOutput(context.Background(), path, io.Discard, func(w io.Writer) error {
 		_, err := io.WriteString(w, "report\n")
 		return err
 	})
@@ -129,15 +131,44 @@ func TestOutputRefusedBeforeWork(t *testing.T) {
 			t.Errorf("%s: %v, want %q", path, err, want)
 		}
 		wrote := false
-		err = WriteOutput(path, io.Discard, func(io.Writer) error { wrote = true; return nil })
+		err = WriteOutput(context.Background(), path, io.Discard, func(io.Writer) error { wrote = true; return nil })
 		if err == nil || wrote || strings.Contains(err.Error(), ".r.xml.") {
 			t.Errorf("%s: wrote %v, %v", path, wrote, err)
 		}
 	}
 	failing := filepath.Join(dir, "kept.xml")
 	os.WriteFile(failing, []byte("old"), 0o644)
-	err := WriteOutput(failing, io.Discard, func(io.Writer) error { return errors.New("disk full") })
+	err := WriteOutput(context.Background(), failing, io.Discard, func(io.Writer) error { return errors.New("disk full") })
 	if data, _ := os.ReadFile(failing); err == nil || string(data) != "old" {
 		t.Errorf("a failed write: %v, file %q", err, data)
+	}
+}
+
+// TestOutputToAFIFO: a FIFO with no reader does not hang the command
+// past its context (an interrupt); a reader that comes later gets the
+// report.
+func TestOutputToAFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := WriteOutput(ctx, fifo, io.Discard, func(w io.Writer) error { _, err := io.WriteString(w, "report\n"); return err })
+	if err == nil || !strings.Contains(err.Error(), "output "+fifo+": a FIFO that no reader opened") {
+		t.Errorf("no reader: %v", err)
+	}
+
+	read := make(chan string, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		data, _ := os.ReadFile(fifo)
+		read <- string(data)
+	}()
+	if err := WriteOutput(context.Background(), fifo, io.Discard, func(w io.Writer) error { _, err := io.WriteString(w, "report\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-read; got != "report\n" {
+		t.Errorf("the reader got %q", got)
 	}
 }

@@ -119,7 +119,7 @@ func RunScenariosManifest(ctx context.Context, o *ScenariosManifestOptions) erro
 	if err != nil {
 		return err
 	}
-	return cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return m.Write(w) })
+	return cli.WriteOutput(ctx, o.Output, o.IO.Out, func(w io.Writer) error { return m.Write(w) })
 }
 
 // check refuses flags that cannot make a manifest, before any node is

@@ -179,7 +179,7 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if o.AllowSkip {
 		rep.AllowSkips()
 	}
-	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
+	if err := cli.WriteOutput(ctx, o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
 		return err
 	}
 	if o.Output != "" && o.Format != "text" {

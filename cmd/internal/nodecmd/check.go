@@ -115,7 +115,7 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 	}
 	rep := checks.NewReport(results, o.Strict, evalFailures(failed, paths)...)
 	rep.ToolVersion, rep.Base = o.Version, paths.Base()
-	if err := cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
+	if err := cli.WriteOutput(ctx, o.Output, o.IO.Out, func(w io.Writer) error { return rep.Write(w, o.Format) }); err != nil {
 		return err
 	}
 	if o.Output != "" && o.Format != "text" {

@@ -59,7 +59,7 @@ func RunFacts(ctx context.Context, o *FactsOptions) error {
 		nodes = []*facts.Node{}
 	}
 	doc := facts.Document{Version: facts.FactsVersion, Nodes: nodes}
-	return cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error {
+	return cli.WriteOutput(ctx, o.Output, o.IO.Out, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)

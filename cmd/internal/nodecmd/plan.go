@@ -107,7 +107,7 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	if note := plan.PlaceholderNote(plans); note != "" && o.Format != "yaml" {
 		fmt.Fprintf(o.IO.ErrOut, "podroles plan: %s\n", note)
 	}
-	return cli.WriteOutput(o.Output, o.IO.Out, func(w io.Writer) error { return plan.Write(w, o.Format, plans) })
+	return cli.WriteOutput(ctx, o.Output, o.IO.Out, func(w io.Writer) error { return plan.Write(w, o.Format, plans) })
 }
 
 // Plans plans each node; a node with errors of podroles check is refused,

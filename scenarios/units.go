@@ -245,14 +245,16 @@ func booted(ctx context.Context, s *State, c *clusterView, pod string) error {
 }
 
 // bootEnded reads `systemctl show --property=SystemState`: a system still
-// initializing or starting is a Mismatch to wait out.
+// initializing or starting has not answered yet, and is waited out to the
+// scenario's deadline, not the step's patience: a loaded machine boots
+// slowly.
 func bootEnded(pod string, out []byte) error {
 	state, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "SystemState=")
 	switch {
 	case !ok:
 		return poll.Permanent(fmt.Errorf("pod %s: systemctl show printed %q, not the system's state", pod, out))
 	case state == "initializing" || state == "starting":
-		return poll.Saw("pod %s still booting (systemd is %s)", pod, state)
+		return poll.NoAnswer(poll.Saw("pod %s still booting (systemd is %s)", pod, state))
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"strings"
 	"testing"
+
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 func TestParseSystemctlShow(t *testing.T) {
@@ -74,7 +76,8 @@ func TestArmedByATrigger(t *testing.T) {
 }
 
 // TestBootEnded: the units are judged once the pod's systemd has booted;
-// a degraded system has booted too.
+// a degraded system has booted too. A system still booting has not
+// answered yet: a wait goes on past its window.
 func TestBootEnded(t *testing.T) {
 	for out, want := range map[string]string{
 		"SystemState=running\n":      "",
@@ -89,6 +92,9 @@ func TestBootEnded(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%q: %q, want %q", out, got, want)
+		}
+		if err := bootEnded("p", []byte(out)); err != nil && poll.IsNoAnswer(err) != strings.Contains(out, "SystemState=") {
+			t.Errorf("%q: no answer yet is %v", out, poll.IsNoAnswer(err))
 		}
 	}
 }

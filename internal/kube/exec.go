@@ -48,7 +48,21 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, arg
 	case isForbidden(err):
 		return nil, forbidden(what, "create on pods/exec", namespace)
 	}
-	return nil, fmt.Errorf("%s: %v", what, oneline.Err(err))
+	return nil, fmt.Errorf("%s: %w", what, answered(err))
+}
+
+// answered marks an error that tells of no answer (a timeout of the API
+// server, the kubelet or the runtime; the API server too busy) as
+// poll.NoAnswer, so that a wait retries it: a loaded machine is slow, not
+// wrong. The API server passes the kubelet's timeouts on as text.
+func answered(err error) error {
+	err = oneline.Wrap(err)
+	text := err.Error()
+	if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		strings.Contains(text, "deadline exceeded") || strings.Contains(text, "i/o timeout") || strings.Contains(text, "handshake timeout") {
+		return poll.NoAnswer(err)
+	}
+	return err
 }
 
 // stream is a streaming subresource of a pod (exec, attach), over

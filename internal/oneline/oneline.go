@@ -17,3 +17,17 @@ func First(err error) string {
 	first, _, _ := strings.Cut(err.Error(), "\n")
 	return Of(first)
 }
+
+// Wrap is err with its text on one line, still wrapping err, so that
+// errors.Is and errors.As see through it.
+func Wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &folded{err}
+}
+
+type folded struct{ err error }
+
+func (f *folded) Error() string { return Err(f.err) }
+func (f *folded) Unwrap() error { return f.err }

@@ -32,28 +32,59 @@ func (m *Mismatch) Error() string { return "saw " + m.Seen }
 func Saw(format string, args ...any) error { return &Mismatch{Seen: fmt.Sprintf(format, args...)} }
 
 // EventuallyError is a wait that ran out: the endpoint, what was expected,
-// and the last thing seen or the last error.
+// the last thing seen or the last error, and which wait ran out.
 type EventuallyError struct {
 	Probe
 	Tries   int
 	Elapsed time.Duration
 	Last    error
+	// Unanswered says the world never answered the last try in time: the
+	// wait ran out on the caller's deadline, not on the window.
+	Unanswered bool
+	// Answer is the last answer before the unanswered tries, if any.
+	Answer error
+	// watched says the window was one to watch (Consistently), not one
+	// to wait out.
+	watched bool
 }
 
 func (e *EventuallyError) Error() string {
-	last := e.Last.Error()
-	var m *Mismatch
-	if errors.As(e.Last, &m) {
-		last = "saw " + m.Seen
-	}
 	tries := "1 try"
 	if e.Tries != 1 {
 		tries = fmt.Sprintf("%d tries", e.Tries)
 	}
-	return fmt.Sprintf("at %s: expected %s; %s (%s in %s)", e.Endpoint, e.Expect, last, tries, e.Elapsed.Round(10*time.Millisecond))
+	elapsed := e.Elapsed.Round(10 * time.Millisecond)
+	if e.Unanswered {
+		msg := fmt.Sprintf("at %s: expected %s; no answer before the deadline: %s (%s in %s", e.Endpoint, e.Expect, e.Last, tries, elapsed)
+		if e.Within > 0 {
+			msg += fmt.Sprintf(", past the window of %s", e.Within)
+		}
+		msg += ")"
+		if e.Answer != nil {
+			msg += "; the last answer: " + seen(e.Answer)
+		}
+		return msg
+	}
+	window := ""
+	switch {
+	case e.watched:
+		window = " over " + e.Within.String()
+	case e.Within > 0:
+		window = " within " + e.Within.String()
+	}
+	return fmt.Sprintf("at %s: expected %s%s; %s (%s in %s)", e.Endpoint, e.Expect, window, seen(e.Last), tries, elapsed)
 }
 
 func (e *EventuallyError) Unwrap() error { return e.Last }
+
+// seen is a try's error as a report says it: what the world answered.
+func seen(err error) string {
+	var m *Mismatch
+	if errors.As(err, &m) {
+		return "saw " + m.Seen
+	}
+	return err.Error()
+}
 
 // Backoff of Eventually: the first retry after minDelay, doubling to
 // maxDelay.
@@ -62,48 +93,72 @@ const (
 	maxDelay = 2 * time.Second
 )
 
-// Eventually calls try until it returns nil, backing off between tries,
-// until p.Within or ctx's deadline passes; then it returns what it last
-// saw. A try that returns a Permanent error stops the wait at once.
+// AnswerTime is the least time a try may take. A loaded machine answers
+// slowly; a slow answer is no answer, and no verdict: the try is retried.
+const AnswerTime = time.Minute
+
+// finalGrace is what a try at the caller's deadline may take: the last try
+// watches the end of a window that is the deadline itself.
+const finalGrace = 2 * time.Second
+
+// Eventually calls try until it returns nil, backing off between tries.
+// Two waits bound it. The window (p.Within, or ctx's deadline) bounds
+// how long the world may take to show what is expected: an answer that
+// differs after it ends is the verdict. ctx's deadline bounds how long
+// the world may take to answer: a try that ran out of time, or an error
+// that says so (NoAnswer, a timeout), is retried past the window, as a
+// slow world is not a wrong one. Without a deadline on ctx, that retrying
+// stops one window (at least AnswerTime) after the window. Each try may
+// take AnswerTime, or to the window's end if later. A Permanent error
+// stops the wait at once.
 func Eventually(ctx context.Context, p Probe, try func(ctx context.Context) error) error {
-	if p.Within > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.Within)
-		defer cancel()
-	}
 	start := time.Now()
+	deadline, hasDeadline := ctx.Deadline()
+	window, hasWindow := deadline, hasDeadline
+	if p.Within > 0 {
+		window, hasWindow = start.Add(p.Within), true
+		if hasDeadline && deadline.Before(window) {
+			window = deadline
+		}
+	}
+	limit := deadline
+	if !hasDeadline {
+		limit = window.Add(max(p.Within, AnswerTime))
+	}
 	delay := minDelay
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	deadline, hasDeadline := ctx.Deadline()
-	var last error
+	var answer error // the last thing the world answered
 	for tries := 1; ; tries++ {
-		// The last try comes just before the deadline, so that the wait
-		// watches the whole window.
-		tryCtx := ctx
-		final := hasDeadline && time.Until(deadline) <= 0
-		if final {
-			var cancel context.CancelFunc
-			tryCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			defer cancel()
-		}
-		last = try(tryCtx)
-		if last == nil {
-			return nil
-		}
+		tryCtx, cancel := tryContext(ctx, window, deadline, hasDeadline)
+		err := try(tryCtx)
+		slow := err != nil && (tryCtx.Err() == context.DeadlineExceeded || IsNoAnswer(err))
+		cancel()
 		var perm *permanent
-		if errors.As(last, &perm) {
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &perm):
 			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: perm.err}
+		case ctx.Err() == context.Canceled:
+			return context.Canceled
 		}
-		if final || ctx.Err() == context.Canceled {
-			if ctx.Err() == context.Canceled {
-				return context.Canceled
+		now := time.Now()
+		if !slow {
+			answer = err
+			if hasWindow && !now.Before(window) {
+				return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err}
 			}
-			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: last}
+		} else if (hasWindow || hasDeadline) && !now.Before(limit) {
+			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err, Unanswered: true, Answer: answer}
 		}
+		// The last try in the window comes at its end, so that the wait
+		// watches the whole window.
 		wait := delay
-		if hasDeadline {
-			wait = min(wait, max(time.Until(deadline), 0))
+		if hasWindow && now.Before(window) {
+			wait = min(wait, window.Sub(now))
+		} else if hasWindow || hasDeadline {
+			wait = min(wait, max(limit.Sub(now), 0))
 		}
 		timer.Reset(wait)
 		select {
@@ -117,6 +172,24 @@ func Eventually(ctx context.Context, p Probe, try func(ctx context.Context) erro
 	}
 }
 
+// tryContext is the context of one try: it may take AnswerTime, or to the
+// window's end if that is later, within ctx's deadline. A try at the
+// deadline itself gets finalGrace past it.
+func tryContext(ctx context.Context, window, deadline time.Time, hasDeadline bool) (context.Context, context.CancelFunc) {
+	now := time.Now()
+	end := now.Add(AnswerTime)
+	if window.After(end) {
+		end = window
+	}
+	if hasDeadline && end.After(deadline) {
+		end = deadline
+	}
+	if end.Sub(now) < finalGrace && hasDeadline && !now.Before(deadline) {
+		return context.WithTimeout(context.WithoutCancel(ctx), finalGrace)
+	}
+	return context.WithDeadline(ctx, end)
+}
+
 type permanent struct{ err error }
 
 func (p *permanent) Error() string { return p.err.Error() }
@@ -125,6 +198,31 @@ func (p *permanent) Unwrap() error { return p.err }
 // Permanent marks an error that waiting cannot mend (a file that is not
 // there, say): Eventually returns it at once.
 func Permanent(err error) error { return &permanent{err} }
+
+// noAnswer marks an error that says the world did not answer in time.
+type noAnswer struct{ err error }
+
+func (n *noAnswer) Error() string { return n.err.Error() }
+func (n *noAnswer) Unwrap() error { return n.err }
+
+// NoAnswer marks an error that tells of no answer, not a wrong one: a
+// server that timed out, or said it is too busy. Eventually retries it
+// past its window, until the caller's deadline.
+func NoAnswer(err error) error { return &noAnswer{err} }
+
+// IsNoAnswer says err tells of no answer: marked by NoAnswer, a deadline
+// that passed, or a network timeout.
+func IsNoAnswer(err error) bool {
+	var n *noAnswer
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.As(err, &n), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &timeout):
+		return timeout.Timeout()
+	}
+	return false
+}
 
 // IsPermanent says err, or an error it wraps, is Permanent.
 func IsPermanent(err error) bool {
@@ -150,7 +248,7 @@ func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) 
 		err := check(checkCtx)
 		cancelCheck()
 		if err != nil {
-			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err}
+			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err, watched: true}
 		}
 		select {
 		case <-ctx.Done():
@@ -160,7 +258,7 @@ func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) 
 			if errors.Is(ctx.Err(), context.Canceled) {
 				return ctx.Err()
 			}
-			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: fmt.Errorf("the scenario's deadline came before the window of %s ended", p.Within)}
+			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: fmt.Errorf("the scenario's deadline came before the window of %s ended", p.Within), watched: true}
 		case <-tick.C:
 		}
 	}

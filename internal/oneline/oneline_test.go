@@ -17,3 +17,11 @@ func TestOneLine(t *testing.T) {
 		t.Errorf("First: %q", got)
 	}
 }
+
+func TestWrapKeepsTheChain(t *testing.T) {
+	inner := errors.New("refused:\n  the page")
+	err := Wrap(inner)
+	if err.Error() != "refused: the page" || !errors.Is(err, inner) || Wrap(nil) != nil {
+		t.Errorf("Wrap: %q, is %v", err, errors.Is(err, inner))
+	}
+}

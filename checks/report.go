@@ -145,7 +145,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			if f.Node == "" {
 				fmt.Fprintf(&b, "%s: %s\n", report.Text(f.Source), f.line())
 			} else {
-				fmt.Fprintf(&b, "%s (%s): %s\n", report.Name(f.Node), report.Text(f.Source), f.line())
+				fmt.Fprintf(&b, "node %s (%s): %s\n", report.Name(f.Node), report.Text(f.Source), f.line())
 			}
 			continue
 		}
@@ -159,16 +159,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		if e+wn > 0 {
 			status = fmt.Sprintf("%s, %s", plural(e, "error"), plural(wn, "warning"))
 		}
-		fmt.Fprintf(&b, "%s (%s, %s): %s, %d rules run%s\n", report.Name(res.Node), report.Text(res.Source), method, status, len(res.RulesRun), noRuleRan(res))
+		fmt.Fprintf(&b, "node %s (%s, %s): %s, %s run%s\n", report.Name(res.Node), report.Text(res.Source), method, status, plural(len(res.RulesRun), "rule"), noRuleRan(res))
 		for _, f := range res.Findings {
 			if f.Location != nil {
-				fmt.Fprintf(&b, "%s: %s %s %s [%s]: %s\n", f.Location, f.Severity, f.Rule, f.Subject, f.Spec, report.Text(f.Message))
+				fmt.Fprintf(&b, "%s: %s %s %s [%s]: %s\n", textPlace(f.Location), f.Severity, f.Rule, f.Subject, f.Spec, report.Text(f.Message))
 			} else {
 				fmt.Fprintf(&b, "  %-7s %s %s [%s]: %s\n", f.Severity, f.Rule, f.Subject, f.Spec, report.Text(f.Message))
 			}
 			for _, n := range f.Notes {
 				if n.Location != nil {
-					fmt.Fprintf(&b, "%s: note: %s\n", n.Location, report.Text(n.Message))
+					fmt.Fprintf(&b, "%s: note: %s\n", textPlace(n.Location), report.Text(n.Message))
 				} else {
 					fmt.Fprintf(&b, "    note: %s\n", report.Text(n.Message))
 				}
@@ -178,6 +178,17 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteString(r.summaryLine() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textPlace is a location as a line of the text report starts with it:
+// quoted where it holds a control character, and never starting with
+// ":", so that no file's name reads as a CI runner's command (::error).
+func textPlace(l *facts.Location) string {
+	place := report.Name(l.String())
+	if strings.HasPrefix(place, ":") {
+		return "./" + place
+	}
+	return place
 }
 
 // noRuleRan says why no rule ran on a node, which passes it: nothing of
@@ -202,12 +213,7 @@ func (r *Report) summaryLine() string {
 	return fmt.Sprintf("%s: %s, %s: %s", checked, plural(r.Summary.Errors, "error"), plural(r.Summary.Warnings, "warning"), verdict)
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+func plural(n int, word string) string { return report.Count(n, word) }
 
 // WriteJUnit writes a test suite per node with a test case per rule: a
 // failure for a rule that found an error (or with strict a warning), a

@@ -46,8 +46,8 @@ func TestEvalFailuresInEveryFormat(t *testing.T) {
 
 	text := write(t, rep, "text")
 	want := "flake:path:/src/other: evaluation failed: podroles: flake path:/src/other has no nixosConfigurations\n" +
-		"db (file:hosts/db,1.nix): evaluation failed: syntax error, unexpected ';' (at hosts/db,1.nix:3:24)\n" +
-		"web (file:web.nix, not on k8s-pod.nix): ok, 1 rules run\n" +
+		"node db (file:hosts/db,1.nix): evaluation failed: syntax error, unexpected ';' (at hosts/db,1.nix:3:24)\n" +
+		"node web (file:web.nix, not on k8s-pod.nix): ok, 1 rule run\n" +
 		"1 node checked, 2 not evaluated: 0 errors, 0 warnings: failed\n"
 	if text != want {
 		t.Errorf("text:\n%s\nwant:\n%s", text, want)
@@ -105,10 +105,30 @@ func TestNoRuleRanSaysWhy(t *testing.T) {
 	n := &facts.Node{Name: "web", Source: "file:web.nix", Units: map[string]facts.Unit{"web": {Enable: true}}}
 	rep := checks.NewReport(checks.Check([]*facts.Node{n}), false)
 	why := "(FR-008: the node has no request and is not on k8s-pod.nix)"
-	if text := write(t, rep, "text"); !strings.HasPrefix(text, "web (file:web.nix, not on k8s-pod.nix): ok, 0 rules run "+why+"\n") || !rep.Summary.Passed {
+	if text := write(t, rep, "text"); !strings.HasPrefix(text, "node web (file:web.nix, not on k8s-pod.nix): ok, 0 rules run "+why+"\n") || !rep.Summary.Passed {
 		t.Errorf("text:\n%s", text)
 	}
 	if gh := write(t, rep, "github"); !strings.HasPrefix(gh, "::notice title=no rule ran::node web (file:web.nix): no rule ran "+why+"\n") {
 		t.Errorf("github:\n%s", gh)
+	}
+}
+
+// TestTextStartsNoLineWithAName: a hostName or a file name that is a
+// GitHub workflow command cannot start a line of the text report.
+func TestTextStartsNoLineWithAName(t *testing.T) {
+	evil := "::error file=x::pwned"
+	res := &checks.Result{Node: evil, Source: "file:" + evil + ".nix", RulesRun: []string{"PR101"}, Skipped: []checks.Skip{}, Findings: []checks.Finding{
+		{Rule: "PR101", Severity: checks.SeverityError, Node: evil, Subject: checks.Subject{Kind: checks.SubjectUnit, Name: "u"}, Message: "m", Location: &facts.Location{File: evil + ".nix", Line: 1, Column: 2},
+			Notes: []checks.Note{{Message: "n", Location: &facts.Location{File: evil + ".nix", Line: 3}}}},
+	}}
+	rep := checks.NewReport([]*checks.Result{res}, false, checks.EvalFailure{Node: evil, Source: "file:" + evil + ".nix", Message: "bad"})
+	text := write(t, rep, "text")
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "::") {
+			t.Errorf("a line starts with a workflow command: %q", line)
+		}
+	}
+	if !strings.Contains(text, "./::error file=x::pwned.nix:1:2: error PR101") {
+		t.Errorf("the finding's place:\n%s", text)
 	}
 }

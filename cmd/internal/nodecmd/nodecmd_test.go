@@ -237,7 +237,6 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "--format", "xml", examples[0]}, `podroles check: --format "xml": want one of text, json, junit`},
 		{[]string{"check", "missing.nix"}, "podroles check: file missing.nix: no such file"},
 		{[]string{"check", "--facts", "missing.json"}, "podroles check: facts missing.json: no such file"},
-		{[]string{"check", "--facts", badFacts}, `podroles check: facts ` + badFacts + `: node x: fediversity.podRoles.roles.r.replicas: want an integer, got the string "two"`},
 		{[]string{"facts", bad}, "podroles facts: eval file " + bad + ": syntax error"},
 		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
 		{[]string{"check", "--nix", oldNix, examples[0]}, "podroles check: " + oldNix + " is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later\n"},
@@ -245,7 +244,6 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", examples[0], dup}, "podroles check: node mastodon comes from both file:" + examples[0] + " and file:" + dup + ": give each node once\n"},
 		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
 		{[]string{"check", "--facts", emptyFacts}, "podroles check: facts " + emptyFacts + " gave no nodes"},
-		{[]string{"check", "--facts", noRoles}, "podroles check: facts " + noRoles + ": node x: podRoles: missing"},
 		// Flags are refused before any evaluation.
 		{[]string{"check", "--jobs", "0", examples[0]}, `podroles check: invalid argument "0" for "-j, --jobs" flag: 0: give 1 or more`},
 		{[]string{"check", "-j", "-1", examples[0]}, `podroles check: invalid argument "-1" for "-j, --jobs" flag: -1: give 1 or more`},
@@ -259,6 +257,17 @@ func TestCannotRun(t *testing.T) {
 		r := run(t, c.args...)
 		if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, c.want) || strings.Count(r.ErrOut, "\n") != 1 || r.Out != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and one line starting %q", c.args, r.Code, r.Out, r.ErrOut, c.want)
+		}
+	}
+	// A facts document's node of the wrong type is a node that failed:
+	// in the report, and one line on stderr.
+	for doc, want := range map[string]string{
+		badFacts: `node x (facts:` + badFacts + `): fediversity.podRoles.roles.r.replicas: want an integer, got the string "two"`,
+		noRoles:  "node x (facts:" + noRoles + "): podRoles: missing",
+	} {
+		r := run(t, "check", "--facts", doc)
+		if r.Code != cli.ExitCantRun || !strings.HasPrefix(r.ErrOut, "podroles check: "+want) || strings.Count(r.ErrOut, "\n") != 1 || !strings.Contains(r.Out, "1 not evaluated") {
+			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s\nwant %q", doc, r.Code, r.Out, r.ErrOut, want)
 		}
 	}
 }

@@ -193,7 +193,7 @@ func TestCheckKilledWorker(t *testing.T) {
 	}
 	want := "podroles check: eval node blocked (file " + node + "): nix was killed (killed) while it evaluated this node; if the machine ran out of memory, lower --jobs or --max-memory\n"
 	// The node is in the report, as nix failed on it.
-	if r.Code != cli.ExitCantRun || r.ErrOut != want || !strings.HasPrefix(r.Out, "blocked (file:"+node+"): evaluation failed: nix was killed (killed)") {
+	if r.Code != cli.ExitCantRun || r.ErrOut != want || !strings.HasPrefix(r.Out, "node blocked (file:"+node+"): evaluation failed: nix was killed (killed)") {
 		t.Errorf("exit %d\n%s%s\nwant exit 2 and\n%s", r.Code, r.Out, r.ErrOut, want)
 	}
 	if left := inGroup(workers[0]); len(left) > 0 {

@@ -176,6 +176,14 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change these files"; exit 1; }
 	$(GO) vet ./...
 
+# Where the servers are, recorded in the machine-wide cache, so that
+# podroles run outside make (env up) finds them as it finds the images
+# (harness/servers.Dir). Outside the recipes that SERVERS_HASH covers.
+.PHONY: servers-record
+servers-record: servers
+	@mkdir -p $(PODROLES_CACHE) && printf '{"bin": "%s"}\n' '$(SERVERS_BIN)' > $(PODROLES_CACHE)/servers.json.new && \
+	  mv $(PODROLES_CACHE)/servers.json.new $(PODROLES_CACHE)/servers.json
+
 # The containers provider's images, built once per machine and kept in the
 # engine's store: a Debian rootfs from debootstrap imported as the base (no
 # registry is reached here), and the servers' image from it. On a laptop
@@ -234,7 +242,7 @@ images-debian: deps
 RUNNER_CA ?= /etc/ssl/certs/ca-certificates.crt
 # The record of what it built lets podroles, run outside make, find the
 # images whose tags only this Makefile computes (localenv.ImagesRecord).
-images: images-debian $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia build
+images: images-debian $(SERVERS_BIN)/vault $(SERVERS_BIN)/authelia servers-record build
 	$(call server_image,$(PODROLES_IMAGE_OPENBAO),openbao,$(SERVERS_BIN)/vault)
 	$(call server_image,$(PODROLES_IMAGE_AUTHELIA),authelia,$(SERVERS_BIN)/authelia)
 	@runner=localhost/podroles-runner:$$(cat harness/images/runner/Dockerfile $(BIN) $(RUNNER_CA) | sha256sum | cut -c1-12); \

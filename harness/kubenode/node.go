@@ -252,9 +252,6 @@ func undoLeftovers(dir string) error {
 // tools are the programs the node runs.
 type tools struct{ containerd, ctr, kubelet, kubeProxy, coredns, nft, haproxy, cniDir string }
 
-// ServersEnv names the folder of what make servers builds.
-const ServersEnv = "PODROLES_SERVERS"
-
 func findTools() (tools, error) {
 	var t tools
 	var missing []string
@@ -277,9 +274,7 @@ func findTools() (tools, error) {
 		dst  *string
 		name string
 	}{{&t.kubelet, "kubelet"}, {&t.kubeProxy, "kube-proxy"}, {&t.coredns, "coredns"}} {
-		if p := filepath.Join(os.Getenv(ServersEnv), x.name); os.Getenv(ServersEnv) != "" && isExecutable(p) {
-			*x.dst = p
-		} else if p, err := exec.LookPath(x.name); err == nil {
+		if p := servers.Find(x.name); p != "" {
 			*x.dst = p
 		} else {
 			missing = append(missing, x.name+" (make servers builds it)")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fediversity/podroles/harness/containers"
 	"github.com/fediversity/podroles/harness/ready"
+	"github.com/fediversity/podroles/harness/servers"
 )
 
 // The containers provider runs each pod of the environment as a container
@@ -172,20 +173,8 @@ func ImagesFromEnv() (Images, error) {
 }
 
 // ImagesRecord is the file where make images records the images it
-// built: images.json in the machine-wide cache, PODROLES_CACHE, which
-// is /var/cache/podroles for root and ~/.cache/podroles for others, as
-// the Makefile picks it.
-func ImagesRecord() string {
-	dir := os.Getenv("PODROLES_CACHE")
-	if dir == "" {
-		dir = "/var/cache/podroles"
-		if os.Geteuid() != 0 {
-			home, _ := os.UserHomeDir()
-			dir = filepath.Join(home, ".cache", "podroles")
-		}
-	}
-	return filepath.Join(dir, "images.json")
-}
+// built: images.json in the machine-wide cache (servers.CacheDir).
+func ImagesRecord() string { return filepath.Join(servers.CacheDir(), "images.json") }
 
 // fromRecord sets the images that the record names (servers first, as
 // --image does); no record sets nothing.

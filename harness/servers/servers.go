@@ -1,12 +1,13 @@
 // Package servers finds the servers that make servers builds from the Go
 // module proxy (Vault, Authelia, etcd, the Kubernetes commands, KWOK), each
 // from a wrapper module of its own under the repository's servers/, into
-// the folder that PODROLES_SERVERS names; elsewhere, on PATH (a dev shell
-// of the flake's). It also builds this module's own programs for tests
+// the folder that PODROLES_SERVERS names, or that make recorded in the
+// machine-wide cache; elsewhere, on PATH (a dev shell of the flake's). It also builds this module's own programs for tests
 // that run without make's bin/ (BuildOwn).
 package servers
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,10 +18,45 @@ import (
 // DirEnv names the folder of the servers that make servers builds.
 const DirEnv = "PODROLES_SERVERS"
 
-// Find looks for a built server in $PODROLES_SERVERS, then in PATH, and
-// returns "" where it is in neither.
-func Find(name string) string {
+// CacheDir is the machine-wide cache that make builds into,
+// PODROLES_CACHE: /var/cache/podroles for root, ~/.cache/podroles for
+// others, as the Makefile picks it.
+func CacheDir() string {
+	if dir := os.Getenv("PODROLES_CACHE"); dir != "" {
+		return dir
+	}
+	if os.Geteuid() == 0 {
+		return "/var/cache/podroles"
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "podroles")
+}
+
+// Record is the file where make records the folder of the servers it
+// built, for podroles run outside make.
+func Record() string { return filepath.Join(CacheDir(), "servers.json") }
+
+// Dir is the folder of the built servers: $PODROLES_SERVERS, else the
+// one that make recorded in the machine-wide cache, else "".
+func Dir() string {
 	if dir := os.Getenv(DirEnv); dir != "" {
+		return dir
+	}
+	data, err := os.ReadFile(Record())
+	if err != nil {
+		return ""
+	}
+	var record struct{ Bin string }
+	if json.Unmarshal(data, &record) != nil {
+		return ""
+	}
+	return record.Bin
+}
+
+// Find looks for a built server in Dir, then in PATH, and returns ""
+// where it is in neither.
+func Find(name string) string {
+	if dir := Dir(); dir != "" {
 		if p := filepath.Join(dir, name); IsExecutable(p) {
 			return p
 		}

@@ -37,6 +37,46 @@ func (c *countValue) String() string { return strconv.Itoa(int(*c)) }
 // Type names the flag's value in --help.
 func (c *countValue) Type() string { return "int" }
 
+// OutputVar defines --output, -o: a file's name, given at most once. An
+// empty name would write to standard output: it is refused.
+func OutputVar(f *pflag.FlagSet, p *string, usage string) {
+	f.VarP(&onceValue{p: p, empty: "name a file, or leave the flag out for standard output"}, "output", "o", usage)
+}
+
+// OnceVar defines a flag of a file's name that may be given once and not
+// empty (empty says what to do instead): a second value would win over
+// the first without a word.
+func OnceVar(f *pflag.FlagSet, p *string, name, empty, usage string) {
+	f.Var(&onceValue{p: p, empty: empty}, name, usage)
+}
+
+type onceValue struct {
+	p     *string
+	set   bool
+	empty string
+}
+
+func (o *onceValue) Set(s string) error {
+	switch {
+	case o.set:
+		return fmt.Errorf("given twice (%s and %s); give one", *o.p, s)
+	case s == "":
+		return fmt.Errorf("empty; %s", o.empty)
+	}
+	*o.p, o.set = s, true
+	return nil
+}
+
+func (o *onceValue) String() string {
+	if o.p == nil {
+		return ""
+	}
+	return *o.p
+}
+
+// Type names the flag's value in --help.
+func (o *onceValue) Type() string { return "string" }
+
 // DurationVar defines a flag of a duration that is not negative; a
 // negative one is refused when the flags are read.
 func DurationVar(f *pflag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {

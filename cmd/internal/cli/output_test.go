@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func writeReport(path string) error {
@@ -170,5 +172,33 @@ func TestOutputToAFIFO(t *testing.T) {
 	}
 	if got := <-read; got != "report\n" {
 		t.Errorf("the reader got %q", got)
+	}
+}
+
+// TestOnceFlags: -o and --k8s-pod-module, given empty or twice, are
+// refused when the flags are read, naming both values.
+func TestOnceFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", ""}, "empty; name a file"},
+		{[]string{"-o", "a.json", "--output", "b.json"}, "given twice (a.json and b.json)"},
+		{[]string{"--k8s-pod-module", "a.nix", "--k8s-pod-module", "b.nix"}, "given twice (a.nix and b.nix)"},
+	} {
+		var o SourceOptions
+		var out string
+		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		OutputVar(f, &out, "")
+		OnceVar(f, &o.K8sPodModule, "k8s-pod-module", "name it", "")
+		if err := f.Parse(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v", c.args, err)
+		}
+	}
+	var out string
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	OutputVar(f, &out, "")
+	if err := f.Parse([]string{"-o", "r.json"}); err != nil || out != "r.json" {
+		t.Errorf("one -o: %q, %v", out, err)
 	}
 }

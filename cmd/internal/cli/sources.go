@@ -61,7 +61,7 @@ func (o *SourceOptions) AddFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Flakes, "flake", nil, "a flake's node as REF#NODE, or REF for all of its nixosConfigurations (repeatable)")
 	f.StringArrayVar(&o.Files, "file", nil, "a .nix file whose value is a node's config or a NixOS system (repeatable)")
 	f.StringArrayVar(&o.Facts, "facts", nil, "a facts document written by 'podroles facts' or the flake; needs no nix (repeatable)")
-	f.StringVar(&o.K8sPodModule, "k8s-pod-module", "", "evaluate each NixOS system extended with this module (k8s-pod.nix)")
+	OnceVar(f, &o.K8sPodModule, "k8s-pod-module", "name the module's file, or leave the flag out", "evaluate each NixOS system extended with this module (k8s-pod.nix)")
 	f.StringVar(&o.Nix, "nix", "nix", "the nix command, 2.8 or later")
 	// A command with a --timeout of its own (scenarios run) calls nix's
 	// --nix-timeout.

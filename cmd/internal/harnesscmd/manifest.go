@@ -77,7 +77,7 @@ on pods/portforward, and no Job.`,
 	f.StringVar(&o.ReportClaim, "report-claim", "", "keep the report file on this PersistentVolumeClaim (default: an emptyDir)")
 	f.BoolVar(&o.Outside, "outside", false, "the access of a runner outside the cluster, which port-forwards: ServiceAccount, Role and RoleBinding only")
 	f.BoolVar(&o.FromRunner, "from-runner", false, "the runner connects from its own pod and adds no probe to the main pod: no access to ephemeral containers or attach")
-	f.StringVarP(&o.Output, "output", "o", "", "write the manifest to this file")
+	cli.OutputVar(f, &o.Output, "write the manifest to this file")
 	o.Sources.AddFlags(cmd)
 	return cmd
 }

@@ -129,7 +129,7 @@ flag, a bad inventory, an inventory that the node contradicts).`,
 	f.StringVar(&o.Node, "node", "", "with --kubeconfig or --in-cluster: the node, among the sources")
 	o.SelectionOptions.AddFlags(f, "also run the scenarios that change the deployment: they revoke credentials, write secrets (and put them back) and restart sidecars")
 	f.StringVar(&o.Format, "format", "text", "report format: text, json or junit")
-	f.StringVarP(&o.Output, "output", "o", "", "write the report to this file")
+	cli.OutputVar(f, &o.Output, "write the report to this file")
 	cli.CountVar(f, &o.Parallel, "parallel", "", 4, "how many scenarios run at once")
 	cli.DurationVar(f, &o.Timeout, "timeout", 2*time.Minute, "the time each scenario may take, besides the windows it must watch (an agent's render interval, a credential's TTL)")
 	cli.DurationVar(f, &o.Patience, "patience", scenarios.DefaultPatience, "how long a step waits for the world before it fails")

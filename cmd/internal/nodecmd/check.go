@@ -79,7 +79,7 @@ report still goes to standard output unless --format is text.`,
 	o.Sources.AddFlags(cmd)
 	o.Sources.AddShardFlag(cmd)
 	cmd.Flags().StringVar(&o.Format, "format", "text", "report format: text, json, junit, github or sarif")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the report to this file")
+	cli.OutputVar(cmd.Flags(), &o.Output, "write the report to this file")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "warnings fail the check too")
 	return cmd
 }

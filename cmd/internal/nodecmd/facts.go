@@ -42,7 +42,7 @@ FILE... checks them together (docs/scale.md).`,
 	}
 	o.Sources.AddFlags(cmd)
 	o.Sources.AddShardFlag(cmd)
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the facts to this file")
+	cli.OutputVar(cmd.Flags(), &o.Output, "write the facts to this file")
 	return cmd
 }
 

@@ -620,3 +620,28 @@ func TestPlanNodeImages(t *testing.T) {
 		t.Errorf("one node, a bare image: exit %d\n%s", r.Code, r.ErrOut)
 	}
 }
+
+// TestPlanRefusesImagesItCannotUse: an image reference that a runtime
+// would refuse, and a sidecar image for nodes that run no sidecar, are
+// refused by the flag that gave them.
+func TestPlanRefusesImagesItCannotUse(t *testing.T) {
+	mastodon, directory := repo("examples/mastodon.nix"), repo("examples/directory.nix")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{mastodon, "--node-image", "Not A Ref!!"}, `--node-image Not A Ref!!: "Not A Ref!!" is no image reference`},
+		{[]string{directory, "--service-image", "lldap=Bad Ref"}, `--service-image lldap=Bad Ref: "Bad Ref" is no image reference`},
+		{[]string{directory, "--sidecar-image", "openbao/Open Bao"}, `--sidecar-image: "openbao/Open Bao" is no image reference`},
+		{[]string{mastodon, "--sidecar-image", "openbao/openbao:2"}, "--sidecar-image openbao/openbao:2: no requested role of the nodes has secrets"},
+	} {
+		r := run(t, append([]string{"plan"}, c.args...)...)
+		if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, c.want) || r.Out != "" {
+			t.Errorf("%q: exit %d\n%s", c.args, r.Code, r.ErrOut)
+		}
+	}
+	r := run(t, "plan", directory, "--node-image", "registry.example.org:5000/directory:1", "--sidecar-image", "openbao/openbao@sha256:"+strings.Repeat("0", 64))
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "image: registry.example.org:5000/directory:1") {
+		t.Errorf("good references: exit %d\n%s", r.Code, r.ErrOut)
+	}
+}

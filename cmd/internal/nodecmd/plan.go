@@ -3,6 +3,7 @@ package nodecmd
 import (
 	"context"
 	"fmt"
+	"github.com/distribution/reference"
 	"io"
 	"maps"
 	"slices"
@@ -60,7 +61,7 @@ error with --format json).`,
 	o.Sources.AddFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.Format, "format", "yaml", "yaml or json")
-	f.StringVarP(&o.Output, "output", "o", "", "write the plan to this file")
+	cli.OutputVar(f, &o.Output, "write the plan to this file")
 	f.StringVar(&o.Plan.Namespace, "namespace", "", "the namespace of the objects")
 	f.StringArrayVar(&o.NodeImages, "node-image", nil, "NODE=IMAGE, the image of a node (repeatable; default <node>:latest); a bare IMAGE when one node is planned")
 	f.StringArrayVar(&o.ServiceImages, "service-image", nil, "SERVICE=IMAGE, the image of a modular service (repeatable)")
@@ -87,7 +88,24 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 		if !ok || s == "" || image == "" {
 			return fmt.Errorf("--service-image %q: write SERVICE=IMAGE", si)
 		}
+		if err := imageRef("--service-image "+si, image); err != nil {
+			return err
+		}
 		opts.ServiceImages[s] = image
+	}
+	if opts.SidecarImage != "" {
+		if err := imageRef("--sidecar-image", opts.SidecarImage); err != nil {
+			return err
+		}
+	}
+	for _, v := range o.NodeImages {
+		_, image, named := strings.Cut(v, "=")
+		if !named {
+			image = v
+		}
+		if err := imageRef("--node-image "+v, image); err != nil {
+			return err
+		}
 	}
 	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
 	if err != nil {
@@ -99,6 +117,9 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	nodeImages, err := nodeImagesOf(o.NodeImages, nodes)
 	if err != nil {
 		return err
+	}
+	if opts.SidecarImage != "" && !anySidecar(nodes) {
+		return fmt.Errorf("--sidecar-image %s: no requested role of the nodes has secrets, so no pod runs the OpenBao agent", opts.SidecarImage)
 	}
 	plans, err := Plans(nodes, opts, nodeImages)
 	if err != nil {
@@ -157,6 +178,28 @@ func nodeImagesOf(values []string, nodes []*facts.Node) (map[string]string, erro
 		images[node] = image
 	}
 	return images, nil
+}
+
+// imageRef refuses an image reference that a container runtime would
+// refuse, before any evaluation: the flag that gave it is named.
+func imageRef(flag, image string) error {
+	if _, err := reference.ParseNormalizedNamed(image); err != nil {
+		return fmt.Errorf("%s: %q is no image reference (%v), e.g. registry.example.org/mastodon:1.2", flag, image, err)
+	}
+	return nil
+}
+
+// anySidecar says a requested role of the nodes has secrets, whose pods
+// run the OpenBao agent.
+func anySidecar(nodes []*facts.Node) bool {
+	for _, n := range nodes {
+		for _, r := range n.PodRoles.Roles {
+			if r.Requested() && len(r.Secrets) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // servicesRun refuses a --service-image for a service that no role of

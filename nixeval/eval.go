@@ -187,9 +187,28 @@ func (e *Evaluator) nixName() string {
 func (e *Evaluator) nixPath() (string, error) {
 	path, err := exec.LookPath(e.nixName())
 	if err != nil {
-		return "", &NixNotFoundError{Nix: e.nixName()}
+		return "", &NixNotFoundError{Nix: e.nixName(), Why: nixPathProblem(e.nixName())}
 	}
 	return path, nil
+}
+
+// nixPathProblem says what is wrong with a nix named by its path (a
+// folder, a file no one may run), where "not found" would mislead; ""
+// for a name looked up on PATH, or a path with nothing there.
+func nixPathProblem(nix string) string {
+	if !strings.Contains(nix, "/") {
+		return ""
+	}
+	info, err := os.Stat(nix)
+	switch {
+	case err != nil:
+		return ""
+	case info.IsDir():
+		return "is a folder, not the nix command"
+	case info.Mode()&0o111 == 0:
+		return "is a file that no one may run"
+	}
+	return ""
 }
 
 // Load returns the facts of every node that sources name (of the Shard
@@ -635,9 +654,16 @@ func nixArgs(programDir string, args ...string) []string {
 const emptyRegistry = "flake-registry.json"
 
 // NixNotFoundError says that the nix command is not installed.
-type NixNotFoundError struct{ Nix string }
+type NixNotFoundError struct {
+	Nix string
+	// Why, when set, is what is wrong with the path that names it.
+	Why string
+}
 
 func (e *NixNotFoundError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("--nix %s: %s; give the nix command itself, e.g. --nix /usr/bin/nix", e.Nix, e.Why)
+	}
 	return fmt.Sprintf("%s not found: install Nix (Debian: apt-get install nix-bin; elsewhere see https://nixos.org/download) or give --nix PATH, or check facts written earlier with --facts FILE", e.Nix)
 }
 

@@ -250,6 +250,7 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "--timeout", "-1s", examples[0]}, `podroles check: invalid argument "-1s" for "--timeout" flag: -1s is negative`},
 		{[]string{"check", "-o", filepath.Join(dir, "no", "r.json"), examples[0]}, "podroles check: output " + filepath.Join(dir, "no", "r.json") + ": folder " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"check", "-o", dir, examples[0]}, "podroles check: output " + dir + ": is a folder; name a file in it"},
+		{[]string{"check", "--nix", dir, examples[0]}, "podroles check: --nix " + dir + ": is a folder, not the nix command"},
 		{[]string{"plan", "--namespace", "Not_A_Label", examples[0]}, `podroles plan: --namespace "Not_A_Label": a lowercase RFC 1123 label`},
 		{[]string{"plan", "--service-image", "lldpa=lldap:1", examples[1]}, "podroles plan: --service-image lldpa=lldap:1: no role runs service lldpa; the roles run "},
 	}

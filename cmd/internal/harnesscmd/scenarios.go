@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
@@ -158,6 +160,13 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	}
 	if err := cli.CheckNamespace(o.Namespace); err != nil {
 		return err
+	}
+	// The kubeconfig is read before the node is evaluated, which may take
+	// long: a wrong path fails at once.
+	if o.Kubeconfig != "" {
+		if _, err := kube.Config(o.Kubeconfig); err != nil {
+			return fmt.Errorf("--kubeconfig %s: %s", o.Kubeconfig, strings.TrimPrefix(oneline.Err(err), "kubeconfig "+o.Kubeconfig+": "))
+		}
 	}
 	suites, re, err := o.Select()
 	if err != nil {

@@ -107,6 +107,8 @@ func TestScenariosCannotRun(t *testing.T) {
 	os.WriteFile(good, []byte("node: web\nfactsFile: facts.json\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
 	drift := filepath.Join(dir, "drift.yaml")
 	os.WriteFile(drift, []byte("node: web\nfactsFile: facts.json\nroles:\n  r: {secrets: {}, pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"), 0o600)
 	noFacts := filepath.Join(dir, "nofacts.yaml")
 	os.WriteFile(noFacts, []byte("node: web\nroles:\n  r: {pods: [{name: p, address: 127.0.0.1}]}\n"), 0o644)
 	cases := []struct {
@@ -114,9 +116,12 @@ func TestScenariosCannotRun(t *testing.T) {
 		want string
 	}{
 		{[]string{"scenarios", "run"}, "podroles scenarios run: give --inventory FILE"},
-		{[]string{"scenarios", "run", "--kubeconfig", bad}, "podroles scenarios run: --kubeconfig and --in-cluster need --namespace and --node"},
+		{[]string{"scenarios", "run", "--kubeconfig", kubeconfig}, "podroles scenarios run: --kubeconfig and --in-cluster need --namespace and --node"},
 		{[]string{"scenarios", "run", "--in-cluster", "--kubeconfig", bad}, "podroles scenarios run: --in-cluster and --kubeconfig exclude each other"},
-		{[]string{"scenarios", "run", "--kubeconfig", bad, "--namespace", "x", "--node", "nope", repo("examples/directory.nix")}, "podroles scenarios run: --node nope: the sources give no node nope"},
+		{[]string{"scenarios", "run", "--kubeconfig", kubeconfig, "--namespace", "x", "--node", "nope", repo("examples/directory.nix")}, "podroles scenarios run: --node nope: the sources give no node nope"},
+		// A kubeconfig that cannot be read fails before the node is evaluated.
+		{[]string{"scenarios", "run", "--kubeconfig", filepath.Join(dir, "none"), "--namespace", "x", "--node", "directory", repo("examples/directory.nix")}, "podroles scenarios run: --kubeconfig " + filepath.Join(dir, "none") + ": stat "},
+		{[]string{"scenarios", "run", "--kubeconfig", bad, "--namespace", "x", "--node", "directory", repo("examples/directory.nix")}, "podroles scenarios run: --kubeconfig " + bad + ": invalid configuration"},
 		{[]string{"env", "up", "--dir", dir, "--node", "nope", "--cluster", repo("examples/directory.nix")}, "podroles env up: --node nope: the sources give no node nope"},
 		// Outside a pod there is no service account to reach the cluster.
 		{[]string{"scenarios", "run", "--in-cluster", "--namespace", "directory", "--node", "directory", repo("examples/directory.nix")}, "podroles scenarios run: in-cluster config: "},

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -56,7 +57,7 @@ func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 		Use:           r.Use,
 		Short:         r.Short,
 		Long:          r.Long,
-		Version:       r.Version,
+		Version:       Version(r.Version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -103,6 +104,41 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 		fmt.Fprintf(errOut, "%s: %s\n", name, oneline.Of(paths.Text(e.Error())))
 	}
 	return ExitCantRun
+}
+
+// Version is the binary's version: stamped, as make and the flake stamp
+// it, or else what Go's build recorded of the source (go install's module
+// version, go build's revision), or "dev".
+func Version(stamped string) string {
+	if stamped != "" && stamped != "dev" {
+		return stamped
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var revision, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	switch {
+	case revision == "":
+		return "dev"
+	case len(revision) > 12:
+		revision = revision[:12]
+	}
+	if modified == "true" {
+		revision += "-dirty"
+	}
+	return revision
 }
 
 // Errors are the errors that err joins (errors.Join), each of them, or

@@ -202,3 +202,14 @@ func TestOnceFlags(t *testing.T) {
 		t.Errorf("one -o: %q, %v", out, err)
 	}
 }
+
+// TestVersion: a stamped version stands; else Go's build record, which a
+// test binary lacks, or dev.
+func TestVersion(t *testing.T) {
+	if got := Version("v1.2.3"); got != "v1.2.3" {
+		t.Errorf("stamped: %q", got)
+	}
+	if got := Version("dev"); got == "" || got == "(devel)" {
+		t.Errorf("unstamped: %q", got)
+	}
+}

@@ -86,6 +86,10 @@ type Evaluator struct {
 	located map[facts.NodeRef][]facts.Located
 	stats   Stats
 
+	// Definitions makes the facts carry the definitions that findings
+	// could ask about (podroles facts), so that a check of them places
+	// its findings without nix, as lib.mkCheck's facts do.
+	Definitions bool
 	// withoutListsProbe skips the FR-007 probe, for the benchmark that
 	// measures what the probe costs; users always have it.
 	withoutListsProbe bool
@@ -299,6 +303,8 @@ type request struct {
 	K8sPodModuleAliases []string `json:"k8sPodModuleAliases,omitempty"`
 	// ListsProbe is false only when a benchmark measures the probe's cost.
 	ListsProbe bool `json:"listsProbe"`
+	// Definitions is Evaluator.Definitions.
+	Definitions bool `json:"definitions,omitempty"`
 	// AnswerMark starts the line of each of a worker's answers
 	// (serve.nix).
 	AnswerMark string `json:"answerMark"`
@@ -343,7 +349,7 @@ func (e *Evaluator) Extract(ctx context.Context, sources []Source) ([]*facts.Nod
 
 // extract is Extract, which also counts the nodes of every shard.
 func (e *Evaluator) extract(ctx context.Context, sources []Source) (nodes []*facts.Node, total int, err error) {
-	req := request{ListsProbe: !e.withoutListsProbe}
+	req := request{ListsProbe: !e.withoutListsProbe, Definitions: e.Definitions}
 	for _, s := range sources {
 		rs, err := requestSourceOf(s)
 		if err != nil {

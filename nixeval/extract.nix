@@ -9,6 +9,7 @@
 #               { kind = "file"; path = "/abs/node.nix"; name = "node"; } ];
 #   k8sPodModule = "/abs/k8s-pod.nix" or null;
 #   k8sPodModuleAliases = [ the same file by its real paths ];
+#   definitions = true, for facts that carry the definitions;
 # };
 #
 # names I: the names of the nodes of flake source I (nixosConfigurations),
@@ -29,6 +30,10 @@ let
   node = import ./node.nix { k8sPodModule = request.k8sPodModule or null; k8sPodModuleAliases = request.k8sPodModuleAliases or [ ]; listsProbe = request.listsProbe or true; };
 
   mark = at: value: builtins.trace "podroles-eval ${builtins.toJSON at}" value;
+
+  # The definitions that findings could ask about, carried in the facts
+  # (podroles facts), as lib.mkCheck's document carries them; else null.
+  locate = if request.definitions or false then (import ./locate.nix { sources = [ ]; }).definitions else null;
 
   sourceAt = i: builtins.elemAt request.sources i;
 
@@ -60,7 +65,7 @@ let
       if systems ? ${name}
       then node.systemFacts {
         describe = "nixosConfigurations.${name}";
-        inherit name k8sPod sourceRoot;
+        inherit name k8sPod sourceRoot locate;
         source = "flake:${s.ref}#${name}";
         extra.origin = i;
         onProbeFailed = lists: mark { source = i; node = name; inherit lists; };
@@ -80,7 +85,7 @@ let
     mark { source = i; node = name; } (
       node.systemFacts {
         describe = s.display;
-        inherit name;
+        inherit name locate;
         source = "file:${s.display}";
         extra = { origin = i; } // (if named then { } else { namedAfterFile = true; });
         onProbeFailed = lists: mark { source = i; node = name; inherit lists; };

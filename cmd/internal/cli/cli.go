@@ -107,10 +107,10 @@ func Main(ctx context.Context, root *cobra.Command, args []string, errOut io.Wri
 }
 
 // Version is the binary's version: stamped, as make and the flake stamp
-// it, or else what Go's build recorded of the source (go install's module
-// version, go build's revision), or "dev".
+// it, or, where it says dev, what Go's build recorded of the source (go
+// install's module version, go build's revision), or "dev".
 func Version(stamped string) string {
-	if stamped != "" && stamped != "dev" {
+	if stamped != "dev" {
 		return stamped
 	}
 	info, ok := debug.ReadBuildInfo()

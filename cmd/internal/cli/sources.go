@@ -43,6 +43,10 @@ type SourceOptions struct {
 	// either.
 	NoProgress bool
 
+	// Definitions makes the facts carry the definitions of what findings
+	// could be about (podroles facts).
+	Definitions bool
+
 	// Evaluator is the one Load ran, which knows where each node came
 	// from (for the locations of findings).
 	Evaluator *nixeval.Evaluator
@@ -143,7 +147,7 @@ func (o *SourceOptions) Load(ctx context.Context, args []string, errOut io.Write
 	if err != nil {
 		return nil, err
 	}
-	ev := &nixeval.Evaluator{Nix: o.Nix, Timeout: o.Timeout, K8sPodModule: o.K8sPodModule,
+	ev := &nixeval.Evaluator{Nix: o.Nix, Timeout: o.Timeout, K8sPodModule: o.K8sPodModule, Definitions: o.Definitions,
 		Jobs: o.Jobs, MaxMemory: int64(o.MaxMemory), Shard: nixeval.Shard(o.Shard)}
 	o.Evaluator, o.errOut = ev, errOut
 	start := time.Now()

@@ -51,6 +51,8 @@ func RunFacts(ctx context.Context, o *FactsOptions) error {
 	if err := o.Sources.CheckOutput(o.Output, o.Args); err != nil {
 		return err
 	}
+	// A check of these facts places its findings without nix.
+	o.Sources.Definitions = true
 	nodes, err := o.Sources.Load(ctx, o.Args, o.IO.ErrOut)
 	if err != nil {
 		return err

@@ -283,7 +283,7 @@ func (e *Evaluator) LoadShard(ctx context.Context, sources []Source) (nodes []*f
 	for _, n := range nodes {
 		first, ok := seen[n.Name]
 		switch {
-		case ok && first == n.Source:
+		case ok && (first == n.Source || sameFileSource(first, n.Source)):
 			// The same file twice, or a flake and one of its nodes.
 			return nil, 0, fmt.Errorf("node %s is given twice (%s): give each node once", n.Name, n.Source)
 		case ok:
@@ -293,6 +293,19 @@ func (e *Evaluator) LoadShard(ctx context.Context, sources []Source) (nodes []*f
 	}
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	return nodes, total, failed
+}
+
+// sameFileSource says two sources name one file (file:b.nix and
+// file:./b.nix, or the same file by two paths).
+func sameFileSource(a, b string) bool {
+	pa, okA := strings.CutPrefix(a, "file:")
+	pb, okB := strings.CutPrefix(b, "file:")
+	if !okA || !okB {
+		return false
+	}
+	ia, errA := os.Stat(pa)
+	ib, errB := os.Stat(pb)
+	return filepath.Clean(pa) == filepath.Clean(pb) || errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 // request is what extract.nix takes.

@@ -241,6 +241,7 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "--nix", "no-such-nix", examples[0]}, "podroles check: no-such-nix not found: install Nix (Debian: apt-get install nix-bin"},
 		{[]string{"check", "--nix", oldNix, examples[0]}, "podroles check: " + oldNix + " is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later\n"},
 		{[]string{"check", examples[0], examples[0]}, "podroles check: node mastodon is given twice (file:" + examples[0] + "): give each node once\n"},
+		{[]string{"check", examples[0], "./" + examples[0]}, "podroles check: node mastodon is given twice (file:./" + examples[0] + "): give each node once\n"},
 		{[]string{"check", examples[0], dup}, "podroles check: node mastodon comes from both file:" + examples[0] + " and file:" + dup + ": give each node once\n"},
 		{[]string{"facts", "--flake", "#x"}, `podroles facts: flake "#x": empty flake reference`},
 		{[]string{"check", "--facts", emptyFacts}, "podroles check: facts " + emptyFacts + " gave no nodes"},

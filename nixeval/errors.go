@@ -71,7 +71,9 @@ func (e *EvalError) Error() string {
 		b.WriteString(e.Source)
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Reason())
+	// podroles' own refusals say "podroles:", which the command's name
+	// before the line says already.
+	b.WriteString(strings.TrimPrefix(e.Reason(), "podroles: "))
 	if e.Location != "" {
 		fmt.Fprintf(&b, " (at %s)", e.Location)
 	}

@@ -121,10 +121,10 @@ func errorCases() []errorCase {
 			"2.24 2.26 2.31": "eval node missing-import (file $F): path '$D/nope.nix' does not exist (at $F:1:22)",
 		}},
 		{name: "not a node", file: "not-a-node.nix", kind: KindEval, want: map[string]string{
-			"2.8 2.24 2.26 2.31": "eval file $F: podroles: $F is a list, not a node's config attribute set or a NixOS system",
+			"2.8 2.24 2.26 2.31": "eval file $F: $F is a list, not a node's config attribute set or a NixOS system",
 		}},
 		{name: "a module, not a node", file: "module-function.nix", kind: KindEval, want: map[string]string{
-			"2.8 2.24 2.26 2.31": "eval file $F: podroles: $F is a function (a NixOS module?): give the node's config attribute set, or a NixOS system such as nixpkgs.lib.nixosSystem { modules = [ ... ]; }",
+			"2.8 2.24 2.26 2.31": "eval file $F: $F is a function (a NixOS module?): give the node's config attribute set, or a NixOS system such as nixpkgs.lib.nixosSystem { modules = [ ... ]; }",
 		}},
 		// 2.26 and 2.31 name the builtin and the list's length; podroles
 		// keeps the line of 2.24 and 2.8.
@@ -183,7 +183,7 @@ func errorCases() []errorCase {
 			"2.24 2.26 2.31": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:3:35)",
 		}},
 		{name: "missing flake node", run: flake("$D/flake#nope"), want: map[string]string{
-			"2.8 2.24 2.26 2.31": "eval flake $D/flake#nope: podroles: flake $D/flake has no nixosConfigurations.nope; it has: web",
+			"2.8 2.24 2.26 2.31": "eval flake $D/flake#nope: flake $D/flake has no nixosConfigurations.nope; it has: web",
 		}},
 		{name: "missing flake dir", run: flake("$D/no-such-flake#web"), want: map[string]string{
 			"2.8 2.24 2.26 2.31": "flake $D/no-such-flake: no such folder $D/no-such-flake",

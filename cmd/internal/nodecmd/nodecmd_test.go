@@ -528,7 +528,7 @@ func TestCheckRefusesFilesThatAreNoNode(t *testing.T) {
 	t.Chdir(dir)
 	for _, c := range []struct{ args []string }{{[]string{"check", "flake.nix"}}, {[]string{"check", "--file", "flake.nix"}}} {
 		r := run(t, c.args...)
-		want := "podroles check: eval file flake.nix: podroles: flake.nix is a flake (it has outputs), not a node: check its nodes with --flake ., or one of them with --flake .#NODE\n"
+		want := "podroles check: eval file flake.nix: flake.nix is a flake (it has outputs), not a node: check its nodes with --flake ., or one of them with --flake .#NODE\n"
 		if r.Code != cli.ExitCantRun || r.ErrOut != want || !strings.Contains(r.Out, "flake (file:flake.nix): evaluation failed: flake.nix is a flake") {
 			t.Errorf("%q: exit %d\n%s%s", c.args, r.Code, r.Out, r.ErrOut)
 		}

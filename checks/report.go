@@ -180,6 +180,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
+// about names the node and the subject of a finding, the node once
+// where it is the subject.
+func (f Finding) about() string {
+	if f.Subject.Kind == SubjectNode && f.Subject.Name == f.Node {
+		return f.Subject.String()
+	}
+	return fmt.Sprintf("node %s, %s", f.Node, f.Subject)
+}
+
 // textPlace is a location as a line of the text report starts with it:
 // quoted where it holds a control character, and never starting with
 // ":", so that no file's name reads as a CI runner's command (::error).
@@ -318,7 +327,7 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 		}
 		for _, f := range entry.res.Findings {
 			a := report.Annotation{Level: string(f.Severity), Title: f.Rule}
-			a.Message = fmt.Sprintf("node %s, %s: %s [%s]", f.Node, f.Subject, f.Message, f.Spec)
+			a.Message = fmt.Sprintf("%s: %s [%s]", f.about(), f.Message, f.Spec)
 			if f.Location != nil {
 				a.File, a.Line, a.Column = f.Location.File, f.Location.Line, f.Location.Column
 			}
@@ -377,7 +386,7 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 		for _, f := range entry.res.Findings {
 			out := report.SARIFResult{
 				RuleID: f.Rule, Level: string(f.Severity),
-				Message:     fmt.Sprintf("node %s, %s: %s", f.Node, f.Subject, f.Message),
+				Message:     fmt.Sprintf("%s: %s", f.about(), f.Message),
 				Fingerprint: fingerprint(f),
 				Properties:  map[string]any{"node": f.Node, "subjectKind": string(f.Subject.Kind), "subject": f.Subject.Name, "spec": f.Spec},
 			}

@@ -132,3 +132,16 @@ func TestTextStartsNoLineWithAName(t *testing.T) {
 		t.Errorf("the finding's place:\n%s", text)
 	}
 }
+
+// TestNodeNamedOnce: a finding about the node itself names it once.
+func TestNodeNamedOnce(t *testing.T) {
+	res := &checks.Result{Node: "Web_01", Source: "file:w.nix", RulesRun: []string{"PR608"}, Skipped: []checks.Skip{}, Findings: []checks.Finding{
+		{Rule: "PR608", Severity: checks.SeverityError, Node: "Web_01", Subject: checks.Subject{Kind: checks.SubjectNode, Name: "Web_01"}, Message: "m"},
+	}}
+	rep := checks.NewReport([]*checks.Result{res}, false)
+	for _, format := range []string{"github", "sarif"} {
+		if out := write(t, rep, format); strings.Contains(out, "node Web_01, node Web_01") || !strings.Contains(out, "node Web_01: m") {
+			t.Errorf("%s:\n%s", format, out)
+		}
+	}
+}

@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -65,6 +67,9 @@ func NewRoot(r Root, io *Streams, commands ...*cobra.Command) *cobra.Command {
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if guess := closestFlag(c, err); guess != "" {
+			return fmt.Errorf("%w; did you mean --%s? (see %s --help)", err, guess, c.CommandPath())
+		}
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(commands...)
@@ -139,6 +144,43 @@ func Version(stamped string) string {
 		revision += "-dirty"
 	}
 	return revision
+}
+
+// closestFlag is the flag of c nearest to the unknown flag that err
+// names (--fiel: file), or "" where none is within two edits.
+func closestFlag(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	best, bestDistance := "", 3
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDistance {
+			best, bestDistance = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // Errors are the errors that err joins (errors.Join), each of them, or

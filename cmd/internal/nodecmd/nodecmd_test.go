@@ -252,6 +252,8 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "-o", filepath.Join(dir, "no", "r.json"), examples[0]}, "podroles check: output " + filepath.Join(dir, "no", "r.json") + ": folder " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"check", "-o", dir, examples[0]}, "podroles check: output " + dir + ": is a folder; name a file in it"},
 		{[]string{"check", "--nix", dir, examples[0]}, "podroles check: --nix " + dir + ": is a folder, not the nix command"},
+		{[]string{"check", "--fiel", examples[0]}, "podroles check: unknown flag: --fiel; did you mean --file? (see podroles check --help)"},
+		{[]string{"rules", "explain"}, "podroles rules explain: name a rule by its ID or name, e.g. podroles rules explain PR101"},
 		{[]string{"plan", "--namespace", "Not_A_Label", examples[0]}, `podroles plan: --namespace "Not_A_Label": a lowercase RFC 1123 label`},
 		{[]string{"plan", "--service-image", "lldpa=lldap:1", examples[1]}, "podroles plan: --service-image lldpa=lldap:1: no role runs service lldpa; the roles run "},
 	}
@@ -648,3 +650,12 @@ func TestPlanRefusesImagesItCannotUse(t *testing.T) {
 	}
 }
 
+
+// TestRulesList: rules list is the table of rules, as scenarios list is
+// the table of scenarios.
+func TestRulesList(t *testing.T) {
+	list, rules := run(t, "rules", "list"), run(t, "rules")
+	if list.Code != cli.ExitOK || list.Out != rules.Out || !strings.Contains(list.Out, "PR101") {
+		t.Errorf("exit %d\n%s%s", list.Code, list.Out, list.ErrOut)
+	}
+}

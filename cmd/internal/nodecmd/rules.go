@@ -34,7 +34,17 @@ podroles rules explain ID prints the whole text of a rule.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print the table in Markdown")
-	cmd.AddCommand(NewRulesExplainCmd(ios))
+	// rules list, as scenarios list: the same table.
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the rules of podroles check (as podroles rules does)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return RunRules(o)
+		},
+	}
+	list.Flags().BoolVar(&o.Markdown, "markdown", false, "print the table in Markdown")
+	cmd.AddCommand(list, NewRulesExplainCmd(ios))
 	return cmd
 }
 
@@ -81,8 +91,10 @@ rule counts and what it does not, and how to fix a node. docs/rules.md
 has the same texts.`,
 		Example: `  podroles rules explain PR101
   podroles rules explain unknown-unit PR604`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("name a rule by its ID or name, e.g. podroles rules explain PR101 (podroles rules lists them)")
+			}
 			o.Rules = args
 			return RunRulesExplain(o)
 		},

@@ -68,11 +68,11 @@ func (e *EventuallyError) Error() string {
 	window := ""
 	switch {
 	case e.watched:
-		window = " over " + e.Within.String()
+		window = ", watched over " + e.Within.String()
 	case e.Within > 0:
-		window = " within " + e.Within.String()
+		window = ", the window of " + e.Within.String()
 	}
-	return fmt.Sprintf("at %s: expected %s%s; %s (%s in %s)", e.Endpoint, e.Expect, window, seen(e.Last), tries, elapsed)
+	return fmt.Sprintf("at %s: expected %s; %s (%s in %s%s)", e.Endpoint, e.Expect, seen(e.Last), tries, elapsed, window)
 }
 
 func (e *EventuallyError) Unwrap() error { return e.Last }

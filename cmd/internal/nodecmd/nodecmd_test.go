@@ -650,7 +650,6 @@ func TestPlanRefusesImagesItCannotUse(t *testing.T) {
 	}
 }
 
-
 // TestRulesList: rules list is the table of rules, as scenarios list is
 // the table of scenarios.
 func TestRulesList(t *testing.T) {

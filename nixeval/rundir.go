@@ -1,6 +1,7 @@
 package nixeval
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,10 @@ const runLock = "lock"
 func makeRunDir() (dir string, lock *os.File, err error) {
 	dir, err = os.MkdirTemp("", runDirPrefix)
 	if err != nil {
+		// The folder is TMPDIR's, or /tmp: name the variable to fix.
+		if tmp := os.Getenv("TMPDIR"); tmp != "" {
+			return "", nil, fmt.Errorf("TMPDIR %s: %w; set TMPDIR to a folder podroles may write, or unset it for /tmp", tmp, unwrapPath(err))
+		}
 		return "", nil, err
 	}
 	// The lock is taken under another name, then renamed: a file named
@@ -94,4 +99,13 @@ func removeIfDead(dir string) {
 	for _, f := range bells {
 		f.Close()
 	}
+}
+
+// unwrapPath is err without the path that a *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

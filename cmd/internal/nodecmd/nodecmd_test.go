@@ -658,3 +658,14 @@ func TestRulesList(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", list.Code, list.Out, list.ErrOut)
 	}
 }
+
+// TestTMPDIRNamed: a TMPDIR that cannot hold the run's folder is named,
+// with what to do.
+func TestTMPDIRNamed(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none")
+	t.Setenv("TMPDIR", missing)
+	r := run(t, "check", examples[0])
+	if r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "TMPDIR "+missing+": no such file or directory; set TMPDIR") {
+		t.Errorf("exit %d\n%s", r.Code, r.ErrOut)
+	}
+}

@@ -237,6 +237,10 @@ func localSource(kind SourceKind, path string) (Source, error) {
 		return Source{}, fmt.Errorf("%s %s: %w", kind, path, err)
 	case info.IsDir():
 		return Source{}, fmt.Errorf("%s %s: is a directory, not a file", kind, path)
+	case kind == SourceFile && !info.Mode().IsRegular():
+		// nix's workers read the node by its path, and do not share
+		// podroles' standard input: /dev/stdin would be their /dev/null.
+		return Source{}, fmt.Errorf("%s %s: is no regular file (a pipe, a device): nix reads a node by its path; write the node to a file", kind, path)
 	}
 	return Source{Kind: kind, Display: path, Path: abs}, nil
 }

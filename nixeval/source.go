@@ -260,6 +260,15 @@ func localSource(kind SourceKind, path string) (Source, error) {
 // name (hosts is ./hosts), and a folder without a flake.nix is refused by
 // name: a bare argument is no search for a flake above it.
 func GuessSource(arg string) (Source, error) {
+	// A file that is there is that file, even with a # in its name.
+	if info, err := os.Stat(arg); err == nil && info.Mode().IsRegular() && strings.Contains(arg, "#") {
+		switch {
+		case strings.HasSuffix(arg, ".json"):
+			return FactsSource(arg)
+		case strings.HasSuffix(arg, ".nix"):
+			return FileSource(arg)
+		}
+	}
 	switch {
 	case strings.HasSuffix(arg, ".json"):
 		return FactsSource(arg)

@@ -310,3 +310,14 @@ func TestOutputThatNamesAnInput(t *testing.T) {
 		t.Errorf("a report beside the flake's files: exit %d\n%s", r.Code, r.ErrOut)
 	}
 }
+
+// TestBareFileWithAHash: a bare argument that names a node file whose
+// name has a # is that file, not FLAKE#NODE.
+func TestBareFileWithAHash(t *testing.T) {
+	dir := t.TempDir()
+	node := filepath.Join(dir, "web#1.nix")
+	os.WriteFile(node, []byte(`{ networking.hostName = "web"; systemd.services.web = { }; fediversity.podRoles.roles.web = { replicas = 2; units = [ "web" ]; }; }`), 0o644)
+	if r := run(t, "check", node); r.Code != cli.ExitOK || !strings.Contains(r.Out, "node web (file:"+node) {
+		t.Errorf("exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+}

@@ -7,11 +7,11 @@ import (
 )
 
 // Name gives a name for a line of text: as it is, or quoted in Go's
-// syntax when it holds a control character or anything unprintable. A
-// name with a newline then cannot split a report, and no escape sequence
-// reaches a terminal.
+// syntax when it is empty or holds a control character or anything
+// unprintable. A name with a newline then cannot split a report, no
+// escape sequence reaches a terminal, and an empty name shows.
 func Name(s string) string {
-	if strings.IndexFunc(s, unsafeRune) < 0 {
+	if s != "" && strings.IndexFunc(s, unsafeRune) < 0 {
 		return s
 	}
 	return strconv.Quote(s)

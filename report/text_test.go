@@ -26,3 +26,9 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestEmptyNameQuoted(t *testing.T) {
+	if got := Name(""); got != `""` {
+		t.Errorf("Name(\"\") = %q", got)
+	}
+}

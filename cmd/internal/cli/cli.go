@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fediversity/podroles/internal/levenshtein"
 	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/report"
 )
@@ -155,32 +156,11 @@ func closestFlag(c *cobra.Command, err error) string {
 	}
 	best, bestDistance := "", 3
 	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); d < bestDistance {
+		if d := levenshtein.Distance(name, f.Name); d < bestDistance {
 			best, bestDistance = f.Name, d
 		}
 	})
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // Errors are the errors that err joins (errors.Join), each of them, or

@@ -144,8 +144,16 @@ func TestBareFolder(t *testing.T) {
 			t.Errorf("%s: %v\nwant %s", arg, err, want)
 		}
 	}
-	// --flake reads a name as nix does: the registry's entry.
-	if s, err := FlakeSource("plain"); err != nil || s.Ref != "plain" {
-		t.Errorf("--flake plain: %+v, %v", s, err)
+	// --flake reads a name as nix does, the registry's entry, but not
+	// where a folder of that name is here without a flake.nix: that is
+	// most likely a slip, and flake:NAME still names the entry.
+	if _, err := FlakeSource("plain"); err == nil || !strings.Contains(err.Error(), "the folder plain has no flake.nix") {
+		t.Errorf("--flake plain: %v", err)
+	}
+	if s, err := FlakeSource("flake:plain"); err != nil || s.Ref != "flake:plain" {
+		t.Errorf("--flake flake:plain: %+v, %v", s, err)
+	}
+	if s, err := FlakeSource("nixpkgs"); err != nil || s.Ref != "nixpkgs" {
+		t.Errorf("--flake nixpkgs: %+v, %v", s, err)
 	}
 }

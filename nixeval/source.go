@@ -85,7 +85,7 @@ func flakeSource(arg string, bare bool) (Source, error) {
 			return Source{}, fmt.Errorf("flake %s: nix reads %s as the flake registry's entry flake:%s, not as the folder %s; write ./%s", ref, ref, ref, ref, ref)
 		}
 		if info, statErr := os.Stat(ref); statErr == nil && info.IsDir() {
-			return Source{}, fmt.Errorf("flake %s: the folder %s has no flake.nix, and nix would read %s as the flake registry's entry flake:%s; name a node file in it with --file %s", ref, ref, ref, ref, filepath.Join(ref, "NAME.nix"))
+			return Source{}, fmt.Errorf("flake %s: the folder %s has no flake.nix, and nix would read %s as the flake registry's entry; name a node file in it with --file %s, or the registry's entry as flake:%s", ref, ref, ref, filepath.Join(ref, "NAME.nix"), ref)
 		}
 	case strings.HasPrefix(ref, "path:"):
 		s.Ref, s.Checkout, err = pathURL(ref)

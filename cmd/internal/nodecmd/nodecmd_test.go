@@ -252,7 +252,7 @@ func TestCannotRun(t *testing.T) {
 		{[]string{"check", "-o", filepath.Join(dir, "no", "r.json"), examples[0]}, "podroles check: output " + filepath.Join(dir, "no", "r.json") + ": folder " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"check", "-o", dir, examples[0]}, "podroles check: output " + dir + ": is a folder; name a file in it"},
 		{[]string{"check", "--nix", dir, examples[0]}, "podroles check: --nix " + dir + ": is a folder, not the nix command"},
-		{[]string{"check", "--flake", "testdata"}, "podroles check: flake testdata: the folder testdata has no flake.nix, and nix would read testdata as the flake registry's entry flake:testdata"},
+		{[]string{"check", "--flake", "testdata"}, "podroles check: flake testdata: the folder testdata has no flake.nix, and nix would read testdata as the flake registry's entry; name a node file in it with --file testdata/NAME.nix, or the registry's entry as flake:testdata"},
 		{[]string{"check", "--file", "/dev/stdin"}, "podroles check: file /dev/stdin: is no regular file (a pipe, a device): nix reads a node by its path"},
 		{[]string{"check", "--fiel", examples[0]}, "podroles check: unknown flag: --fiel; did you mean --file? (see podroles check --help)"},
 		{[]string{"rules", "explain"}, "podroles rules explain: name a rule by its ID or name, e.g. podroles rules explain PR101"},

@@ -340,7 +340,7 @@ func TestRulesExplain(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q, want exit 2 and %q", args, r.Code, r.Out, r.ErrOut, want)
 		}
 	}
-	if r := run(t, "rules", "explain"); r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "requires at least 1 arg") {
+	if r := run(t, "rules", "explain"); r.Code != cli.ExitCantRun || !strings.Contains(r.ErrOut, "name a rule by its ID or name") {
 		t.Errorf("explain without an ID: exit %d, %q", r.Code, r.ErrOut)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -78,14 +77,20 @@ func copyWorkTree(root, dst string) error {
 	// One commit of it all: a clean repository with a HEAD, which every
 	// nix release reads the same way (a repository without a commit is
 	// an edge some releases treat apart).
-	commit := []string{"-c", "user.name=podroles", "-c", "user.email=podroles@localhost", "-c", "commit.gpgsign=false",
-		"commit", "--quiet", "--no-verify", "--allow-empty", "-m", "podroles: the work tree as it is"}
-	for _, args := range [][]string{{"init", "--quiet"}, {"add", "--all", "--force"}, commit} {
-		git := exec.Command("git", append([]string{"-C", dst}, args...)...)
+	for _, step := range []struct {
+		name string
+		args []string
+	}{
+		{"init", []string{"init", "--quiet"}},
+		{"add", []string{"add", "--all", "--force"}},
+		{"commit", []string{"-c", "user.name=podroles", "-c", "user.email=podroles@localhost", "-c", "commit.gpgsign=false",
+			"commit", "--quiet", "--no-verify", "--allow-empty", "-m", "podroles: the work tree as it is"}},
+	} {
+		git := exec.Command("git", append([]string{"-C", dst}, step.args...)...)
 		// Neither the user's settings nor the machine's apply to the copy.
 		git.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 		if _, err := git.Output(); err != nil {
-			return fmt.Errorf("git %s in a copy of %s: %w", args[slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") })], root, gitError(err))
+			return fmt.Errorf("git %s in a copy of %s: %w", step.name, root, gitError(err))
 		}
 	}
 	return nil

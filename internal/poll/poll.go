@@ -184,7 +184,7 @@ func tryContext(ctx context.Context, window, deadline time.Time, hasDeadline boo
 	if hasDeadline && end.After(deadline) {
 		end = deadline
 	}
-	if end.Sub(now) < finalGrace && hasDeadline && !now.Before(deadline) {
+	if hasDeadline && !now.Before(deadline) {
 		return context.WithTimeout(context.WithoutCancel(ctx), finalGrace)
 	}
 	return context.WithDeadline(ctx, end)

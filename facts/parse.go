@@ -149,6 +149,13 @@ func (e *TypeError) Error() string {
 	return fmt.Sprintf("%s: want %s, got %s", e.Option, e.Want, e.Got)
 }
 
+// NotEvaluatedError is a node that nix could not evaluate when the facts
+// were written (lib.mkCheck): the document names it, and why, in place of
+// its facts.
+type NotEvaluatedError struct{ Reason string }
+
+func (e *NotEvaluatedError) Error() string { return e.Reason }
+
 func describe(v gjson.Result) string {
 	if !v.Exists() {
 		return "nothing"
@@ -315,6 +322,9 @@ func parseNode(v gjson.Result) (*Node, error) {
 	}
 	if d.err == nil && n.Name == "" {
 		d.err = fmt.Errorf("name: a node needs a name")
+	}
+	if reason := v.Get("notEvaluated"); d.err == nil && reason.Exists() {
+		return n, &NotEvaluatedError{Reason: d.str(reason, "notEvaluated", "")}
 	}
 
 	d.list(v.Get("notData"), "notData", func(_ int, e gjson.Result, opt string) {

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -145,5 +146,20 @@ func TestMarshal(t *testing.T) {
 	r := out.Nodes[0].PodRoles.Roles["r"]
 	if *r.Replicas != 1 || r.Service != nil || r.Secrets["s"].Path != "p" || r.Secrets["s"].Field != nil || len(r.Units) != 0 {
 		t.Errorf("read back: %+v", out.Nodes[0])
+	}
+}
+
+// A node that lib.mkCheck could not evaluate stands beside the others,
+// named, with the reason the document gives.
+func TestParseDocumentNotEvaluated(t *testing.T) {
+	doc, bad, err := ParseDocumentEach([]byte(`{"version": 1, "nodes": [
+	  {"name": "web", "source": "nixosConfigurations.web", "notEvaluated": "it threw"},
+	  {"name": "ok", "source": "nixosConfigurations.ok", "units": {}, "podRoles": {"mainUnits": [], "sharedUnits": [], "roles": {}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ne *NotEvaluatedError
+	if len(doc.Nodes) != 1 || doc.Nodes[0].Name != "ok" || len(bad) != 1 || bad[0].Node != "web" || bad[0].Source != "nixosConfigurations.web" || !errors.As(bad[0], &ne) || ne.Reason != "it threw" {
+		t.Errorf("got nodes %v, bad %v", doc.Nodes, bad)
 	}
 }

@@ -232,6 +232,52 @@ func TestMkCheck(t *testing.T) {
 	}
 }
 
+// TestMkCheckNodeNixCannotEvaluate: a node that throws is reported beside
+// the others, named, and fails the build; a node that aborts stops nix,
+// whose message names it.
+func TestMkCheckNodeNixCannotEvaluate(t *testing.T) {
+	bin := buildPodroles(t)
+	var script string
+	nixEval(t, bin, `(self.lib.mkCheck { inherit pkgs; nodes = {
+	  mastodon = import (repo + "/examples/broken/mastodon-renamed.nix");
+	  undecided = throw "not decided";
+	  replicas = { systemd.services.web = { }; fediversity.k8sPod.enable = true;
+	    fediversity.podRoles = { mainUnits = [ "web" ]; roles.web = { units = [ "web" ]; replicas = assert false; 2; }; }; };
+	}; }).buildCommand`, &script)
+	status, output, out := runScript(t, script)
+	for _, want := range []string{"did you mean mastodon-sidekiq-default?", "undecided", "replicas", "nix could not evaluate the node (a throw or a failed assert"} {
+		if !strings.Contains(output, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if status != 2 {
+		t.Errorf("nodes nix could not evaluate fail the build with exit 2, not %d", status)
+	}
+	junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil || !strings.Contains(string(junit), "undecided") {
+		t.Errorf("the JUnit report does not name the node: %v\n%s", err, junit)
+	}
+	if t.Failed() {
+		t.Logf("exit %d\n%s", status, output)
+	}
+
+	// An abort is no error that tryEval catches: nix stops, naming the
+	// node (nix 2.8 shows the trace only with --show-trace).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nixtest.Nix(t), "--extra-experimental-features", "nix-command", "eval", "--impure", "--expr",
+		`let repo = /. + builtins.getEnv "PODROLES_REPO"; in builtins.readFile (import (repo + "/nix/facts-file.nix") { nodes = { ok = { }; aborts = abort "not decided"; }; })`)
+	cmd.Env = append(os.Environ(), "PODROLES_REPO="+repoRoot)
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "not decided") {
+		t.Fatalf("an abort must stop nix: %v\n%s", err, b)
+	}
+	namesNode := nixtest.Pick(t, map[string]bool{"2.8": false, "2.24 2.26 2.31": true})
+	if namesNode && !strings.Contains(string(b), "while reading the facts of node aborts for podroles") {
+		t.Errorf("nix's error does not name the node:\n%s", b)
+	}
+}
+
 // TestCommandAndMkCheckAgree checks the same systems with podroles check
 // --flake and with lib.mkCheck, on k8s-pod.nix: finding for finding.
 func TestCommandAndMkCheckAgree(t *testing.T) {

@@ -14,9 +14,20 @@ let
   # its findings could ask about are read here.
   inherit (import ./locate.nix { sources = [ ]; }) definitions;
 in
+let
+  # A node that nix cannot evaluate must not hide the others (the command
+  # reports it beside them). tryEval catches a throw or an assert, but
+  # not its message: the entry says so. Any other error (an abort, a
+  # type error) stops nix, which then names the node in its trace.
+  factsOf = name:
+    let
+      f = node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name; source = source name; locate = if withDefinitions then definitions else null; } nodes.${name};
+      tried = builtins.tryEval (builtins.deepSeq f f);
+    in
+    builtins.addErrorContext "while reading the facts of node ${name} for podroles"
+      (if tried.success then tried.value else { inherit name; source = source name; notEvaluated = "nix could not evaluate the node (a throw or a failed assert, whose message lib.mkCheck cannot read): podroles check --flake .#${name} shows it"; });
+in
 {
   version = 1;
-  nodes = map
-    (name: node.systemFacts { describe = "nixosConfigurations.${name}"; inherit name; source = source name; locate = if withDefinitions then definitions else null; } nodes.${name})
-    (builtins.attrNames nodes);
+  nodes = map factsOf (builtins.attrNames nodes);
 }

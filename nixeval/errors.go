@@ -156,6 +156,9 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 	ee.Location = tr.userLocation(ownDir)
 	if strings.Contains(ee.Message, "infinite recursion") {
 		ee.recursingLists = tr.listsWithUnits()
+		if at := tr.unitsReadAt(ownDir); at != "" {
+			ee.Location = at
+		}
 	}
 	if ee.Message == "" {
 		ee.Message = fmt.Sprintf("nix failed (%v) and said nothing", runErr)
@@ -500,6 +503,49 @@ func (tr trace) userLocation(ownDir string) string {
 	for _, m := range definitionInMessage.FindAllStringSubmatch(tr.message, -1) {
 		candidates = append(candidates, m[1])
 	}
+	isUsers := usersFilter(candidates, ownDir)
+	for _, c := range candidates {
+		if isUsers(c) {
+			return c
+		}
+	}
+	if strings.HasPrefix(tr.location, ownDir+"/") && ownDir != "" {
+		return ""
+	}
+	return tr.location
+}
+
+// unitsReadAt is where a list of an infinite recursion reads the units:
+// the innermost position of the user's code between the outermost list's
+// frame and the frame of systemd.services inside it. (The innermost
+// position of all is where the module that makes units from the lists
+// reads them, k8s-pod.nix, which is not where to fix it.) "" when the
+// trace has no such frames.
+func (tr trace) unitsReadAt(ownDir string) string {
+	var positions []string
+	for _, f := range tr.frames {
+		positions = append(positions, f.location)
+	}
+	isUsers := usersFilter(positions, ownDir)
+	inList, at := false, ""
+	for _, f := range slices.Backward(tr.frames) {
+		m := optionFrame.FindStringSubmatch(f.text)
+		switch {
+		case m != nil && listOption.MatchString(m[1]):
+			inList = true
+		case m != nil && m[1] == "systemd.services" && inList:
+			return at
+		case inList && isUsers(f.location):
+			at = f.location
+		}
+	}
+	return ""
+}
+
+// usersFilter says whether a position is the user's: a file in neither
+// nixpkgs' lib, which it finds among candidates, nor podroles' own files in
+// ownDir.
+func usersFilter(candidates []string, ownDir string) func(string) bool {
 	var libDirs []string
 	for _, c := range candidates {
 		file := fileOf(c)
@@ -515,18 +561,10 @@ func (tr trace) userLocation(ownDir string) string {
 			libDirs = append(libDirs, dir+"/")
 		}
 	}
-	ours := func(c string) bool { return ownDir != "" && strings.HasPrefix(c, ownDir+"/") }
-	for _, c := range candidates {
-		if !strings.HasPrefix(c, "/") || ours(c) ||
-			slices.ContainsFunc(libDirs, func(lib string) bool { return strings.HasPrefix(c, lib) }) {
-			continue
-		}
-		return c
+	return func(c string) bool {
+		return strings.HasPrefix(c, "/") && !(ownDir != "" && strings.HasPrefix(c, ownDir+"/")) &&
+			!slices.ContainsFunc(libDirs, func(lib string) bool { return strings.HasPrefix(c, lib) })
 	}
-	if ours(tr.location) {
-		return ""
-	}
-	return tr.location
 }
 
 // fileOf drops ":LINE:COLUMN" from a position.

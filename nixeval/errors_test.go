@@ -177,10 +177,10 @@ func errorCases() []errorCase {
 		}},
 		// A node that imports k8s-pod.nix (here, its conditions) itself
 		// and computes a list from the units: without --k8s-pod-module the
-		// trace says which list read them (FR-007).
+		// trace says which list read them (FR-007), and where.
 		{name: "lists that read the units on k8s-pod.nix", kind: KindEval, run: moduleSystemNode(map[string]string{"on-k8s-pod.nix": "{ config, lib, ... }: {\n  fediversity.k8sPod.enable = true;\n  systemd.services = lib.genAttrs config.fediversity.podRoles.mainUnits (name: { });\n  fediversity.podRoles.mainUnits = lib.attrNames config.systemd.services;\n}\n"}), want: map[string]string{
 			"2.8":            "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:3:22)",
-			"2.24 2.26 2.31": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:3:35)",
+			"2.24 2.26 2.31": "eval node web (file $T/node.nix): option systemd.services: infinite recursion encountered: fediversity.podRoles.mainUnits reads config.systemd.services (FR-007), and the node is on k8s-pod.nix, whose conditions on units come from the lists; compute the lists from the application's own options (at $T/on-k8s-pod.nix:4:50)",
 		}},
 		{name: "missing flake node", run: flake("$D/flake#nope"), want: map[string]string{
 			"2.8 2.24 2.26 2.31": "eval flake $D/flake#nope: flake $D/flake has no nixosConfigurations.nope; it has: web",

@@ -53,6 +53,10 @@ DEBIAN_NIX    := /usr/bin/nix
 # fresh clone) reuses it, and a changed recipe builds anew beside it.
 # As a user, make's cache is under the user's own ~/.cache.
 export PODROLES_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/podroles,$(HOME)/.cache/podroles)
+# The versions of the nixes that podroles ran, which the commands keep in
+# the user's cache: under make, in the clone's own ignored folder, so that
+# the tests' nixes (stand-ins among them) stay out of the user's.
+export PODROLES_VERSION_CACHE ?= $(CURDIR)/.cache/nix-versions.json
 NIX24_TARBALL ?= $(CURDIR)/../shared/vendor/nix-2.24.15-src.tar.gz
 NIX24_DIR     := $(PODROLES_CACHE)/nix-2.24/$(shell sha256sum < scripts/build-nix.sh | cut -c1-16)
 NIX24         := $(NIX24_DIR)/own-root/bin/nix

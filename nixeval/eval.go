@@ -94,6 +94,11 @@ type Evaluator struct {
 	// measures what the probe costs; users always have it.
 	withoutListsProbe bool
 
+	// VersionCache is the file that keeps the versions of the nixes run
+	// before (DefaultVersionCache), so that a run asks `nix --version`
+	// once per nix binary, not once per run; "" keeps none.
+	VersionCache string
+
 	// The version of nix, read once per Evaluator (once per run of a
 	// command), not per node or per call.
 	versionOnce sync.Once
@@ -139,7 +144,8 @@ func (e *NotNixError) Error() string {
 	return fmt.Sprintf("%s printed %q, which is no nix; give --nix PATH to nix %s or later", run, e.Printed, OldestNix)
 }
 
-// checkVersion runs `nix --version` the first time it is called and refuses
+// checkVersion runs `nix --version` the first time it is called (unless
+// VersionCache has the version of that very file) and refuses
 // a command that is no nix (whose --version fails, or does not start with
 // "nix", as nix's forks' do too), and a nix older than OldestNix.
 func (e *Evaluator) checkVersion(ctx context.Context) error {
@@ -147,6 +153,10 @@ func (e *Evaluator) checkVersion(ctx context.Context) error {
 		path, err := e.nixPath()
 		if err != nil {
 			e.versionErr = err
+			return
+		}
+		if v, ok := lookupVersion(e.VersionCache, path); ok {
+			e.versionErr = e.tooOld(v)
 			return
 		}
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -173,11 +183,18 @@ func (e *Evaluator) checkVersion(ctx context.Context) error {
 			e.versionErr = &NotNixError{Nix: e.nixName(), Printed: printed}
 			return
 		}
-		if v.Less(OldestNix) {
-			e.versionErr = &NixTooOldError{Nix: e.nixName(), Version: v}
-		}
+		keepVersion(e.VersionCache, path, v)
+		e.versionErr = e.tooOld(v)
 	})
 	return e.versionErr
+}
+
+// tooOld refuses a nix older than OldestNix.
+func (e *Evaluator) tooOld(v nixversion.Version) error {
+	if v.Less(OldestNix) {
+		return &NixTooOldError{Nix: e.nixName(), Version: v}
+	}
+	return nil
 }
 
 func (e *Evaluator) nixName() string {

@@ -147,7 +147,7 @@ func (o *SourceOptions) Load(ctx context.Context, args []string, errOut io.Write
 	if err != nil {
 		return nil, err
 	}
-	ev := &nixeval.Evaluator{Nix: o.Nix, Timeout: o.Timeout, K8sPodModule: o.K8sPodModule, Definitions: o.Definitions,
+	ev := &nixeval.Evaluator{Nix: o.Nix, Timeout: o.Timeout, K8sPodModule: o.K8sPodModule, Definitions: o.Definitions, VersionCache: nixeval.DefaultVersionCache(),
 		Jobs: o.Jobs, MaxMemory: int64(o.MaxMemory), Shard: nixeval.Shard(o.Shard)}
 	o.Evaluator, o.errOut = ev, errOut
 	start := time.Now()

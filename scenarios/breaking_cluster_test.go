@@ -240,41 +240,83 @@ func servicePortTo(port, target int32) func(t *testing.T, ctx context.Context, w
 	}
 }
 
-// stuckRollout gives lldap's Deployment a template whose pods no node
-// takes (a node selector no node has): the new pod stays Pending, and
-// the old ones stay ready. The template is otherwise as planned, so only
-// the rollout shows the break. Mending drops the selector and waits.
-func stuckRollout(t *testing.T, ctx context.Context, w *realWorld) func() {
-	deployments := w.client.AppsV1().Deployments(w.env.Namespace)
-	setSelector := func(sel map[string]string) {
-		d, err := deployments.Get(ctx, "directory-lldap", metav1.GetOptions{})
+// stuckRollout gives a Deployment of the directory example a template
+// whose pods no node takes (a node selector no node has): the new pod
+// stays Pending, and the old ones stay ready. The template is otherwise as
+// planned, so only the rollout shows the break. Mending drops the
+// selector and waits.
+func stuckRollout(name string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return newTemplateThatCannotStart(name, func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.NodeSelector = map[string]string{"podroles.test/no-such-node": "true"}
+	})
+}
+
+// imageNotPulled gives a Deployment of the directory example a template
+// whose service's image (and its companion's) cannot be pulled: a
+// registry on a loopback port where nothing listens.
+func imageNotPulled(name, service string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return newTemplateThatCannotStart(name, func(d *appsv1.Deployment) {
+		cs := d.Spec.Template.Spec.Containers
+		image := imageOf(cs, service)
+		for i := range cs {
+			if cs[i].Image == image {
+				cs[i].Image = "127.0.0.1:1/podroles/no-such-image:1"
+			}
+		}
+	})
+}
+
+// newTemplateThatCannotStart changes a Deployment of the directory
+// example and waits until its controller made the new ReplicaSet, not for
+// the rollout, which never ends; mending puts the template back and waits
+// until the Deployment is available.
+func newTemplateThatCannotStart(name string, change func(*appsv1.Deployment)) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		deployments := w.client.AppsV1().Deployments(w.env.Namespace)
+		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Spec.Template.Spec.NodeSelector = sel
-		if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		before := d.Spec.Template.Spec.DeepCopy()
+		setTemplate := func(change func(*appsv1.Deployment)) {
+			d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			change(d)
+			if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setTemplate(change)
+		probe := poll.Probe{Endpoint: "Deployment " + name, Expect: "a rollout under way", Within: time.Minute}
+		if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas == 0 {
+				return poll.Saw("generation %d, observed %d, %d updated", d.Generation, d.Status.ObservedGeneration, d.Status.UpdatedReplicas)
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	setSelector(map[string]string{"podroles.test/no-such-node": "true"})
-	// The controller must have made the new ReplicaSet before the run.
-	probe := poll.Probe{Endpoint: "Deployment directory-lldap", Expect: "a rollout under way", Within: time.Minute}
-	if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		d, err := deployments.Get(ctx, "directory-lldap", metav1.GetOptions{})
-		if err != nil {
-			return err
+		return func() {
+			setTemplate(func(d *appsv1.Deployment) { d.Spec.Template.Spec = *before })
+			waitAvailable(t, ctx, w.client, w.env.Namespace, name)
 		}
-		if d.Status.ObservedGeneration < d.Generation {
-			return poll.Saw("generation %d not observed", d.Generation)
+	}
+}
+
+// imageOf is the image of a container by name.
+func imageOf(cs []corev1.Container, name string) string {
+	for _, c := range cs {
+		if c.Name == name {
+			return c.Image
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
 	}
-	return func() {
-		setSelector(nil)
-		waitAvailable(t, ctx, w.client, w.env.Namespace, "directory-lldap")
-	}
+	return ""
 }
 
 // serviceSelectsOtherRole gives a Service of the directory example the
@@ -435,8 +477,20 @@ func clusterCases() map[string][]breakingCase {
 		"deployments/deployments-as-planned": {
 			{
 				name: "a rollout stuck on a new template while the old pods stay ready", where: onCluster,
-				breakCluster: stuckRollout,
-				reasons:      []string{"role lldap: Deployment directory-lldap has 1 of 2 replicas on its current template: its rollout is not done"},
+				breakCluster: stuckRollout("directory-lldap"),
+				reasons:      []string{"role lldap: Deployment directory-lldap has 3 pods for spec.replicas 2: 1 on its current template, 2 ready, 2 available: its rollout is not done", "Pending, not scheduled (Unschedulable: "},
+			},
+			{
+				// The new pod counts as updated, and the old one is the
+				// ready one: the counts of the template alone pass it.
+				name: "a rollout of the one replica of authelia stuck while the old pod stays ready", where: onCluster,
+				breakCluster: stuckRollout("directory-authelia"),
+				reasons:      []string{"role authelia: Deployment directory-authelia has 2 pods for spec.replicas 1: 1 on its current template, 1 ready, 1 available: its rollout is not done", "Pending, not scheduled (Unschedulable: "},
+			},
+			{
+				name: "a new template of authelia whose image cannot be pulled, the old pod ready", where: onCluster,
+				breakCluster: imageNotPulled("directory-authelia", "authelia"),
+				reasons:      []string{"role authelia: Deployment directory-authelia has 2 pods for spec.replicas 1: 1 on its current template, 1 ready, 1 available: its rollout is not done", "container authelia waiting ("},
 			},
 			{
 				name: "a replica of lldap less", where: onCluster,

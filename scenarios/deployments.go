@@ -10,9 +10,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
@@ -140,7 +142,7 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 			if err := compareDeployment(want, got, role, r, nodeImage); err != nil {
 				return err
 			}
-			if err := rolledOut(got, role); err != nil {
+			if err := rolledOut(ctx, client, got, role); err != nil {
 				return err
 			}
 			pods, err := runningPods(ctx, client, got)
@@ -154,6 +156,9 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 				return err
 			}
 			for _, pod := range pods {
+				if err := asTemplate(got, &pod, role); err != nil {
+					return err
+				}
 				if err := identityOnlyInSidecar(&pod, role, len(want.Spec.Template.Spec.InitContainers) > 0); err != nil {
 					return err
 				}
@@ -169,14 +174,87 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 }
 
 // rolledOut checks that what runs is the template, not only that the
-// template is right: the controller saw the last change, and every
-// replica runs it.
-func rolledOut(d *appsv1.Deployment, role string) error {
+// template is right: the controller saw the last change, and the
+// Deployment has exactly its replicas, each on the current template,
+// ready and available. A count of the current template alone passes a
+// stuck rollout of one replica: the new pod counts as updated while it
+// cannot start, and the old one is the ready one. A rollout that passed
+// its deadline (Progressing false) fails too.
+func rolledOut(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment, role string) error {
+	return rolloutState(d, role, func() string { return podsNotReady(ctx, client, d) })
+}
+
+// rolloutState is rolledOut's judgement of the Deployment's status, with
+// notReady saying why its pods are not ready, when the counts show some.
+func rolloutState(d *appsv1.Deployment, role string, notReady func() string) error {
 	if d.Status.ObservedGeneration < d.Generation {
 		return poll.Saw("role %s: Deployment %s is at generation %d, its controller saw %d", role, d.Name, d.Generation, d.Status.ObservedGeneration)
 	}
-	if want := *d.Spec.Replicas; d.Status.UpdatedReplicas != want {
-		return poll.Saw("role %s: Deployment %s has %d of %d replicas on its current template: its rollout is not done", role, d.Name, d.Status.UpdatedReplicas, want)
+	want, st := *d.Spec.Replicas, d.Status
+	if st.Replicas != want || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.AvailableReplicas != want || st.UnavailableReplicas != 0 {
+		return poll.Saw("role %s: Deployment %s has %d pods for spec.replicas %d: %d on its current template, %d ready, %d available: its rollout is not done%s",
+			role, d.Name, st.Replicas, want, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, notReady())
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
+			return poll.Saw("role %s: Deployment %s is not progressing (%s: %s)", role, d.Name, c.Reason, c.Message)
+		}
+	}
+	return nil
+}
+
+// podsNotReady says why the pods of a Deployment that are not ready are
+// not: unscheduled, a container waiting (an image that cannot be pulled),
+// or ended; "" when every pod is ready or the pods cannot be listed.
+func podsNotReady(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) string {
+	list, err := client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	if err != nil {
+		return ""
+	}
+	return whyNotReady(list.Items)
+}
+
+// whyNotReady is podsNotReady's text for the pods of a Deployment.
+func whyNotReady(pods []corev1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil || podReady(&p) {
+			continue
+		}
+		why := string(p.Status.Phase)
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				why += fmt.Sprintf(", not scheduled (%s: %s)", c.Reason, c.Message)
+			}
+		}
+		for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+			switch {
+			case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
+				why += fmt.Sprintf(", container %s waiting (%s: %s)", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message)
+			case cs.State.Terminated != nil:
+				why += fmt.Sprintf(", container %s ended (%s, exit %d)", cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
+			}
+		}
+		out = append(out, fmt.Sprintf("pod %s (template %s): %s", p.Name, p.Labels[appsv1.DefaultDeploymentUniqueLabelKey], oneline.Of(why)))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, "; ")
+}
+
+// asTemplate checks that a running pod runs its Deployment's template: its
+// containers by name, and their images (a pod's image can be changed in
+// place, and its template's hash stays).
+func asTemplate(d *appsv1.Deployment, pod *corev1.Pod, role string) error {
+	want, got := d.Spec.Template.Spec.Containers, pod.Spec.Containers
+	if w, g := sortedNames(want), sortedNames(got); !slices.Equal(w, g) {
+		return poll.Saw("role %s: pod %s has containers %s, its Deployment's template %s", role, pod.Name, strings.Join(g, ","), strings.Join(w, ","))
+	}
+	for _, c := range got {
+		if image := imageOf(want, c.Name); c.Image != image {
+			return poll.Saw("role %s: pod %s runs image %s in container %s, its Deployment's template %s", role, pod.Name, c.Image, c.Name, image)
+		}
 	}
 	return nil
 }

@@ -224,3 +224,43 @@ func TestDocsExampleLoads(t *testing.T) {
 		t.Errorf("the contract is the node's: %+v", inv.LDAP)
 	}
 }
+
+// The ports of lldap are the node's where its image's variables state
+// them: an inventory that gives another is refused, naming both; one that
+// gives none gets the node's; and the LDAPS port must be one of the
+// role's ports.
+func TestLDAPPortsFromTheNode(t *testing.T) {
+	d := dir(t)
+	withPorts := func(ldaps string, rolePorts ...int) *facts.Node {
+		n := node()
+		n.PodRoles.Services = map[string]facts.Service{"lldap": {Variables: map[string]string{"LLDAP_LDAPS_OPTIONS__PORT": ldaps, "LLDAP_LDAP_PORT": "3890"}}}
+		r := n.PodRoles.Roles["lldap"]
+		for _, p := range rolePorts {
+			r.Ports = append(r.Ports, facts.Port{Port: p, Protocol: "TCP"})
+		}
+		n.PodRoles.Roles["lldap"] = r
+		return n
+	}
+	inv, err := Parse([]byte(good), d, withPorts("6360", 6360, 17170))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.LDAP.Port != 6360 || inv.LDAP.PlainPort != 3890 {
+		t.Errorf("ports %d and %d, want the node's 6360 and 3890", inv.LDAP.Port, inv.LDAP.PlainPort)
+	}
+	for _, c := range []struct {
+		node *facts.Node
+		want string
+	}{
+		{withPorts("6361", 6361), `ldap.port is 6360 in the inventory, but the node's fediversity.podRoles.services.lldap.environment.LLDAP_LDAPS_OPTIONS__PORT is "6361"`},
+		{withPorts("6360", 17170), "ldap.port is 6360, but it is none of the node's fediversity.podRoles.roles.lldap.ports (17170), which the role's Service has"},
+	} {
+		if _, err := Parse([]byte(good), d, c.node); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %q, got %v", c.want, err)
+		}
+	}
+	if _, err := Parse([]byte(strings.Replace(good, "  port: 6360\n", "  port: 6360\n  plainPort: 3891\n", 1)), d, withPorts("6360", 6360)); err == nil ||
+		!strings.Contains(err.Error(), `ldap.plainPort is 3891 in the inventory, but the node's fediversity.podRoles.services.lldap.environment.LLDAP_LDAP_PORT is "3890"`) {
+		t.Errorf("plain port: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fediversity/podroles/facts"
@@ -47,6 +48,7 @@ func (inv *Inventory) Reconcile(n *facts.Node) error {
 			return fmt.Errorf("node %s: fediversity.lldap.readerBindPasswordFile is null: the ldap contract gives a reader no password file to bind with", n.Name)
 		}
 		l.Role, l.Host, l.CAFile, l.BindPasswordFile = role, n.LLDAP.Host, *n.LLDAP.TLS.CAFile, *n.LLDAP.ReaderBindPasswordFile
+		drift = append(drift, l.reconcilePorts(n, role)...)
 	}
 	if role := roleRunning(n, "authelia"); role != "" {
 		a := inv.Authelia
@@ -80,6 +82,45 @@ func (inv *Inventory) Reconcile(n *facts.Node) error {
 	}
 	inv.Facts = n
 	return nil
+}
+
+// reconcilePorts takes the ports of lldap that the node states (the
+// variables of fediversity.podRoles.services.lldap.environment) into the
+// contract, and names each that the inventory gives otherwise; the LDAPS
+// port must also be one of the role's ports, which its Service has.
+func (l *LDAP) reconcilePorts(n *facts.Node, role string) []string {
+	var drift []string
+	vars := n.PodRoles.Services["lldap"].Variables
+	// The variables of lldap's image that state its ports.
+	stated := []struct {
+		field, variable string
+		port            *int
+	}{
+		{"ldap.port", "LLDAP_LDAPS_OPTIONS__PORT", &l.Port},
+		{"ldap.plainPort", "LLDAP_LDAP_PORT", &l.PlainPort},
+		{"ldap.httpPort", "LLDAP_HTTP_PORT", &l.HTTPPort},
+	}
+	for _, pv := range stated {
+		field := pv.port
+		value, ok := vars[pv.variable]
+		port, err := strconv.Atoi(value)
+		if !ok || err != nil {
+			continue
+		}
+		if *field != 0 && *field != port {
+			drift = append(drift, fmt.Sprintf("%s is %d in the inventory, but the node's fediversity.podRoles.services.lldap.environment.%s is %q", pv.field, *field, pv.variable, value))
+		}
+		*field = port
+	}
+	ports := n.PodRoles.Roles[role].Ports
+	if l.Port != 0 && len(ports) > 0 && !slices.ContainsFunc(ports, func(p facts.Port) bool { return p.Port == l.Port }) {
+		var listed []string
+		for _, p := range ports {
+			listed = append(listed, strconv.Itoa(p.Port))
+		}
+		drift = append(drift, fmt.Sprintf("ldap.port is %d, but it is none of the node's fediversity.podRoles.roles.%s.ports (%s), which the role's Service has", l.Port, facts.AttrName(role), strings.Join(listed, ", ")))
+	}
+	return drift
 }
 
 // roleRunning is the first requested role of the node that runs the

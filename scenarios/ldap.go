@@ -285,13 +285,15 @@ func refusedHandshake(ctx context.Context, s *State, cfg *tls.Config, want strin
 	})
 }
 
-// lldapPlainPorts are the plain LDAP ports a role's pods may serve:
-// lldap's (3890) and LDAP's own (389), and the inventory's plainPort. The
-// node surface names no port of lldap's, so these are the defaults.
+// lldapPlainPorts are the plain LDAP ports a role's pods may serve
+// unless the node says otherwise: lldap's default (3890) and LDAP's own
+// (389). The node states lldap's port in its image's LLDAP_LDAP_PORT,
+// which the inventory's plainPort is reconciled with.
 var lldapPlainPorts = []int{389, 3890}
 
 // plainPorts are the plain LDAP ports that must not be on the Service:
-// the defaults and the inventory's, less the contract's LDAPS port.
+// the defaults and the node's (the inventory's plainPort), less the
+// contract's LDAPS port.
 func plainPorts(l *inventory.LDAP) []int {
 	ports := slices.Clone(lldapPlainPorts)
 	if l.PlainPort != 0 {

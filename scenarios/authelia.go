@@ -268,7 +268,9 @@ func loginStored(ctx context.Context, s *State, loginAt time.Time) error {
 		if n == 0 {
 			return poll.Saw("no successful login of %s since %s", s.Inv.LDAP.AdminUser, loginAt.Format(time.TimeOnly))
 		}
-		rows, err := db.Query(ctx, `SELECT a.usename, r.rolvaliduntil IS NOT NULL FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
+		// A role valid until 'infinity' never expires, as one with no
+		// date does not: neither is one of the database engine.
+		rows, err := db.Query(ctx, `SELECT a.usename, r.rolvaliduntil IS NOT NULL AND r.rolvaliduntil <> 'infinity' FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
 			WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()`)
 		if err != nil {
 			return err

@@ -246,6 +246,10 @@ var localCases = map[string][]breakingCase{
 		name: "authelia reaches Postgres with a credential that never expires", where: onLocal,
 		opts:    localenv.Options{Faults: localenv.Faults{AutheliaStaticCredential: true}},
 		reasons: []string{"authelia connected as authelia_static, a credential that does not expire"},
+	}, {
+		name: "authelia reaches Postgres with a credential valid until infinity", where: onLocal,
+		opts:    localenv.Options{Faults: localenv.Faults{AutheliaStaticCredential: true, AutheliaStaticValidUntil: "infinity"}},
+		reasons: []string{"authelia connected as authelia_static, a credential that does not expire"},
 	}},
 
 	"rotation/new-credential-restarts-authelia": {{

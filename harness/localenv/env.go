@@ -98,6 +98,9 @@ type Faults struct {
 	// credential that never expires, from a KV entry, not the database
 	// engine's (authelia/login-stored-in-postgres).
 	AutheliaStaticCredential bool
+	// AutheliaStaticValidUntil: with AutheliaStaticCredential, the
+	// credential's VALID UNTIL ("infinity": a date that never comes).
+	AutheliaStaticValidUntil string
 	// PostgresInPod: PostgreSQL serves at the lldap role's first pod's
 	// address, a database inside the role's pod (postgres/data-outside-pod).
 	PostgresInPod bool

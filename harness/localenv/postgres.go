@@ -240,14 +240,19 @@ func (pg *postgres) fill(ctx context.Context, conn *pgx.Conn, super *url.URL) er
 }
 
 // autheliaStatic makes, where a test asks for it, a credential of
-// authelia's storage that never expires (no VALID UNTIL), acting as its
+// authelia's storage that never expires (no VALID UNTIL, or the one the
+// test gives, such as infinity), acting as its
 // owner as the database engine's do.
 func (pg *postgres) autheliaStatic() struct{ what, sql string } {
 	if !pg.site.Faults.AutheliaStaticCredential {
 		return struct{ what, sql string }{}
 	}
+	validUntil := ""
+	if v := pg.site.Faults.AutheliaStaticValidUntil; v != "" {
+		validUntil = " VALID UNTIL '" + strings.ReplaceAll(v, "'", "''") + "'"
+	}
 	return struct{ what, sql string }{"create role " + autheliaStaticUser,
-		fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD '%s' IN ROLE authelia; ALTER ROLE %s SET role = 'authelia'`, autheliaStaticUser, pg.site.secrets.pgAutheliaStatic, autheliaStaticUser)}
+		fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD '%s'%s IN ROLE authelia; ALTER ROLE %s SET role = 'authelia'`, autheliaStaticUser, pg.site.secrets.pgAutheliaStatic, validUntil, autheliaStaticUser)}
 }
 
 // autheliaStaticUser is the credential of AutheliaStaticCredential.

@@ -472,6 +472,21 @@ func clusterCases() map[string][]breakingCase {
 		// A shared unit stopped in the other.
 		1: {"systemctl", "stop", "prometheus-node-exporter.service"},
 	})
+	// A main unit armed in a sidekiq pod, never started: its condition
+	// dropped (a drop-in), and what will start it there.
+	armedInSidekiq := func(unit, starter string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		cmd := "mkdir -p /run/systemd/system/" + unit + ".service.d && printf '[Unit]\nConditionPathExists=\n' > /run/systemd/system/" + unit + ".service.d/break.conf"
+		if starter != "" {
+			cmd += " && " + starter
+		}
+		return inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{0: {"sh", "-c", cmd + " && systemctl daemon-reload"}})
+	}
+	// A trigger of mastodon-web armed at runtime, after the unit left
+	// multi-user.target (which would start it too).
+	webArmedBy := func(kind, section string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		return armedInSidekiq("mastodon-web", "systemctl disable -q mastodon-web.service && printf '"+section+"' > /run/systemd/system/mastodon-web."+kind+
+			" && systemctl daemon-reload && systemctl start mastodon-web."+kind)
+	}
 	lldapServiceSelectsAuthelia := serviceSelectsOtherRole("directory-lldap", "directory-authelia")
 	return map[string][]breakingCase{
 		"deployments/deployments-as-planned": {
@@ -549,14 +564,36 @@ func clusterCases() map[string][]breakingCase {
 			breakCluster: inPods(directoryWorld, "directory", map[int][]string{0: {"systemctl", "start", "lldap.service"}}),
 			reasons:      []string{"unit lldap (service of role lldap) ran in pod {directory#0} of role main, where its list does not permit it"},
 		}},
-		"units/units-where-their-lists-permit": {{
-			name: "a main unit started in a sidekiq pod, a shared unit stopped in the other", where: onCluster, world: mastodonWorld,
-			breakCluster: unitsBreak,
-			reasons: []string{
-				"unit mastodon-web (mainUnits) ran in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it",
-				"unit prometheus-node-exporter (sharedUnits) is not active in pod {mastodon-sidekiq#1} of role sidekiq",
+		"units/units-where-their-lists-permit": {
+			{
+				name: "a main unit started in a sidekiq pod, a shared unit stopped in the other", where: onCluster, world: mastodonWorld,
+				breakCluster: unitsBreak,
+				reasons: []string{
+					"unit mastodon-web (mainUnits) ran in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it",
+					"unit prometheus-node-exporter (sharedUnits) is not active in pod {mastodon-sidekiq#1} of role sidekiq",
+				},
 			},
-		}},
+			{
+				name: "a main unit whose condition was dropped in a sidekiq pod, wanted by multi-user.target", where: onCluster, world: mastodonWorld,
+				breakCluster: armedInSidekiq("mastodon-web", ""),
+				reasons:      []string{"unit mastodon-web (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: multi-user.target is active and starts it, and its conditions hold there"},
+			},
+			{
+				name: "a main unit of a timer whose condition was dropped in a sidekiq pod", where: onCluster, world: mastodonWorld,
+				breakCluster: armedInSidekiq("acme-order-renew-mastodon.example.org", ""),
+				reasons:      []string{"unit acme-order-renew-mastodon.example.org (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: acme-order-renew-mastodon.example.org.timer is active and starts it, and its conditions hold there"},
+			},
+			{
+				name: "a main unit armed by a socket in a sidekiq pod at runtime", where: onCluster, world: mastodonWorld,
+				breakCluster: webArmedBy("socket", "[Socket]\\nListenStream=/run/podroles-break.sock\\n"),
+				reasons:      []string{"unit mastodon-web (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: mastodon-web.socket is active and starts it, and its conditions hold there"},
+			},
+			{
+				name: "a main unit armed by a path in a sidekiq pod at runtime", where: onCluster, world: mastodonWorld,
+				breakCluster: webArmedBy("path", "[Path]\\nPathExists=/run/podroles-break-path\\n"),
+				reasons:      []string{"unit mastodon-web (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: mastodon-web.path is active and starts it, and its conditions hold there"},
+			},
+		},
 		"ldap/each-pod-binds": {{
 			name: "the second lldap pod's slapd stopped", where: onCluster,
 			breakCluster: stopServer("directory-lldap", 1, "lldap"),

@@ -41,7 +41,7 @@ var unitsSuite = &Suite{
 }
 
 // unitProperties are what the suites ask systemctl show for.
-const unitProperties = "Id,Type,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic,TriggeredBy"
+const unitProperties = "Id,Type,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic,TriggeredBy,WantedBy,RequiredBy"
 
 // triggerProperties are what the suites ask of a unit's triggers.
 const triggerProperties = "Id,ActiveState"
@@ -77,6 +77,24 @@ func (u unitState) triggers() []string { return strings.Fields(u["TriggeredBy"])
 func (u unitState) armedBy(triggers map[string]unitState) string {
 	for _, t := range u.triggers() {
 		if triggers[t]["ActiveState"] == "active" {
+			return t
+		}
+	}
+	return ""
+}
+
+// starters are the units that start this one: its triggers, and the
+// targets that want or require it (a target starts them each time it is
+// started, a pod's next boot among them).
+func (u unitState) starters() []string {
+	return slices.Concat(u.triggers(), strings.Fields(u["WantedBy"]), strings.Fields(u["RequiredBy"]))
+}
+
+// startedBy names the active starter that will start the unit, a trigger
+// first, or "". Whether the unit then runs is up to its conditions.
+func (u unitState) startedBy(starters map[string]unitState) string {
+	for _, t := range u.starters() {
+		if starters[t]["ActiveState"] == "active" {
 			return t
 		}
 	}
@@ -203,6 +221,19 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 		if err != nil {
 			return "", err
 		}
+		// A unit its list does not permit that never ran, but that an
+		// active trigger or target will start: it runs there unless its
+		// conditions keep it from running, which the pod's systemd says.
+		var armed []string
+		for i, u := range names {
+			if !slices.Contains(p.permitted, u) && states[i].neverRan() && states[i].startedBy(triggers) != "" {
+				armed = append(armed, u)
+			}
+		}
+		willRun, err := conditionsHold(ctx, s, c, p.name, armed)
+		if err != nil {
+			return "", err
+		}
 		for i, u := range names {
 			st, permitted := states[i], slices.Contains(p.permitted, u)
 			cell := "-"
@@ -219,6 +250,10 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 			case !st.neverRan():
 				cell = "WRONGLY " + st["ActiveState"]
 				wrong = append(wrong, fmt.Sprintf("unit %s (%s) ran in pod %s of role %s, where its list does not permit it (%s)", u, units[u], p.name, p.role, st))
+			case slices.Contains(willRun, u):
+				by := st.startedBy(triggers)
+				cell = "WRONGLY armed by " + by
+				wrong = append(wrong, fmt.Sprintf("unit %s (%s) will start in pod %s of role %s, where its list does not permit it: %s is active and starts it, and its conditions hold there", u, units[u], p.name, p.role, by))
 			}
 			cells[i] = append(cells[i], cell)
 		}
@@ -259,12 +294,34 @@ func bootEnded(pod string, out []byte) error {
 	return nil
 }
 
+// conditionsHold asks the pod's systemd which of units would run if
+// started now: their conditions and asserts, as their files on disk say
+// (a drop-in that cleared a condition counts), evaluated by
+// systemd-analyze. Without systemd-analyze in the image the suite cannot
+// tell, and says so.
+func conditionsHold(ctx context.Context, s *State, c *clusterView, pod string, units []string) ([]string, error) {
+	if len(units) == 0 {
+		return nil, nil
+	}
+	const script = `command -v systemd-analyze >/dev/null || { echo "no systemd-analyze" >&2; exit 3; }
+for u; do systemd-analyze condition --unit="$u.service" >/dev/null 2>&1 && echo "$u"; done; true`
+	out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod, plan.ContainerNode, append([]string{"sh", "-c", script, "sh"}, units...))
+	if err != nil {
+		if strings.Contains(err.Error(), "no systemd-analyze") {
+			return nil, poll.Permanent(fmt.Errorf("pod %s: the node's image has no systemd-analyze, so the suite cannot tell whether the triggers of units %s would start them", pod, strings.Join(units, ", ")))
+		}
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
 // triggerStates asks the pod's systemd for the state of the units that
-// start the units of states (their timers, sockets and paths).
+// start the units of states (their timers, sockets and paths, and the
+// targets that want them).
 func triggerStates(ctx context.Context, s *State, c *clusterView, pod string, states []unitState) (map[string]unitState, error) {
 	var names []string
 	for _, st := range states {
-		for _, t := range st.triggers() {
+		for _, t := range st.starters() {
 			if !slices.Contains(names, t) {
 				names = append(names, t)
 			}

@@ -75,6 +75,27 @@ func TestArmedByATrigger(t *testing.T) {
 	}
 }
 
+// TestStartedBy: what will start a unit is a trigger first, else a target
+// that wants or requires it, active in either case.
+func TestStartedBy(t *testing.T) {
+	web := unitState{"ActiveState": "inactive", "ExecMainStartTimestampMonotonic": "0", "TriggeredBy": "web.timer", "WantedBy": "multi-user.target"}
+	active := map[string]unitState{"web.timer": {"ActiveState": "active"}, "multi-user.target": {"ActiveState": "active"}}
+	if got := web.startedBy(active); got != "web.timer" {
+		t.Errorf("a trigger first: %q", got)
+	}
+	active["web.timer"] = unitState{"ActiveState": "inactive"}
+	if got := web.startedBy(active); got != "multi-user.target" {
+		t.Errorf("a target that wants it: %q", got)
+	}
+	required := unitState{"ActiveState": "inactive", "RequiredBy": "multi-user.target"}
+	if got := required.startedBy(active); got != "multi-user.target" {
+		t.Errorf("a target that requires it: %q", got)
+	}
+	if got := web.startedBy(map[string]unitState{}); got != "" {
+		t.Errorf("nothing active: %q", got)
+	}
+}
+
 // TestBootEnded: the units are judged once the pod's systemd has booted;
 // a degraded system has booted too. A system still booting has not
 // answered yet: a wait goes on past its window.

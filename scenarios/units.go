@@ -26,14 +26,15 @@ import (
 // the contract names (node), and shows the units × pods matrix. It reads
 // systemd's record, not one instant: a one-time unit that ran to success
 // ran; a unit whose timer, socket or path waits is armed; a unit skipped
-// by its condition never ran. It waits for the pod's boot to end first.
+// by its condition never ran, unless something active will start it while
+// its conditions hold. It waits for the pod's boot to end first.
 var unitsSuite = &Suite{
 	Name: "units",
 	Doc:  "in every pod of the node's image, each unit runs exactly where its list permits, by systemd's record",
 	Scenarios: []*Scenario{{
 		Name:  "units-where-their-lists-permit",
 		Spec:  []string{"SC-001", "US1-2", "US1-3", "US1-4"},
-		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod, by systemd's record once the pod has booted (a one-time unit that ran, a unit its timer, socket or path will start); shown as a units × pods matrix",
+		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod, by systemd's record once the pod has booted (a one-time unit that ran, a unit its timer, socket or path will start; where its list forbids it, a unit that an active trigger or target will start while its conditions hold fails); shown as a units × pods matrix",
 		Skip:  needsListedUnits,
 		Uses:  []Capability{capDeployments, capExec},
 		Steps: Checks(Check{Name: "ask each pod's systemd for each unit of the lists", Do: unitsWhereListsPermit}),

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -153,6 +154,23 @@ func TestRealNode(t *testing.T) {
 	} {
 		t.Run(c.name, c.test)
 	}
+}
+
+// ephemeralContainers are the names of the ephemeral containers of each
+// pod of namespace that has any.
+func ephemeralContainers(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace string) map[string][]string {
+	t.Helper()
+	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, p := range pods.Items {
+		for _, c := range p.Spec.EphemeralContainers {
+			out[p.Name] = append(out[p.Name], c.Name)
+		}
+	}
+	return out
 }
 
 // controlPlane returns the package's control plane with its KWOK node,
@@ -510,6 +528,23 @@ func testRealPodsPassEverySuite(t *testing.T) {
 	}
 	if after, err := env.OpenBaoChanges(); err != nil || len(after) != len(before) {
 		t.Errorf("a run without --disruptive changed secrets in OpenBao: %v %q", err, after[min(len(before), len(after)):])
+	}
+	// A plain run after the first adds nothing to any pod's spec: the
+	// probe that the first added to the main pod serves the next.
+	added := ephemeralContainers(t, ctx, client, env.Namespace)
+	ldap, err := scenarios.Select([]string{"ldap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range scenarios.Run(ctx, inv, ldap, clusterOptions(t, scenarios.Options{Timeout: 2 * time.Minute, Patience: time.Minute})) {
+		if r.Status == scenarios.Failed {
+			t.Errorf("run again, %s failed: %s", r.ID(), r.Reason)
+		}
+	}
+	if again := ephemeralContainers(t, ctx, client, env.Namespace); !reflect.DeepEqual(added, again) {
+		t.Errorf("a second plain run changed the pods' ephemeral containers: %v, then %v", added, again)
+	} else {
+		t.Logf("the pods' ephemeral containers after two runs: %v", again)
 	}
 	r := newRunnerAccount(t, env, client)
 	t.Run("run 1, in the cluster as the manifest's ServiceAccount", func(t *testing.T) {

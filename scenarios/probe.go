@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net"
 	"strconv"
 	"time"
@@ -37,8 +36,9 @@ const probeStart = 2 * time.Minute
 const ProbeIdle = 2 * time.Minute
 
 // probeArgs are the arguments of the runner image's entrypoint that
-// start the probe.
-var probeArgs = []string{"probe"}
+// start the probe: one that never ends by itself, as the runs after the
+// first attach to it again.
+var probeArgs = []string{"probe", "--idle=0"}
 
 // probeQuestion is one question to the probe. ID is echoed in the answer:
 // an answer that comes after its try gave up is not taken for the next.
@@ -89,9 +89,9 @@ func (a probeAnswer) err() error {
 }
 
 // ServeProbe is the probe: it answers each question of in, a JSON line,
-// with one JSON line on out, until in ends. It also ends after idle with
-// no question: a runner that added it but may not attach to it (or that
-// died) leaves no process waiting in the pod.
+// with one JSON line on out, until in ends. With idle, it also ends after
+// idle with no question; with none, it waits for the next run's session
+// for the pod's life (runs attach to it again rather than add another).
 func ServeProbe(ctx context.Context, in io.Reader, out io.Writer, idle time.Duration) error {
 	lines := make(chan []byte)
 	failed := make(chan error, 1)
@@ -107,6 +107,10 @@ func ServeProbe(ctx context.Context, in io.Reader, out io.Writer, idle time.Dura
 	enc := json.NewEncoder(out)
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
+	var idleEnds <-chan time.Time // nil, with no idle: never
+	if idle > 0 {
+		idleEnds = timer.C
+	}
 	for {
 		var line []byte
 		select {
@@ -115,7 +119,7 @@ func ServeProbe(ctx context.Context, in io.Reader, out io.Writer, idle time.Dura
 				return <-failed
 			}
 			line = l
-		case <-timer.C:
+		case <-idleEnds:
 			return fmt.Errorf("no question in %s: the probe ends", idle)
 		case <-ctx.Done():
 			return ctx.Err()
@@ -170,7 +174,10 @@ func readerFindsAtService(ctx context.Context, s *State) error {
 	addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
 	where := fmt.Sprintf("ldaps://%s from the main pod %s (probe %s)", addr, main.Name, p.Name)
 	from := fmt.Sprintf("from the main pod %s (probe %s) to %s", main.Name, p.Name, addr)
-	asked := 0
+	// Another run may be attached to the same probe, and sees its
+	// answers: the questions of this one are numbered from a base of its
+	// own.
+	asked := int(mathrand.Int64N(1 << 40))
 	return readerBinds(ctx, s, ca, addr, where, from, func(bind *readerBind, ctx context.Context) (string, error) {
 		asked++
 		return askProbe(ctx, p, probeQuestion{ID: asked, Bind: bind})
@@ -207,8 +214,6 @@ func addProbe(ctx context.Context, c *kube.Client, namespace string, pod invento
 	if image == "" {
 		return nil, poll.Permanent(errors.New("the reader in the main pod needs the runner's image for its probe: give --probe-image (the image of podroles), or --from-runner to connect from the runner"))
 	}
-	suffix := make([]byte, 4)
-	rand.Read(suffix)
 	spec.Image, spec.Args = image, probeArgs
-	return c.AddProbe(ctx, namespace, pod.Name, "podroles-probe-"+hex.EncodeToString(suffix), spec)
+	return c.Probe(ctx, namespace, pod.Name, "podroles-probe", spec)
 }

@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,8 +27,10 @@ import (
 // session on its stdin and stdout. It is an ephemeral container: the
 // Kubernetes way to add a process to a pod without changing its image or
 // restarting it. It shares the pod's network, so it dials as the pod's
-// own processes do. A pod keeps its ephemeral containers until it ends;
-// a probe ends when its stdin closes.
+// own processes do. A pod keeps its ephemeral containers until it ends,
+// and a container cannot be removed or started again: one probe per
+// image stays in the pod, idle between sessions, and every later run
+// attaches to it, so that runs after the first add nothing to the pod.
 type Probe struct {
 	// Name is the container's, Pod its pod's.
 	Name, Pod string
@@ -31,6 +38,7 @@ type Probe struct {
 	stdin  *io.PipeWriter
 	lines  chan []byte
 	ended  chan struct{}
+	stop   context.CancelFunc
 	endErr error
 	mu     sync.Mutex
 	stderr bytes.Buffer
@@ -39,19 +47,35 @@ type Probe struct {
 // ProbeSpec says what a probe runs.
 type ProbeSpec struct {
 	// Image holds the probe's program; Args are given to its entrypoint.
+	// The program must serve one session after another on its stdin,
+	// and never end by itself.
 	Image string
 	Args  []string
 	// Start bounds the wait for the container to run.
 	Start time.Duration
 }
 
-// AddProbe adds a probe named name to a pod and attaches to it. Secrets
+// probeName is the name of a probe of spec: prefix and a hash of its image
+// and arguments, so that a runner of another image adds its own, and n
+// counts the probes of that spec that ended (a pod keeps them).
+func probeName(prefix string, spec ProbeSpec, n int) string {
+	h := sha256.Sum256([]byte(spec.Image + "\x00" + strings.Join(spec.Args, "\x00")))
+	name := prefix + "-" + hex.EncodeToString(h[:4])
+	if n > 0 {
+		name += "-" + strconv.Itoa(n+1)
+	}
+	return name
+}
+
+// Probe attaches to the probe of spec in a pod: the one a run before
+// added, where it still runs, or a new one (named after prefix). Secrets
 // go to it over Ask, never into the pod's spec. A user that may not add
 // it, read the pod or attach gets a poll.Permanent error naming the
 // permission.
-func (c *Client) AddProbe(ctx context.Context, namespace, pod, name string, spec ProbeSpec) (*Probe, error) {
-	what := fmt.Sprintf("add the probe %s to pod %s/%s", name, namespace, pod)
+func (c *Client) Probe(ctx context.Context, namespace, pod, prefix string, spec ProbeSpec) (*Probe, error) {
+	what := fmt.Sprintf("add a probe to pod %s/%s", namespace, pod)
 	pods := c.Clientset.CoreV1().Pods(namespace)
+	var name string
 	// Nothing adds a probe again: each failure is final.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p, err := pods.Get(ctx, pod, metav1.GetOptions{})
@@ -59,6 +83,10 @@ func (c *Client) AddProbe(ctx context.Context, namespace, pod, name string, spec
 			return forbidden(what, "get on pods", namespace)
 		} else if err != nil {
 			return err
+		}
+		var found bool
+		if name, found = reusableProbe(p, prefix, spec); found {
+			return nil
 		}
 		p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, probeContainer(name, spec))
 		_, err = pods.UpdateEphemeralContainers(ctx, pod, p, metav1.UpdateOptions{})
@@ -82,9 +110,12 @@ func (c *Client) AddProbe(ctx context.Context, namespace, pod, name string, spec
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := &Probe{Name: name, Pod: pod, stdin: inW, lines: make(chan []byte), ended: make(chan struct{})}
+	// The session lasts until Close: the probe's stdin stays open for the
+	// next session, so nothing ends it from the pod's side.
+	sessionCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	p := &Probe{Name: name, Pod: pod, stdin: inW, lines: make(chan []byte), ended: make(chan struct{}), stop: stop}
 	go func() {
-		err := executor.StreamWithContext(context.WithoutCancel(ctx), remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Stderr: &lockedWriter{mu: &p.mu, w: &p.stderr}})
+		err := executor.StreamWithContext(sessionCtx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Stderr: &lockedWriter{mu: &p.mu, w: &p.stderr}})
 		if isForbidden(err) {
 			err = Forbidden("attach to it", "create on pods/attach", namespace)
 		}
@@ -98,10 +129,34 @@ func (c *Client) AddProbe(ctx context.Context, namespace, pod, name string, spec
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		for sc.Scan() {
-			p.lines <- bytes.Clone(sc.Bytes())
+			select {
+			case p.lines <- bytes.Clone(sc.Bytes()):
+			case <-sessionCtx.Done():
+				return
+			}
 		}
 	}()
 	return p, nil
+}
+
+// reusableProbe is the name of the probe of spec in pod that a session can
+// attach to (running, or about to), and true; else the name of a new one
+// and false. A probe that ended stays in the pod under its name.
+func reusableProbe(pod *corev1.Pod, prefix string, spec ProbeSpec) (string, bool) {
+	ended := map[string]bool{}
+	for _, s := range pod.Status.EphemeralContainerStatuses {
+		ended[s.Name] = s.State.Terminated != nil
+	}
+	for n := 0; ; n++ {
+		name := probeName(prefix, spec, n)
+		inSpec := slices.ContainsFunc(pod.Spec.EphemeralContainers, func(c corev1.EphemeralContainer) bool { return c.Name == name })
+		switch {
+		case !inSpec:
+			return name, false
+		case !ended[name]:
+			return name, true
+		}
+	}
 }
 
 // probeContainer is the probe's container: no privilege, nothing written,
@@ -110,7 +165,9 @@ func probeContainer(name string, spec ProbeSpec) corev1.EphemeralContainer {
 	yes, no := true, false
 	return corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
 		Name: name, Image: spec.Image, Args: spec.Args,
-		Stdin: true, StdinOnce: true,
+		// Its stdin stays open between sessions: the probe serves the
+		// next run's.
+		Stdin: true, StdinOnce: false,
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext: &corev1.SecurityContext{
@@ -211,9 +268,11 @@ func (p *Probe) gone() error {
 	return poll.Permanent(fmt.Errorf("the probe %s in pod %s: %s", p.Name, p.Pod, why))
 }
 
-// Close ends the probe: its stdin closes, and its program exits.
+// Close ends the session; the probe stays in the pod, idle, for the
+// next run.
 func (p *Probe) Close() {
 	p.stdin.Close()
+	p.stop()
 	select {
 	case <-p.ended:
 	case <-time.After(10 * time.Second):

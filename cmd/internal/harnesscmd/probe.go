@@ -21,6 +21,6 @@ func NewProbeCmd(ios *cli.Streams) *cobra.Command {
 			return scenarios.ServeProbe(cmd.Context(), ios.In, ios.Out, idle)
 		},
 	}
-	cli.DurationVar(cmd.Flags(), &idle, "idle", scenarios.ProbeIdle, "end after this long with no question")
+	cli.DurationVar(cmd.Flags(), &idle, "idle", scenarios.ProbeIdle, "end after this long with no question (0: never; the runner attaches to it again)")
 	return cmd
 }

@@ -521,6 +521,9 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	}
 	before := map[string]*inventory.PodStatus{}
 	files := map[string][]byte{}
+	// The other secrets with restart, whose new values would restart the
+	// service too: an exit they explain is none for this one.
+	others := map[string]map[string]string{}
 	for _, pod := range pods {
 		st, err := podStatus(ctx, s, pod)
 		if err != nil {
@@ -529,6 +532,12 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 		before[pod.Name] = st
 		if files[pod.Name], err = readPodSecret(ctx, s, pod, file); err != nil {
 			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+		}
+		if restart {
+			if others[pod.Name], err = restartSecretHashes(ctx, s, pod, r); err != nil {
+				return poll.Permanent(err)
+			}
+			delete(others[pod.Name], file)
 		}
 	}
 	wrote := time.Now()
@@ -553,27 +562,10 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			return nil
 		})
 		if err == nil && restart {
-			err = poll.Eventually(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to restart its service in the same pod", pod.Name), Within: s.Patience}, func(ctx context.Context) error {
-				st, err := podStatus(ctx, s, pod)
-				if err != nil {
-					return err
-				}
-				if st.UID != b.UID {
-					return poll.Permanent(fmt.Errorf("a new pod (uid %s, was %s)", st.UID, b.UID))
-				}
-				if st.ExitCount() <= b.ExitCount() {
-					return poll.Saw("%d exits still", st.ExitCount())
-				}
-				// Only an exit after the new value counts: one before it
-				// was no restart for it. The kubelet keeps seconds.
-				if st.LastExit != nil && st.LastExit.FinishedAt.Before(toPrecisionOf(wrote, st.LastExit.FinishedAt)) {
-					return poll.Saw("an exit of its service (%s) before the new value of %s was written at %s, and none since", st.LastExit, sec.Path, wrote.UTC().Format(time.TimeOnly))
-				}
-				waitBackOff(s, pod, st)
+			err = restartedForFile(ctx, s, pod, r, b, file, wrote, others[pod.Name])
+			if err == nil {
 				restarted[pod.Name] = true
-				s.Note("pod %s restarted its service in the same pod after the new value (%s)", pod.Name, st.LastExit)
-				return nil
-			})
+			}
 		}
 		if err == nil && !restart {
 			// The file has the new value: a restart for it would come
@@ -619,6 +611,61 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	// secret with restart the restart it makes.
 	errs = append(errs, putBack(ctx, s, bao, pods, kvChange{path: sec.Path, file: file, data: original, files: files, restarted: restarted}))
 	return joinErrors(errs)
+}
+
+// restartedForFile waits until pod's service exits in the same pod after
+// the new value of file reached the pod: its file's time in the pod, not
+// the write to OpenBao, is what the restart follows. An exit before it,
+// or one that a new value of another secret with restart explains
+// (others: their hashes before the write), is no restart for this file;
+// the report lists every exit the wait saw, with the one it took.
+func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role, b *inventory.PodStatus, file string, wrote time.Time, others map[string]string) error {
+	times, err := secretTimes(ctx, s, pod, []string{file})
+	if err != nil {
+		return poll.Permanent(fmt.Errorf("the time of %s in pod %s: %w", file, pod.Name, err))
+	}
+	changed := times[file]
+	if changed.Before(wrote.Truncate(time.Second)) {
+		// A clock of the pod's behind the runner's: the write bounds it.
+		changed = wrote
+	}
+	var seen []string
+	noteExit := func(e *inventory.Exit) {
+		if e != nil && (b.LastExit == nil || !e.FinishedAt.Equal(b.LastExit.FinishedAt)) && !slices.Contains(seen, e.String()) {
+			seen = append(seen, e.String())
+		}
+	}
+	expect := fmt.Sprintf("pod %s to restart its service in the same pod after %s changed there", pod.Name, file)
+	return poll.Eventually(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+		st, err := podStatus(ctx, s, pod)
+		if err != nil {
+			return err
+		}
+		if st.UID != b.UID {
+			return poll.Permanent(fmt.Errorf("a new pod (uid %s, was %s)", st.UID, b.UID))
+		}
+		noteExit(st.LastExit)
+		if st.ExitCount() <= b.ExitCount() {
+			return poll.Saw("%d exits still", st.ExitCount())
+		}
+		// Only an exit after the file changed counts. The kubelet keeps
+		// seconds: an exit of that second counts.
+		if st.LastExit != nil && st.LastExit.FinishedAt.Before(toPrecisionOf(changed, st.LastExit.FinishedAt)) {
+			return poll.Saw("exits %s, all before %s changed in the pod at %s", strings.Join(seen, "; "), file, changed.UTC().Format(time.TimeOnly))
+		}
+		if len(others) > 0 {
+			now, err := restartSecretHashes(ctx, s, pod, r)
+			if err != nil {
+				return err
+			}
+			if also := changedFiles(others, now); len(also) > 0 {
+				return poll.Permanent(fmt.Errorf("its service exited (%s), but %s changed too, a secret with restart: the exit is not told to be for %s (exits seen: %s)", st.LastExit, strings.Join(also, ", "), file, strings.Join(seen, "; ")))
+			}
+		}
+		waitBackOff(s, pod, st)
+		s.Note("pod %s restarted its service in the same pod after %s changed there at %s: took %s, of the exits seen: %s", pod.Name, file, changed.UTC().Format(time.TimeOnly), st.LastExit, strings.Join(seen, "; "))
+		return nil
+	})
 }
 
 // kvChange is a KV entry that a scenario changed, and what to put back:

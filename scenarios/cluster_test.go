@@ -326,7 +326,7 @@ func runSuites(ctx context.Context, t *testing.T, inv *inventory.Inventory, pati
 		t.Fatal(err)
 	}
 	out := map[string]*scenarios.Result{}
-	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: patience, Disruptive: true})) {
+	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: patience, Disruptive: true})) {
 		out[r.ID()] = r
 	}
 	return out
@@ -414,12 +414,19 @@ func freshPods(t *testing.T, ctx context.Context, client kubernetes.Interface, n
 			}
 		}
 	}
+	settled(t, ctx, client, namespace)
+}
+
+// settled waits until each Deployment of namespace is available, as a
+// user's cluster recovers from a break: its pods keep their restarts and
+// the back-off they grew. A pod between two restarts shows no back-off
+// yet: it is waited for as long as the kubelet's longest back-off.
+func settled(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace string) {
+	t.Helper()
 	deployments, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A pod between two restarts shows no back-off yet: it is waited for
-	// as long as the kubelet's longest back-off.
 	for _, d := range deployments.Items {
 		waitAvailable(t, ctx, client, namespace, d.Name, 6*time.Minute)
 	}
@@ -521,7 +528,8 @@ func testRealPodsPassEverySuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: 2, Timeout: 2 * time.Minute, Patience: time.Minute})) {
+	// At the command's defaults, as a user's run.
+	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
 		if r.Disruptive && r.Status != scenarios.Skipped {
 			t.Errorf("%s ran without --disruptive: %s", r.ID(), r.Status)
 		}
@@ -536,7 +544,7 @@ func testRealPodsPassEverySuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range scenarios.Run(ctx, inv, ldap, clusterOptions(t, scenarios.Options{Timeout: 2 * time.Minute, Patience: time.Minute})) {
+	for _, r := range scenarios.Run(ctx, inv, ldap, clusterOptions(t, scenarios.Options{Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
 		if r.Status == scenarios.Failed {
 			t.Errorf("run again, %s failed: %s", r.ID(), r.Reason)
 		}
@@ -556,14 +564,14 @@ func testRealPodsPassEverySuite(t *testing.T) {
 		}
 		defer found.Close()
 		start := time.Now()
-		results := runSuites(ctx, t, found.Inventory, time.Minute)
+		results := runSuites(ctx, t, found.Inventory, scenarios.DefaultPatience)
 		t.Logf("run 1: %s", time.Since(start).Round(time.Second))
 		notForbidden(t, results, m)
 		judgeEverySuite(t, ctx, env, client, results)
 	})
 	t.Run("run 2, from outside as the admin", func(t *testing.T) {
 		start := time.Now()
-		results := runSuites(ctx, t, inv, time.Minute)
+		results := runSuites(ctx, t, inv, scenarios.DefaultPatience)
 		t.Logf("run 2: %s", time.Since(start).Round(time.Second))
 		judgeEverySuite(t, ctx, env, client, results)
 	})

@@ -143,7 +143,7 @@ func runSelected(t *testing.T, ctx context.Context, inv *inventory.Inventory, pa
 	}
 	out := map[string]*scenarios.Result{}
 	// On real pods the reader of service-ldaps-bind is the runner's image.
-	opts := scenarios.Options{Parallel: 2, Timeout: 3 * time.Minute, Patience: patience, Run: re, Disruptive: true, ProbeImage: builtRunnerImage(t)}
+	opts := scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: patience, Run: re, Disruptive: true, ProbeImage: builtRunnerImage(t)}
 	for _, r := range scenarios.Run(ctx, inv, selected, opts) {
 		out[r.ID()] = r
 	}

@@ -127,6 +127,13 @@ const NotAskedToDisrupt = "changes the deployment (revokes credentials, writes s
 // DefaultPatience bounds a wait for the world when Options say nothing.
 const DefaultPatience = 15 * time.Second
 
+// The defaults of `scenarios run`, which the tests on the real node run
+// at as a user's run does.
+const (
+	DefaultParallel = 4
+	DefaultTimeout  = 2 * time.Minute
+)
+
 func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, opts Options, res *Result) {
 	timeout := opts.Timeout
 	start := time.Now()

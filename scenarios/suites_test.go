@@ -32,7 +32,7 @@ func runMatching(t *testing.T, env *localenv.Env, patience time.Duration, re *re
 }
 
 // runWith runs suites against env's inventory with opts, each scenario
-// bounded by a minute and its windows.
+// bounded by the command's default timeout and its windows.
 func runWith(t *testing.T, env *localenv.Env, opts scenarios.Options, suites ...string) map[string]*scenarios.Result {
 	t.Helper()
 	inv := loadInventory(t, env)
@@ -44,7 +44,7 @@ func runWith(t *testing.T, env *localenv.Env, opts scenarios.Options, suites ...
 	// windows); a deadline for the whole run would cut the exclusive
 	// scenarios, which run last, on a loaded machine.
 	out := map[string]*scenarios.Result{}
-	opts.Parallel, opts.Timeout = 4, time.Minute
+	opts.Parallel, opts.Timeout = scenarios.DefaultParallel, scenarios.DefaultTimeout
 	for _, r := range scenarios.Run(t.Context(), inv, selected, opts) {
 		out[r.ID()] = r
 	}

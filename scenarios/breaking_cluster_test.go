@@ -625,13 +625,25 @@ func clusterCases() map[string][]breakingCase {
 			run:          "rotation/new-credential-restarts-authelia",
 			reasons:      []string{"pod {directory-authelia#0} (uid", "to restart its service with a new credential within the TTL", "saw 0 exits"},
 		}},
-		"postgres/data-outside-pod": {{
-			name: "lldap's database URL at its pod's own loopback", where: onCluster,
-			breakCluster: databaseInPod,
-			reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at 127.0.0.1:5432, in pod {directory-lldap#0} of role lldap: its data would go with the pod"},
-			// Its URL leads where no database answers (the stand-in serves none).
-			alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
-		}},
+		"postgres/data-outside-pod": {
+			{
+				name: "lldap's database URL at its pod's own loopback", where: onCluster,
+				breakCluster: databaseInPod,
+				reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at 127.0.0.1:5432, in pod {directory-lldap#0} of role lldap (the pod's own loopback): its data would go with the pod"},
+				// Its URL leads where no database answers (the stand-in serves none).
+				alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
+			},
+			{
+				// The URL names the Service; the name alone leads out of
+				// the pods, and only the pod's resolver tells.
+				name: "a hostAlias of lldap's pods that sends the database's Service name to their own loopback", where: onCluster,
+				breakCluster: changeDeployment("directory-lldap", func(d *appsv1.Deployment) {
+					d.Spec.Template.Spec.HostAliases = []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{"postgres." + d.Namespace + ".svc"}}}
+				}),
+				reasons:   []string{"pod {directory-lldap#0} reads its database (secret db.env) at postgres.", "in pod {directory-lldap#0} of role lldap (the pod's own loopback: postgres.", "resolves to 127.0.0.1 in pod {directory-lldap#0}): its data would go with the pod"},
+				alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
+			},
+		},
 		"rotation/sidecar-restart-restarts-pki": {{
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,
 			breakCluster: changeDeployment("directory-authelia", withoutRestart),

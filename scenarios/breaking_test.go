@@ -175,7 +175,7 @@ var localCases = map[string][]breakingCase{
 	"postgres/data-outside-pod": {{
 		name: "PostgreSQL at the address of the role's first pod", where: onLocal,
 		opts:    localenv.Options{Faults: localenv.Faults{PostgresInPod: true}},
-		reasons: []string{"in pod directory-lldap-0 of role lldap: its data would go with the pod"},
+		reasons: []string{"in pod directory-lldap-0 of role lldap (pod directory-lldap-0): its data would go with the pod"},
 	}},
 	"postgres/one-opentofu-state": {{
 		name: "a second OpenTofu state", where: onLocal,

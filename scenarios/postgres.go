@@ -243,7 +243,21 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 	}
 	inCluster := s.Inv.Cluster.Kubeconfig == ""
 	ns := s.Inv.Cluster.Namespace
-	if loopbackHost(host, true) {
+	// The pod's own resolver decides where the host is: a hostAlias, a
+	// search domain or the pod's own name may lead where the name alone
+	// does not say.
+	resolved, err := s.world().resolve(ctx, pod, host)
+	if err != nil {
+		return nil, err
+	}
+	if len(resolved) > 0 {
+		s.Note("pod %s resolves %s to %s", pod.Name, host, strings.Join(resolved, ", "))
+	}
+	at := "the pod's own loopback"
+	if i := slices.IndexFunc(resolved, func(a string) bool { return loopbackHost(a, true) }); i >= 0 && !loopbackHost(host, true) {
+		at = fmt.Sprintf("the pod's own loopback: %s resolves to %s in pod %s", host, resolved[i], pod.Name)
+	}
+	if loopbackHost(host, true) || slices.ContainsFunc(resolved, func(a string) bool { return loopbackHost(a, true) }) {
 		// Only a port-forward dials the pod's own loopback.
 		reach := forwardTo(c, s, pod.Name, "", port, inCluster)
 		if inCluster {
@@ -251,7 +265,7 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 				return "", nil, poll.Permanent(fmt.Errorf("the database at pod %s's own loopback is reached only through a port-forward, which a runner in the cluster does not make", pod.Name))
 			}
 		}
-		return &databasePlace{pod: pod.Name, role: role, where: "the pod's own loopback", reach: reach}, nil
+		return &databasePlace{pod: pod.Name, role: role, where: at, reach: reach}, nil
 	}
 	pods, err := c.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -268,8 +282,14 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 			n.byIP[p.Status.PodIP] = p
 		}
 	}
-	if p := n.byIP[host]; p != nil {
-		return n.place(p, fmt.Sprintf("pod %s", p.Name), forwardTo(c, s, p.Name, p.Status.PodIP, port, inCluster)), nil
+	for _, a := range append([]string{host}, resolved...) {
+		if p := n.byIP[a]; p != nil {
+			where := fmt.Sprintf("pod %s", p.Name)
+			if a != host {
+				where = fmt.Sprintf("pod %s (%s resolves to %s in pod %s)", p.Name, host, a, pod.Name)
+			}
+			return n.place(p, where, forwardTo(c, s, p.Name, p.Status.PodIP, port, inCluster)), nil
+		}
 	}
 	name, other, isService := serviceOfHost(host, ns)
 	if other != "" {
@@ -290,7 +310,15 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 	}
 	for i := range services.Items {
 		svc := &services.Items[i]
-		if svc.Name == name || (svc.Spec.ClusterIP == host && host != "") {
+		byAddress := svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone && slices.Contains(append([]string{host}, resolved...), svc.Spec.ClusterIP)
+		switch {
+		case svc.Name == name && svc.Spec.Type == corev1.ServiceTypeExternalName:
+			// A name for a host out of the cluster: the database is
+			// where that name leads, which the pod resolved above to no
+			// pod of the namespace.
+			ext := net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(port))
+			return &databasePlace{where: fmt.Sprintf("Service %s, an ExternalName for %s, out of the namespace's pods", svc.Name, svc.Spec.ExternalName), reach: dialDirect(ext)}, nil
+		case svc.Name == name || byAddress:
 			return n.behindService(ctx, c, s, svc, port, inCluster)
 		}
 	}
@@ -449,7 +477,7 @@ func databaseOutsidePods(ctx context.Context, s *State) error {
 			return err
 		}
 		if place.pod != "" {
-			return poll.Permanent(fmt.Errorf("pod %s reads its database (secret %s) at %s, in pod %s of role %s: its data would go with the pod", pod.Name, file, u.Host, place.pod, place.role))
+			return poll.Permanent(fmt.Errorf("pod %s reads its database (secret %s) at %s, in pod %s of role %s (%s): its data would go with the pod", pod.Name, file, u.Host, place.pod, place.role, place.where))
 		}
 		s.Note("pod %s of role %s reads its database (secret %s) at %s: %s", pod.Name, role, file, u.Host, place.where)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -51,6 +52,10 @@ type world interface {
 	// probe adds a probe from image to the pod, in its network; nil
 	// where the pods share the runner's network.
 	probe(ctx context.Context, pod inventory.Endpoint, image string, start time.Duration) (*kube.Probe, error)
+	// resolve is what host resolves to in the pod, through its own
+	// resolver (its /etc/hosts, search domains, DNS); nil where the pod
+	// has no tool to ask, and the caller judges by the name.
+	resolve(ctx context.Context, pod inventory.Endpoint, host string) ([]string, error)
 }
 
 // podContainer is a container of a pod that the suites ask about.
@@ -184,6 +189,12 @@ func (filesWorld) identityNotReadable(_ context.Context, pod inventory.Endpoint)
 // loopback, so a reader there dials as the runner does.
 func (filesWorld) probe(context.Context, inventory.Endpoint, string, time.Duration) (*kube.Probe, error) {
 	return nil, nil
+}
+
+// resolve: the local environment's pods are processes of the runner's
+// host, and resolve as it does.
+func (filesWorld) resolve(ctx context.Context, _ inventory.Endpoint, host string) ([]string, error) {
+	return net.DefaultResolver.LookupHost(ctx, host)
 }
 
 func (filesWorld) lacks(pod inventory.Endpoint, needs podNeeds) string {
@@ -362,6 +373,30 @@ func (w *clusterWorld) probe(ctx context.Context, pod inventory.Endpoint, image 
 		return nil, err
 	}
 	return addProbe(ctx, c.Client, w.inv.Cluster.Namespace, pod, image, kube.ProbeSpec{Start: start})
+}
+
+// resolve asks getent in the pod's service container (or its sidecar):
+// the pod's hostAliases, search domains and DNS, as the service resolves.
+// An image without getent gives nil.
+func (w *clusterWorld) resolve(ctx context.Context, pod inventory.Endpoint, host string) ([]string, error) {
+	const script = `command -v getent >/dev/null || exit 0; getent ahosts "$1" || { echo "the pod cannot resolve $1" >&2; exit 2; }`
+	out, err := w.execBeside(ctx, pod, []string{"sh", "-c", script, "sh", host})
+	if err != nil {
+		switch text := err.Error(); {
+		case strings.Contains(text, "cannot resolve"):
+			return nil, poll.Saw("pod %s cannot resolve %s", pod.Name, host)
+		case strings.Contains(text, "executable file not found") || strings.Contains(text, "status 127"):
+			return nil, nil // no shell in the images
+		}
+		return nil, err
+	}
+	var addrs []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && !slices.Contains(addrs, f[0]) {
+			addrs = append(addrs, f[0])
+		}
+	}
+	return addrs, nil
 }
 
 func (w *clusterWorld) lacks(pod inventory.Endpoint, needs podNeeds) string {

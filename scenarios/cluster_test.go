@@ -567,18 +567,22 @@ func testRealPodsPassEverySuite(t *testing.T) {
 		results := runSuites(ctx, t, found.Inventory, scenarios.DefaultPatience)
 		t.Logf("run 1: %s", time.Since(start).Round(time.Second))
 		notForbidden(t, results, m)
-		judgeEverySuite(t, ctx, env, client, results)
+		judgeEverySuite(t, ctx, env, client, results, false)
 	})
 	t.Run("run 2, from outside as the admin", func(t *testing.T) {
 		start := time.Now()
 		results := runSuites(ctx, t, inv, scenarios.DefaultPatience)
 		t.Logf("run 2: %s", time.Since(start).Round(time.Second))
-		judgeEverySuite(t, ctx, env, client, results)
+		judgeEverySuite(t, ctx, env, client, results, true)
 	})
 }
 
 // judgeEverySuite checks a run of testRealPodsPassEverySuite.
-func judgeEverySuite(t *testing.T, ctx context.Context, env *localenv.Env, client kubernetes.Interface, results map[string]*scenarios.Result) {
+//
+// afterRestarts: run 1's rotations restarted the services. The kubelet
+// then keeps no first run's start, and service-started-after-secrets is
+// rightly inconclusive, saying so.
+func judgeEverySuite(t *testing.T, ctx context.Context, env *localenv.Env, client kubernetes.Interface, results map[string]*scenarios.Result, afterRestarts bool) {
 	// Where the run's time went: mostly the kubelet's back-off.
 	var slowest []*scenarios.Result
 	for _, r := range results {
@@ -587,6 +591,14 @@ func judgeEverySuite(t *testing.T, ctx context.Context, env *localenv.Env, clien
 	slices.SortFunc(slowest, func(a, b *scenarios.Result) int { return cmp.Compare(b.Duration, a.Duration) })
 	for _, r := range slowest[:min(5, len(slowest))] {
 		t.Logf("%s took %s", r.ID(), r.Duration.Round(time.Second))
+	}
+	const firstRunUnknown = "secrets/service-started-after-secrets"
+	if r := results[firstRunUnknown]; afterRestarts && r != nil && r.Status == scenarios.Inconclusive {
+		if !strings.Contains(r.Reason, "the kubelet keeps only the last ended run") && !strings.Contains(r.Reason, "were written again after its service's first run started") {
+			t.Errorf("%s: inconclusive for another reason: %s", firstRunUnknown, r.Reason)
+		}
+		t.Logf("%s after run 1's restarts: %s", firstRunUnknown, r.Reason)
+		delete(results, firstRunUnknown)
 	}
 	requirePassed(t, results, "run slapd standing in for lldap")
 	notes := func(id string) string {
@@ -608,6 +620,9 @@ func judgeEverySuite(t *testing.T, ctx context.Context, env *localenv.Env, clien
 		"authelia/portal-login":                 "that /etc/ssl/openbao-internal-ca.pem verifies",
 		"deployments/deployments-as-planned":    "Deployment directory-lldap (role lldap): 2 ready replicas of lldap,companion",
 	} {
+		if _, ran := results[id]; !ran {
+			continue
+		}
 		if n := notes(id); !strings.Contains(n, want) {
 			t.Errorf("%s did not say %q:\n%s", id, want, n)
 		}

@@ -22,6 +22,8 @@ type Summary struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
+	// Inconclusive counts the scenarios that could not judge.
+	Inconclusive int `json:"inconclusive,omitempty"`
 	// SelfChecks counts the passed scenarios that are the runner's
 	// self-checks (Scenario.SelfCheck), among Passed.
 	SelfChecks int `json:"selfChecks,omitempty"`
@@ -40,6 +42,9 @@ type Verdict string
 const (
 	VerdictPassed Verdict = "passed"
 	VerdictFailed Verdict = "failed"
+	// VerdictInconclusive: none failed, but one at least could not judge;
+	// no pass for a script or CI.
+	VerdictInconclusive Verdict = "inconclusive"
 	// VerdictNothingRan: every scenario was skipped, or passed only as a
 	// runner self-check. Nothing was judged of the node.
 	VerdictNothingRan Verdict = "nothing ran"
@@ -60,6 +65,8 @@ func NewReport(node string, results []*Result) *Report {
 			}
 		case Failed:
 			r.Summary.Failed++
+		case Inconclusive:
+			r.Summary.Inconclusive++
 		default:
 			r.Summary.Skipped++
 		}
@@ -76,6 +83,8 @@ func (r *Report) judge(allowSkips bool) {
 	switch {
 	case s.Failed > 0:
 		s.Verdict = VerdictFailed
+	case s.Inconclusive > 0:
+		s.Verdict = VerdictInconclusive
 	case s.Passed > s.SelfChecks || allowSkips:
 		s.Verdict = VerdictPassed
 	default:
@@ -90,6 +99,8 @@ func (r *Report) Why() string {
 	switch {
 	case s.Verdict == VerdictFailed:
 		return fmt.Sprintf("%d scenarios failed", s.Failed)
+	case s.Verdict == VerdictInconclusive:
+		return fmt.Sprintf("%d scenarios could not judge the deployment (each says why in the report): no pass", s.Inconclusive)
 	case s.Verdict == VerdictNothingRan && s.SelfChecks > 0:
 		// A self-check proves the runner's client, not the node: with
 		// skips alone beside it, nothing was judged of the node.
@@ -130,7 +141,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		b.WriteString(res.Line())
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "node %s: %d passed, %d failed, %d skipped\n", r.Node, r.Summary.Passed, r.Summary.Failed, r.Summary.Skipped)
+	fmt.Fprintf(&b, "node %s: %d passed, %d failed, %d skipped", r.Node, r.Summary.Passed, r.Summary.Failed, r.Summary.Skipped)
+	if r.Summary.Inconclusive > 0 {
+		fmt.Fprintf(&b, ", %d inconclusive", r.Summary.Inconclusive)
+	}
+	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -167,6 +182,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		switch res.Status {
 		case Failed:
 			c.Failure = &report.Failure{Message: res.Reason, Type: strings.Join(res.Spec, ", "), Text: strings.Join(steps, "\n")}
+		case Inconclusive:
+			// No pass: a CI reading JUnit must not take it for one.
+			c.Failure = &report.Failure{Message: res.Reason, Type: "inconclusive", Text: strings.Join(steps, "\n")}
 		case Skipped:
 			c.Skipped = &report.Skipped{Message: res.Reason}
 		default:

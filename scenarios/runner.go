@@ -195,8 +195,12 @@ func runAndRecord(ctx context.Context, state *State, name string, timeout time.D
 			err = fmt.Errorf("the scenario's deadline (%s) passed: %w", deadlineText(timeout, state.windows), err)
 		}
 		sr.Status, sr.Error = Failed, err.Error()
+		var inc *InconclusiveError
+		if errors.As(err, &inc) {
+			sr.Status = Inconclusive
+		}
 		if res.Status != Failed {
-			res.Status, res.Reason = Failed, fmt.Sprintf("%s: %s", name, err)
+			res.Status, res.Reason = sr.Status, fmt.Sprintf("%s: %s", name, err)
 		}
 	}
 	res.Steps = append(res.Steps, sr)

@@ -50,6 +50,11 @@ func TestRunStatusesAndReasons(t *testing.T) {
 		)},
 		{Name: "panics", Steps: Checks(Check{"p", func(ctx context.Context, s *State) error { panic("oops") }})},
 		{Name: "empty"},
+		{Name: "cannot-judge", Steps: Checks(Check{"q", func(ctx context.Context, s *State) error {
+			return poll.Eventually(ctx, poll.Probe{Endpoint: "e", Expect: "x", Within: time.Second}, func(context.Context) error {
+				return inconclusive("the first run is gone")
+			})
+		}})},
 	}}
 	results := Run(context.Background(), testInv, []*Suite{suite, suite}, Options{Parallel: 2})
 	got := map[string]string{}
@@ -58,7 +63,7 @@ func TestRunStatusesAndReasons(t *testing.T) {
 	}
 	want := map[string]string{
 		"passes": "passed: ", "fails": "failed: first: boom", "skips": "skipped: no lldap", "panics": "failed: p: panic: oops",
-		"empty": "failed: the scenario has no steps",
+		"empty": "failed: the scenario has no steps", "cannot-judge": "inconclusive: q: at e: expected x; inconclusive: the first run is gone (1 try in 0s, the window of 1s)",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -67,6 +72,25 @@ func TestRunStatusesAndReasons(t *testing.T) {
 	}
 	if results[0].Steps[0].Notes[0] != "set x" {
 		t.Errorf("notes = %v", results[0].Steps[0].Notes)
+	}
+}
+
+// An inconclusive scenario is no pass: the verdict says so, the text
+// counts it, and JUnit reports it as a failure of its own type.
+func TestInconclusiveIsNoPass(t *testing.T) {
+	r := NewReport("directory", []*Result{
+		{Suite: "s", Scenario: "a", Status: Passed},
+		{Suite: "s", Scenario: "b", Status: Inconclusive, Reason: "q: inconclusive: the first run is gone"},
+	})
+	if r.Summary.OK || r.Summary.Verdict != VerdictInconclusive || r.Summary.Inconclusive != 1 || !strings.Contains(r.Why(), "1 scenarios could not judge") {
+		t.Errorf("summary %+v, why %q", r.Summary, r.Why())
+	}
+	var text, junit strings.Builder
+	if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), "node directory: 1 passed, 0 failed, 0 skipped, 1 inconclusive") {
+		t.Errorf("text: %v\n%s", err, text.String())
+	}
+	if err := r.WriteJUnit(&junit); err != nil || !strings.Contains(junit.String(), `type="inconclusive"`) {
+		t.Errorf("junit: %v\n%s", err, junit.String())
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 )
 
@@ -194,7 +195,21 @@ const (
 	Passed  Status = "passed"
 	Failed  Status = "failed"
 	Skipped Status = "skipped"
+	// Inconclusive: the scenario ran, but what the cluster keeps cannot
+	// tell a right deployment from a wrong one; no pass.
+	Inconclusive Status = "inconclusive"
 )
+
+// InconclusiveError is why a scenario cannot judge: the state that would
+// decide is gone (a kubelet keeps the last ended run only) or too coarse.
+type InconclusiveError struct{ Why string }
+
+func (e *InconclusiveError) Error() string { return "inconclusive: " + e.Why }
+
+// inconclusive ends a step's wait with no verdict.
+func inconclusive(format string, args ...any) error {
+	return poll.Permanent(&InconclusiveError{Why: fmt.Sprintf(format, args...)})
+}
 
 // Result is what one scenario's run came to.
 type Result struct {

@@ -58,7 +58,7 @@ var secretsSuite = &Suite{
 	}, {
 		Name: "service-started-after-secrets",
 		Spec: []string{"US1-7"},
-		Doc:  "in each pod of a role with secrets, the service's container started after every file of /run/secrets existed: its start time against the files' times",
+		Doc:  "in each pod of a role with secrets, the service's container started after every file of /run/secrets existed: its start time against the files' times (the pod's own clock where the kubelet's second ties them; inconclusive where the kubelet no longer keeps the first run)",
 		Skip: func(inv *inventory.Inventory) string {
 			if why := needsSecrets(inv); why != "" {
 				return why
@@ -490,6 +490,19 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 					return err
 				}
 				start := st.StartedAt
+				if tied := tiedWithStart(written, start); len(tied) > 0 {
+					// The kubelet keeps seconds: a file of the second the
+					// service started may be after it.
+					fineStart, fineWritten, ok, err := s.world().finerClock(ctx, pod, files)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						return inconclusive("pod %s: %s written in the second its service started (%s), which the kubelet's clock cannot order, and the service's container has no shell, GNU stat or /proc to read a finer one", pod.Name, strings.Join(tied, ", "), start.Format(time.TimeOnly))
+					}
+					s.Note("pod %s: %s written in the second its service started; by the pod's own clock, its container started at %s", pod.Name, strings.Join(tied, ", "), fineStart.Format(timeOfDay))
+					start, written = fineStart, fineWritten
+				}
 				due, err := filesAfterStart(ctx, s, bao, pod, role.Secrets, written, start, false)
 				if err != nil {
 					return err
@@ -504,12 +517,16 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 					// before the files: a service that could not read them
 					// exits, and its second run finds them.
 					first := st.LastExit.StartedAt
-					if _, err := filesAfterStart(ctx, s, bao, pod, role.Secrets, written, first, true); err != nil {
+					rewritten, err := filesAfterStart(ctx, s, bao, pod, role.Secrets, written, first, true)
+					if err != nil {
 						return err
+					}
+					if len(rewritten) > 0 {
+						return inconclusive("pod %s: %s, secrets with restart, were written again after its service's first run started (%s): whether they were files when it started is not known", pod.Name, strings.Join(rewritten, ", "), first.Format(timeOfDay))
 					}
 					run = fmt.Sprintf("its second run; its first run, which ended with %s, started at %s, after them too", st.LastExit, first.Format(timeOfDay))
 				case st.RestartCount > 0:
-					run = fmt.Sprintf("its current run, after %d restarts: the kubelet keeps only the last ended run, so the first run's start cannot be known", st.RestartCount)
+					return inconclusive("pod %s: its service restarted %d times, and the kubelet keeps only the last ended run: when the first run started, which its secrets must precede, is not known (its current run started at %s, after them)", pod.Name, st.RestartCount, start.Format(timeOfDay))
 				}
 				s.Note("pod %s: the service started at %s, in %s, after its %d secret files", pod.Name, start.Format(timeOfDay), run, len(files))
 				return nil
@@ -522,10 +539,10 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 
 // filesAfterStart finds the secret files written after a run of the
 // service started. A file that a newer KV version or its engine explains
-// is noted; one that nothing explains is a Permanent error. For the
-// current run, the secrets with restart written after it are returned:
-// a restart is due for them. For the first run (first), a secret with
-// restart written after it may be what restarted it, and says nothing.
+// is noted; one that nothing explains is a Permanent error. The secrets
+// with restart written after it are returned: for the current run, a
+// restart is due for them; for the first run (first), one may be what
+// restarted it, and its first write is lost.
 func filesAfterStart(ctx context.Context, s *State, bao *openbao.Client, pod inventory.Endpoint, secrets map[string]facts.Secret, written map[string]time.Time, start time.Time, first bool) ([]string, error) {
 	run := "its service started"
 	if first {
@@ -538,7 +555,6 @@ func filesAfterStart(ctx context.Context, s *State, bao *openbao.Client, pod inv
 			continue
 		}
 		switch {
-		case sec.Restart && first:
 		case sec.Restart:
 			due = append(due, fmt.Sprintf("%s (written at %s)", f, at.Format(timeOfDay)))
 		case keepsValues(sec):
@@ -556,6 +572,21 @@ func filesAfterStart(ctx context.Context, s *State, bao *openbao.Client, pod inv
 		}
 	}
 	return due, nil
+}
+
+// tiedWithStart are the files written in the second a start that the
+// kubelet recorded (whole seconds) names: their order is not known.
+func tiedWithStart(written map[string]time.Time, start time.Time) []string {
+	if start.Nanosecond() != 0 {
+		return nil
+	}
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(written)) {
+		if written[f].Unix() == start.Unix() {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // timeOfDay writes the times of starts and files, to the millisecond: a

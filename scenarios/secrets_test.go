@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTokenRead: only cat's own word that the token is absent or
@@ -38,5 +40,38 @@ func TestTokenRead(t *testing.T) {
 		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
 			t.Errorf("%s: %q, %v; want an error naming %q", c.name, reason, err, c.wantErr)
 		}
+	}
+}
+
+// The pod's own clock: its container's start from the clock, the uptime
+// and the first process's start in ticks; the files to the nanosecond.
+func TestParseFinerClock(t *testing.T) {
+	stat := "1 (podroles pod supervisor) S 0 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 5000 1000 200"
+	out := "1000.500000000\n200.25 300.00\n" + stat + "\n100\n980.123456789 /run/secrets/jwt\n"
+	start, written, err := parseFinerClock(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000.5 - 200.25 + 5000/100 = 850.25
+	if want := time.Unix(850, 250000000); !start.Equal(want) {
+		t.Errorf("start %v, want %v", start, want)
+	}
+	if got := written["jwt"]; got.Sub(time.Unix(980, 123456789)).Abs() > time.Microsecond {
+		t.Errorf("jwt written %v", got)
+	}
+	if _, _, err := parseFinerClock("sh: date: not found\n"); err == nil {
+		t.Error("no clock parsed")
+	}
+}
+
+// A file of the second that the kubelet's start names is tied with it.
+func TestTiedWithStart(t *testing.T) {
+	start := time.Unix(100, 0)
+	written := map[string]time.Time{"a": time.Unix(99, 0), "b": time.Unix(100, 0), "c": time.Unix(101, 0)}
+	if got := tiedWithStart(written, start); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("tied %v", got)
+	}
+	if got := tiedWithStart(written, time.Unix(100, 5)); got != nil {
+		t.Errorf("a start to the nanosecond ties nothing: %v", got)
 	}
 }

@@ -56,6 +56,10 @@ type world interface {
 	// resolver (its /etc/hosts, search domains, DNS); nil where the pod
 	// has no tool to ask, and the caller judges by the name.
 	resolve(ctx context.Context, pod inventory.Endpoint, host string) ([]string, error)
+	// finerClock reads, finer than the kubelet's second, when the pod's
+	// service container started (its first process) and when its secret
+	// files were written; false where the world cannot.
+	finerClock(ctx context.Context, pod inventory.Endpoint, files []string) (start time.Time, written map[string]time.Time, ok bool, err error)
 }
 
 // podContainer is a container of a pod that the suites ask about.
@@ -195,6 +199,12 @@ func (filesWorld) probe(context.Context, inventory.Endpoint, string, time.Durati
 // host, and resolve as it does.
 func (filesWorld) resolve(ctx context.Context, _ inventory.Endpoint, host string) ([]string, error) {
 	return net.DefaultResolver.LookupHost(ctx, host)
+}
+
+// finerClock: the local environment's status files and secret files
+// keep nanoseconds already.
+func (filesWorld) finerClock(context.Context, inventory.Endpoint, []string) (time.Time, map[string]time.Time, bool, error) {
+	return time.Time{}, nil, false, nil
 }
 
 func (filesWorld) lacks(pod inventory.Endpoint, needs podNeeds) string {
@@ -397,6 +407,66 @@ func (w *clusterWorld) resolve(ctx context.Context, pod inventory.Endpoint, host
 		}
 	}
 	return addrs, nil
+}
+
+// finerClock reads, in the service's container, the clock, the uptime,
+// the start of its first process (in clock ticks since boot) and the
+// files' times to the nanosecond, in one exec: the start's time is the
+// clock less the uptime at that moment plus the start. An image without
+// a shell, GNU stat or /proc gives false.
+func (w *clusterWorld) finerClock(ctx context.Context, pod inventory.Endpoint, files []string) (time.Time, map[string]time.Time, bool, error) {
+	const script = `date +%s.%N && cat /proc/uptime && cat /proc/1/stat && { getconf CLK_TCK 2>/dev/null || echo 100; } && stat -c '%.9Y %n' -- "$@"`
+	argv := []string{"sh", "-c", script, "sh"}
+	for _, f := range files {
+		argv = append(argv, path.Join(plan.SecretsDir, f))
+	}
+	out, err := w.exec(ctx, pod.Name, pod.Container, argv)
+	if err != nil {
+		if strings.Contains(err.Error(), "executable file not found") || strings.Contains(err.Error(), "exited with status") {
+			return time.Time{}, nil, false, nil
+		}
+		return time.Time{}, nil, false, err
+	}
+	start, written, err := parseFinerClock(string(out))
+	if err != nil {
+		return time.Time{}, nil, false, nil
+	}
+	return start, written, true, nil
+}
+
+// parseFinerClock reads finerClock's output.
+func parseFinerClock(out string) (time.Time, map[string]time.Time, error) {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 4 {
+		return time.Time{}, nil, fmt.Errorf("%d lines", len(lines))
+	}
+	seconds := func(s string) (float64, error) { return strconv.ParseFloat(strings.Fields(s + " x")[0], 64) }
+	now, err1 := seconds(lines[0])
+	uptime, err2 := seconds(lines[1])
+	// The fields after the command's name, which may hold spaces: the
+	// start is the 22nd field of the line, the 20th after the name.
+	_, afterName, _ := strings.Cut(lines[2][strings.LastIndexByte(lines[2], ')')+1:], " ")
+	fields := strings.Fields(afterName)
+	tck, err3 := seconds(lines[3])
+	if err := errors.Join(err1, err2, err3); err != nil || len(fields) < 20 || tck <= 0 {
+		return time.Time{}, nil, fmt.Errorf("no clock in %q", out)
+	}
+	ticks, err := strconv.ParseFloat(fields[19], 64)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	at := func(sec float64) time.Time { return time.Unix(0, int64(sec*1e9)) }
+	start := at(now - uptime + ticks/tck)
+	written := map[string]time.Time{}
+	for _, line := range lines[4:] {
+		secs, name, ok := strings.Cut(line, " ")
+		t, err := strconv.ParseFloat(secs, 64)
+		if !ok || err != nil {
+			return time.Time{}, nil, fmt.Errorf("no time in %q", line)
+		}
+		written[path.Base(name)] = at(t)
+	}
+	return start, written, nil
 }
 
 func (w *clusterWorld) lacks(pod inventory.Endpoint, needs podNeeds) string {

@@ -198,7 +198,7 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 		return fmt.Errorf("interrupted")
 	}
 	switch rep.Summary.Verdict {
-	case scenarios.VerdictFailed:
+	case scenarios.VerdictFailed, scenarios.VerdictInconclusive:
 		return &cli.FailedError{Summary: rep.Why()}
 	case scenarios.VerdictNothingRan:
 		fmt.Fprintf(o.IO.ErrOut, "podroles scenarios run: %s; --allow-skip lets such a run pass\n", rep.Why())

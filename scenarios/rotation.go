@@ -281,19 +281,20 @@ func revokeCredential(ctx context.Context, s *State, v *credentials) error {
 	for _, sec := range databaseSecrets(s.Inv.Roles[v.role]) {
 		paths[sec.Path] = true
 	}
+	// Every lease is found, and its TTL read, before any is revoked: a
+	// scenario that cannot tell which leases are the pods', or how long
+	// the sidecars may take, disrupts nothing.
 	var ttl time.Duration
+	leases := map[string][]string{}
 	for _, path := range slices.Sorted(maps.Keys(paths)) {
-		leases, err := podLeases(ctx, bao, path, v.before)
+		ids, leaseTTL, err := podLeases(ctx, bao, path, v.before)
 		if err != nil {
 			return poll.Permanent(err)
 		}
-		for _, id := range leases {
-			if err := bao.Do(ctx, http.MethodPut, "sys/leases/revoke", map[string]string{"lease_id": id}, nil); err != nil {
-				return err
-			}
-		}
-		s.Note("revoked %d leases of %s, those of the pods' credentials: %s", len(leases), path, strings.Join(leases, ", "))
-		// database/creds/ROLE's TTL is database/roles/ROLE's default_ttl.
+		leases[path] = ids
+		// A renewed lease's TTL is the role's default_ttl
+		// (database/roles/ROLE); the lease's own TTL left bounds the
+		// sidecars' next renewal too.
 		var r struct {
 			Data struct {
 				DefaultTTL int `json:"default_ttl"`
@@ -302,60 +303,99 @@ func revokeCredential(ctx context.Context, s *State, v *credentials) error {
 		if err := bao.Do(ctx, http.MethodGet, strings.Replace(path, "/creds/", "/roles/", 1), nil, &r); err == nil && r.Data.DefaultTTL > 0 {
 			ttl = max(ttl, time.Duration(r.Data.DefaultTTL)*time.Second)
 		}
+		ttl = max(ttl, leaseTTL)
 	}
 	if ttl == 0 {
-		ttl = 30 * time.Second // the role's TTL was not readable
+		return inconclusive("neither the database role's default_ttl nor the leases' TTL of %s could be read: how long the sidecars may take to notice a revocation is not known, and nothing was revoked", strings.Join(slices.Sorted(maps.Keys(paths)), ", "))
+	}
+	for _, path := range slices.Sorted(maps.Keys(leases)) {
+		for _, id := range leases[path] {
+			if err := bao.Do(ctx, http.MethodPut, "sys/leases/revoke", map[string]string{"lease_id": id}, nil); err != nil {
+				return err
+			}
+		}
+		s.Note("revoked %d leases of %s, those of the pods' credentials: %s", len(leases[path]), path, strings.Join(leases[path], ", "))
 	}
 	v.ttl, v.revokedAt = ttl, time.Now()
 	s.Wait(ttl+credentialMargin, fmt.Sprintf("the credential's TTL %s, and %s for the sidecars to act on it", ttl, credentialMargin))
 	return nil
 }
 
-// podLeases finds the leases of path that issued the pods' credentials.
-// A lease does not say which username it issued; the database engine's
-// usernames end in the time they were made ({{unix_time}}), which is the
-// lease's issue time, or a second before it.
-func podLeases(ctx context.Context, bao *openbao.Client, path string, pods map[string]podBefore) ([]string, error) {
+// podLeases finds the leases of path that the pods' credentials hold,
+// and the longest TTL left of them. A lease does not say which username
+// it issued; the database engine's usernames end in the time they were
+// made ({{unix_time}}), which is the lease's issue time, or a second
+// before it. The match is by time alone, so a revocation must not hit
+// another consumer's lease of the same second. Where the pods' leases
+// cannot be told apart from others' (more leases in their seconds than
+// pods), the scenario is inconclusive, and nothing is revoked.
+func podLeases(ctx context.Context, bao *openbao.Client, path string, pods map[string]podBefore) ([]string, time.Duration, error) {
 	var list struct {
 		Data struct {
 			Keys []string `json:"keys"`
 		} `json:"data"`
 	}
 	if err := bao.Do(ctx, "LIST", "sys/leases/lookup/"+path+"/", nil, &list); err != nil {
-		return nil, fmt.Errorf("list the leases of %s: %w", path, err)
+		return nil, 0, fmt.Errorf("list the leases of %s: %w", path, err)
 	}
 	issued := map[string]time.Time{}
+	ttls := map[string]time.Duration{}
 	for _, key := range list.Data.Keys {
 		id := path + "/" + key
 		var lease struct {
 			Data struct {
 				IssueTime time.Time `json:"issue_time"`
+				TTL       int       `json:"ttl"`
 			} `json:"data"`
 		}
 		if err := bao.Do(ctx, http.MethodPut, "sys/leases/lookup", map[string]string{"lease_id": id}, &lease); err != nil {
-			return nil, fmt.Errorf("look up lease %s: %w", id, err)
+			return nil, 0, fmt.Errorf("look up lease %s: %w", id, err)
 		}
-		issued[id] = lease.Data.IssueTime
+		issued[id], ttls[id] = lease.Data.IssueTime, time.Duration(lease.Data.TTL)*time.Second
 	}
+	users := map[string]string{}
+	for name, p := range pods {
+		users[name] = p.user
+	}
+	out, err := matchLeases(path, issued, users)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ttl time.Duration
+	for _, id := range out {
+		ttl = max(ttl, ttls[id])
+	}
+	return out, ttl, nil
+}
+
+// matchLeases are the leases of path (by issue time) that the pods'
+// credentials (users, by pod) hold, matched by time alone. More leases in
+// the pods' seconds than pods are another consumer's too: inconclusive.
+func matchLeases(path string, issued map[string]time.Time, users map[string]string) ([]string, error) {
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(pods)) {
-		made, ok := usernameTime(pods[name].user)
+	for _, name := range slices.Sorted(maps.Keys(users)) {
+		made, ok := usernameTime(users[name])
 		if !ok {
-			return nil, fmt.Errorf("pod %s: its credential's username %s does not end in the time it was made ({{unix_time}} of the role's username_template): its lease cannot be told from the other %d leases of %s, and the runner revokes no lease it did not see in the pod", name, pods[name].user, len(issued), path)
+			return nil, fmt.Errorf("pod %s: its credential's username %s does not end in the time it was made ({{unix_time}} of the role's username_template): its lease cannot be told from the other %d leases of %s, and the runner revokes no lease it did not see in the pod", name, users[name], len(issued), path)
 		}
-		var found []string
+		found := 0
 		for id, at := range issued {
 			if d := at.Unix() - made; d >= 0 && d <= 1 {
-				found = append(found, id)
+				out = append(out, id)
+				found++
 			}
 		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("pod %s: no lease of %s was issued when its credential %s was made (%s)", name, path, pods[name].user, time.Unix(made, 0).UTC().Format(time.TimeOnly))
+		if found == 0 {
+			return nil, fmt.Errorf("pod %s: no lease of %s was issued when its credential %s was made (%s)", name, path, users[name], time.Unix(made, 0).UTC().Format(time.TimeOnly))
 		}
-		out = append(out, found...)
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	out = slices.Compact(out)
+	// Each pod holds one lease of path.
+	if len(out) > len(users) {
+		return nil, inconclusive("%d leases of %s were issued in the seconds the %d pods' credentials were made (%s): a lease holds no username, so the runner cannot tell the pods' from another consumer's, and revokes none", len(out), path, len(users), strings.Join(out, ", "))
+	}
+	return out, nil
 }
 
 // usernameTime reads the time a database engine's username ends in:

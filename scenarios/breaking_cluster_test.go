@@ -640,7 +640,7 @@ func clusterCases() map[string][]breakingCase {
 				breakCluster: changeDeployment("directory-lldap", func(d *appsv1.Deployment) {
 					d.Spec.Template.Spec.HostAliases = []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{"postgres." + d.Namespace + ".svc"}}}
 				}),
-				reasons:   []string{"pod {directory-lldap#0} reads its database (secret db.env) at postgres.", "in pod {directory-lldap#0} of role lldap (the pod's own loopback: postgres.", "resolves to 127.0.0.1 in pod {directory-lldap#0}): its data would go with the pod"},
+				reasons:   []string{"pod {directory-lldap#0} reads its database (secret db.env) at postgres.directory.svc, in pod {directory-lldap#0} of role lldap (the pod's own loopback: postgres.directory.svc resolves to 127.0.0.1 in pod {directory-lldap#0}): its data would go with the pod"},
 				alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
 			},
 		},

@@ -92,6 +92,16 @@ func TestInconclusiveIsNoPass(t *testing.T) {
 	if err := r.WriteJUnit(&junit); err != nil || !strings.Contains(junit.String(), `type="inconclusive"`) {
 		t.Errorf("junit: %v\n%s", err, junit.String())
 	}
+	// Pods joined: inconclusive only when every pod is; a failure among
+	// them is the verdict.
+	var inc *InconclusiveError
+	both := joinErrors([]error{inconclusive("pod a"), nil, inconclusive("pod b")})
+	if !errors.As(both, &inc) || both.Error() != "inconclusive: pod a; inconclusive: pod b" {
+		t.Errorf("joined inconclusive: %v", both)
+	}
+	if mixed := joinErrors([]error{inconclusive("pod a"), errors.New("pod b failed")}); errors.As(mixed, &inc) {
+		t.Errorf("a failure among them is a failure: %v", mixed)
+	}
 }
 
 func TestRunParallelLimitAndFilter(t *testing.T) {

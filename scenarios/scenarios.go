@@ -202,9 +202,18 @@ const (
 
 // InconclusiveError is why a scenario cannot judge: the state that would
 // decide is gone (a kubelet keeps the last ended run only) or too coarse.
-type InconclusiveError struct{ Why string }
+type InconclusiveError struct {
+	Why string
+	// joined: Why is the joined text of several, each saying so.
+	joined bool
+}
 
-func (e *InconclusiveError) Error() string { return "inconclusive: " + e.Why }
+func (e *InconclusiveError) Error() string {
+	if e.joined {
+		return e.Why
+	}
+	return "inconclusive: " + e.Why
+}
 
 // inconclusive ends a step's wait with no verdict.
 func inconclusive(format string, args ...any) error {
@@ -246,16 +255,24 @@ type StepResult struct {
 // ID is "suite/scenario", what --run matches.
 func (res *Result) ID() string { return res.Suite + "/" + res.Scenario }
 
-// joinErrors joins errors on one line, as a report line wants them.
+// joinErrors joins errors on one line, as a report line wants them. The
+// join of inconclusive errors alone is inconclusive; one failure among
+// them makes a failure.
 func joinErrors(errs []error) error {
 	var msgs []string
+	allInconclusive := true
 	for _, err := range errs {
 		if err != nil {
 			msgs = append(msgs, err.Error())
+			var inc *InconclusiveError
+			allInconclusive = allInconclusive && errors.As(err, &inc)
 		}
 	}
-	if len(msgs) == 0 {
+	switch {
+	case len(msgs) == 0:
 		return nil
+	case allInconclusive:
+		return &InconclusiveError{Why: strings.Join(msgs, "; "), joined: true}
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }

@@ -228,11 +228,8 @@ func whyNotReady(pods []corev1.Pod) string {
 			}
 		}
 		for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
-			switch {
-			case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
-				why += fmt.Sprintf(", container %s waiting (%s: %s)", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message)
-			case cs.State.Terminated != nil:
-				why += fmt.Sprintf(", container %s ended (%s, exit %d)", cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
+			if state := kube.ContainerState(cs); state != "" {
+				why += ", " + state
 			}
 		}
 		out = append(out, fmt.Sprintf("pod %s (template %s): %s", p.Name, p.Labels[appsv1.DefaultDeploymentUniqueLabelKey], oneline.Of(why)))

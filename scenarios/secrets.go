@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
@@ -159,14 +160,13 @@ func tokenRead(token string, out []byte, err error) (string, error) {
 	case err == nil:
 		return "", fmt.Errorf("reads %s, which is empty: cannot judge whether a token would be readable there", token)
 	}
-	// What cat wrote: kube.Exec puts the command's stderr after its exit
-	// status, and the command (with the token's path) before it.
-	_, stderr, exited := strings.Cut(err.Error(), "exited with status")
-	if !exited {
+	// What cat wrote on its stderr.
+	var exit *kube.ExitError
+	if !errors.As(err, &exit) {
 		return "", err // exec itself failed: nothing was learnt
 	}
 	for _, reason := range []string{"No such file or directory", "Permission denied"} {
-		if strings.Contains(stderr, token) && strings.Contains(stderr, reason) {
+		if strings.Contains(exit.Stderr, token) && strings.Contains(exit.Stderr, reason) {
 			return strings.ToLower(reason[:1]) + reason[1:], nil
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fediversity/podroles/internal/kube"
 )
 
 // TestTokenRead: only cat's own word that the token is absent or
@@ -14,7 +16,9 @@ import (
 // exec that broke) cannot be judged.
 func TestTokenRead(t *testing.T) {
 	const token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-	exec := `exec "cat ` + token + `" in pod ns/p (container c): `
+	exited := func(status int, stderr string) error {
+		return &kube.ExitError{What: `exec "cat ` + token + `" in pod ns/p (container c)`, Status: status, Stderr: stderr}
+	}
 	cases := []struct {
 		name    string
 		out     string
@@ -22,15 +26,15 @@ func TestTokenRead(t *testing.T) {
 		reason  string
 		wantErr string
 	}{
-		{"absent", "", errors.New(exec + "exited with status 1: cat: " + token + ": No such file or directory"), "no such file or directory", ""},
-		{"unreadable", "", errors.New(exec + "exited with status 1: cat: " + token + ": Permission denied"), "permission denied", ""},
-		{"busybox, absent", "", errors.New(exec + "exited with status 1: cat: can't open '" + token + "': No such file or directory"), "no such file or directory", ""},
+		{"absent", "", exited(1, "cat: "+token+": No such file or directory"), "no such file or directory", ""},
+		{"unreadable", "", exited(1, "cat: "+token+": Permission denied"), "permission denied", ""},
+		{"busybox, absent", "", exited(1, "cat: can't open '"+token+"': No such file or directory"), "no such file or directory", ""},
 		{"read", "eyJhbGciOi", nil, "", "reads the pod's service-account token " + token + ": the service could act as the pod"},
 		{"empty", "", nil, "", "which is empty: cannot judge"},
-		{"no cat in the image", "", errors.New(exec + `exited with status 127: exec: "cat": executable file not found in $PATH`), "", "cannot judge whether it reads " + token},
-		{"a runtime that finds no cat", "", errors.New(exec + "exited with status 126: OCI runtime exec failed: stat /bin/cat: No such file or directory"), "", "cannot judge whether it reads"},
-		{"another failure of cat", "", errors.New(exec + "exited with status 1: cat: " + token + ": Input/output error"), "", "cannot judge whether it reads"},
-		{"exec broke", "", errors.New(exec + "connection reset by peer"), "", "connection reset by peer"},
+		{"no cat in the image", "", exited(127, `exec: "cat": executable file not found in $PATH`), "", "cannot judge whether it reads " + token},
+		{"a runtime that finds no cat", "", exited(126, "OCI runtime exec failed: stat /bin/cat: No such file or directory"), "", "cannot judge whether it reads"},
+		{"another failure of cat", "", exited(1, "cat: "+token+": Input/output error"), "", "cannot judge whether it reads"},
+		{"exec broke", "", errors.New(`exec "cat ` + token + `" in pod ns/p (container c): connection reset by peer`), "", "connection reset by peer"},
 	}
 	for _, c := range cases {
 		reason, err := tokenRead(token, []byte(c.out), c.err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
@@ -304,13 +306,15 @@ func conditionsHold(ctx context.Context, s *State, c *clusterView, pod string, u
 	if len(units) == 0 {
 		return nil, nil
 	}
-	const script = `command -v systemd-analyze >/dev/null || { echo "no systemd-analyze" >&2; exit 3; }
+	const noAnalyze = 3 // the script's status where the image has none
+	const script = `command -v systemd-analyze >/dev/null || exit 3
 for u; do systemd-analyze condition --unit="$u.service" >/dev/null 2>&1 && echo "$u"; done; true`
 	out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod, plan.ContainerNode, append([]string{"sh", "-c", script, "sh"}, units...))
-	if err != nil {
-		if strings.Contains(err.Error(), "no systemd-analyze") {
-			return nil, poll.Permanent(fmt.Errorf("pod %s: the node's image has no systemd-analyze, so the suite cannot tell whether the triggers of units %s would start them", pod, strings.Join(units, ", ")))
-		}
+	var exit *kube.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.Status == noAnalyze, kube.CommandMissing(err):
+		return nil, inconclusive("pod %s: the node's image has no systemd-analyze (or no shell), so the suite cannot tell whether what starts units %s would run them there", pod, strings.Join(units, ", "))
+	case err != nil:
 		return nil, err
 	}
 	return strings.Fields(string(out)), nil

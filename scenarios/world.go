@@ -385,20 +385,22 @@ func (w *clusterWorld) probe(ctx context.Context, pod inventory.Endpoint, image 
 	return addProbe(ctx, c.Client, w.inv.Cluster.Namespace, pod, image, kube.ProbeSpec{Start: start})
 }
 
-// resolve asks getent in the pod's service container (or its sidecar):
-// the pod's hostAliases, search domains and DNS, as the service resolves.
-// An image without getent gives nil.
+// resolve asks getent in the pod's service container (or its sidecar,
+// where the service's has no shell): the pod's hostAliases, search
+// domains and DNS, as the service resolves. A name that does not resolve
+// is an answer, not a failure to run, so that the sidecar is not asked
+// instead; images without getent give nil.
 func (w *clusterWorld) resolve(ctx context.Context, pod inventory.Endpoint, host string) ([]string, error) {
-	const script = `command -v getent >/dev/null || exit 0; getent ahosts "$1" || { echo "the pod cannot resolve $1" >&2; exit 2; }`
+	const unresolved = "podroles: unresolved"
+	const script = `command -v getent >/dev/null || exit 0; getent ahosts "$1" || echo "` + unresolved + `"`
 	out, err := w.execBeside(ctx, pod, []string{"sh", "-c", script, "sh", host})
-	if err != nil {
-		switch text := err.Error(); {
-		case strings.Contains(text, "cannot resolve"):
-			return nil, poll.Saw("pod %s cannot resolve %s", pod.Name, host)
-		case strings.Contains(text, "executable file not found") || strings.Contains(text, "status 127"):
-			return nil, nil // no shell in the images
-		}
+	switch {
+	case kube.CommandMissing(err):
+		return nil, nil
+	case err != nil:
 		return nil, err
+	case strings.Contains(string(out), unresolved):
+		return nil, poll.Saw("pod %s cannot resolve %s", pod.Name, host)
 	}
 	var addrs []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -421,10 +423,11 @@ func (w *clusterWorld) finerClock(ctx context.Context, pod inventory.Endpoint, f
 		argv = append(argv, path.Join(plan.SecretsDir, f))
 	}
 	out, err := w.exec(ctx, pod.Name, pod.Container, argv)
-	if err != nil {
-		if strings.Contains(err.Error(), "executable file not found") || strings.Contains(err.Error(), "exited with status") {
-			return time.Time{}, nil, false, nil
-		}
+	var exit *kube.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return time.Time{}, nil, false, nil // a tool of the script failed or is missing
+	case err != nil:
 		return time.Time{}, nil, false, err
 	}
 	start, written, err := parseFinerClock(string(out))

@@ -28,6 +28,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/controlplane"
 	"github.com/fediversity/podroles/harness/kubenode"
+	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
@@ -742,12 +743,9 @@ func PodTrouble(ctx context.Context, client kubernetes.Interface, d *appsv1.Depl
 			if s.Ready {
 				continue
 			}
-			what := "not ready"
-			switch {
-			case s.State.Waiting != nil:
-				what = s.State.Waiting.Reason + " " + s.State.Waiting.Message
-			case s.State.Terminated != nil:
-				what = fmt.Sprintf("%s (exit %d)", s.State.Terminated.Reason, s.State.Terminated.ExitCode)
+			what := kube.ContainerState(s)
+			if what == "" {
+				what = "container " + s.Name + " not ready"
 			}
 			if s.RestartCount > 0 || s.State.Terminated != nil {
 				tail := int64(3)
@@ -756,7 +754,7 @@ func PodTrouble(ctx context.Context, client kubernetes.Interface, d *appsv1.Depl
 					what += ": " + oneline.Of(string(log))
 				}
 			}
-			out = append(out, fmt.Sprintf("pod %s container %s: %s (restarts %d)", p.Name, s.Name, strings.TrimSpace(what), s.RestartCount))
+			out = append(out, fmt.Sprintf("pod %s %s (restarts %d)", p.Name, what, s.RestartCount))
 		}
 		// What the kubelet could not do for the pod (a volume, a
 		// sandbox) is in its last warning.

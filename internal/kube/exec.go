@@ -44,11 +44,49 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, arg
 	case err == nil:
 		return stdout.Bytes(), nil
 	case errors.As(err, &exit):
-		return stdout.Bytes(), fmt.Errorf("%s: exited with status %d: %s", what, exit.ExitStatus(), oneline.Of(stderr.String()))
+		return stdout.Bytes(), &ExitError{What: what, Status: exit.ExitStatus(), Stderr: oneline.Of(stderr.String())}
 	case isForbidden(err):
 		return nil, forbidden(what, "create on pods/exec", namespace)
 	}
 	return nil, fmt.Errorf("%s: %w", what, answered(err))
+}
+
+// ExitError is a command run through Exec that exited non-zero: its
+// status and what it wrote on stderr, for a caller to judge by them
+// rather than by the error's text.
+type ExitError struct {
+	// What names the command, the pod and the container.
+	What   string
+	Status int
+	Stderr string
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("%s: exited with status %d: %s", e.What, e.Status, e.Stderr)
+}
+
+// CommandMissing says err is an Exec whose command the container does
+// not have (an image without a shell, say): the runtime's status 126 or
+// 127, or its word that the file was not found.
+func CommandMissing(err error) bool {
+	var exit *ExitError
+	if errors.As(err, &exit) && (exit.Status == 126 || exit.Status == 127) {
+		return true
+	}
+	return err != nil && strings.Contains(err.Error(), "executable file not found")
+}
+
+// ContainerState says on one line what a container that is not ready
+// waits for or how it ended ("" when it does neither): a pod's trouble,
+// as kubectl describe shows it.
+func ContainerState(cs corev1.ContainerStatus) string {
+	switch {
+	case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
+		return fmt.Sprintf("container %s waiting (%s: %s)", cs.Name, cs.State.Waiting.Reason, oneline.Of(cs.State.Waiting.Message))
+	case cs.State.Terminated != nil:
+		return fmt.Sprintf("container %s ended (%s, exit %d)", cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
+	}
+	return ""
 }
 
 // answered marks an error that tells of no answer (a timeout of the API

@@ -657,8 +657,9 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 // the new value of file reached the pod: its file's time in the pod, not
 // the write to OpenBao, is what the restart follows. An exit before it,
 // or one that a new value of another secret with restart explains
-// (others: their hashes before the write), is no restart for this file;
-// the report lists every exit the wait saw, with the one it took.
+// (others: their hashes before the write), is no restart for this file:
+// the latter leaves the scenario inconclusive. The report lists every
+// exit the wait saw, with the one it took.
 func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role, b *inventory.PodStatus, file string, wrote time.Time, others map[string]string) error {
 	times, err := secretTimes(ctx, s, pod, []string{file})
 	if err != nil {
@@ -699,7 +700,8 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 				return err
 			}
 			if also := changedFiles(others, now); len(also) > 0 {
-				return poll.Permanent(fmt.Errorf("its service exited (%s), but %s changed too, a secret with restart: the exit is not told to be for %s (exits seen: %s)", st.LastExit, strings.Join(also, ", "), file, strings.Join(seen, "; ")))
+				// Either new value explains the exit: no verdict.
+				return inconclusive("its service exited (%s), but %s changed too, a secret with restart: the exit is not told to be for %s (exits seen: %s)", st.LastExit, strings.Join(also, ", "), file, strings.Join(seen, "; "))
 			}
 		}
 		waitBackOff(s, pod, st)

@@ -168,6 +168,12 @@ var restartSidecars = Step[sidecarRestart]{Name: "restart each pod's sidecar", D
 			if err != nil {
 				return err
 			}
+			if st.ExitCount() > b.sidecar.ExitCount() && st.StartedAt.IsZero() && st.BackOff > 0 {
+				// It ended, and the kubelet starts it again after the
+				// back-off the pod's status shows: that wait is the
+				// world's, past the window, to the scenario's deadline.
+				return poll.NoAnswer(poll.Saw("it ended (%s) and waits out the kubelet's back-off of %s", st.LastExit, st.BackOff))
+			}
 			if st.ExitCount() <= b.sidecar.ExitCount() || st.StartedAt.IsZero() {
 				if asked != nil {
 					return poll.Saw("%d exits still, or not running again; asking it to restart: %v", st.ExitCount(), asked)

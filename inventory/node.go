@@ -101,16 +101,15 @@ func (l *LDAP) reconcilePorts(n *facts.Node, role string) []string {
 		{"ldap.httpPort", "LLDAP_HTTP_PORT", &l.HTTPPort},
 	}
 	for _, pv := range stated {
-		field := pv.port
 		value, ok := vars[pv.variable]
 		port, err := strconv.Atoi(value)
 		if !ok || err != nil {
 			continue
 		}
-		if *field != 0 && *field != port {
-			drift = append(drift, fmt.Sprintf("%s is %d in the inventory, but the node's fediversity.podRoles.services.lldap.environment.%s is %q", pv.field, *field, pv.variable, value))
+		if *pv.port != 0 && *pv.port != port {
+			drift = append(drift, fmt.Sprintf("%s is %d in the inventory, but the node's fediversity.podRoles.services.lldap.environment.%s is %q", pv.field, *pv.port, pv.variable, value))
 		}
-		*field = port
+		*pv.port = port
 	}
 	ports := n.PodRoles.Roles[role].Ports
 	if l.Port != 0 && len(ports) > 0 && !slices.ContainsFunc(ports, func(p facts.Port) bool { return p.Port == l.Port }) {

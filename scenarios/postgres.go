@@ -253,11 +253,13 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 	if len(resolved) > 0 {
 		s.Note("pod %s resolves %s to %s", pod.Name, host, strings.Join(resolved, ", "))
 	}
-	at := "the pod's own loopback"
-	if i := slices.IndexFunc(resolved, func(a string) bool { return loopbackHost(a, true) }); i >= 0 && !loopbackHost(host, true) {
-		at = fmt.Sprintf("the pod's own loopback: %s resolves to %s in pod %s", host, resolved[i], pod.Name)
-	}
-	if loopbackHost(host, true) || slices.ContainsFunc(resolved, func(a string) bool { return loopbackHost(a, true) }) {
+	// The host as written, then as the pod resolves it.
+	addrs := append([]string{host}, resolved...)
+	if i := slices.IndexFunc(addrs, func(a string) bool { return loopbackHost(a, true) }); i >= 0 {
+		at := "the pod's own loopback"
+		if i > 0 {
+			at = fmt.Sprintf("the pod's own loopback: %s resolves to %s in pod %s", host, addrs[i], pod.Name)
+		}
 		// Only a port-forward dials the pod's own loopback.
 		reach := forwardTo(c, s, pod.Name, "", port, inCluster)
 		if inCluster {
@@ -282,7 +284,7 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 			n.byIP[p.Status.PodIP] = p
 		}
 	}
-	for _, a := range append([]string{host}, resolved...) {
+	for _, a := range addrs {
 		if p := n.byIP[a]; p != nil {
 			where := fmt.Sprintf("pod %s", p.Name)
 			if a != host {
@@ -310,7 +312,7 @@ func locateDatabase(ctx context.Context, s *State, pod inventory.Endpoint, role 
 	}
 	for i := range services.Items {
 		svc := &services.Items[i]
-		byAddress := svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone && slices.Contains(append([]string{host}, resolved...), svc.Spec.ClusterIP)
+		byAddress := svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone && slices.Contains(addrs, svc.Spec.ClusterIP)
 		switch {
 		case svc.Name == name && svc.Spec.Type == corev1.ServiceTypeExternalName:
 			// A name for a host out of the cluster: the database is

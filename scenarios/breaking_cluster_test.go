@@ -478,19 +478,25 @@ func clusterCases() map[string][]breakingCase {
 		1: {"systemctl", "stop", "prometheus-node-exporter.service"},
 	})
 	// A main unit armed in a sidekiq pod, never started: its condition
-	// dropped (a drop-in), and what will start it there.
-	armedInSidekiq := func(unit, starter string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	// dropped (a drop-in), and then arm, if any, run. The case fails for
+	// what starts it there, by.
+	armedInSidekiq := func(name, unit, arm, by string) breakingCase {
 		cmd := "mkdir -p /run/systemd/system/" + unit + ".service.d && printf '[Unit]\nConditionPathExists=\n' > /run/systemd/system/" + unit + ".service.d/break.conf"
-		if starter != "" {
-			cmd += " && " + starter
+		if arm != "" {
+			cmd += " && " + arm
 		}
-		return inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{0: {"sh", "-c", cmd + " && systemctl daemon-reload"}})
+		return breakingCase{
+			name: name, where: onCluster, world: mastodonWorld,
+			breakCluster: inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{0: {"sh", "-c", cmd + " && systemctl daemon-reload"}}),
+			reasons:      []string{"unit " + unit + " (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: " + by + " is active and starts it, and its conditions hold there"},
+		}
 	}
 	// A trigger of mastodon-web armed at runtime, after the unit left
 	// multi-user.target (which would start it too).
-	webArmedBy := func(kind, section string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
-		return armedInSidekiq("mastodon-web", "systemctl disable -q mastodon-web.service && printf '"+section+"' > /run/systemd/system/mastodon-web."+kind+
-			" && systemctl daemon-reload && systemctl start mastodon-web."+kind)
+	webArmedBy := func(kind, section string) breakingCase {
+		return armedInSidekiq("a main unit armed by a "+kind+" in a sidekiq pod at runtime", "mastodon-web",
+			"systemctl disable -q mastodon-web.service && printf '"+section+"' > /run/systemd/system/mastodon-web."+kind+
+				" && systemctl daemon-reload && systemctl start mastodon-web."+kind, "mastodon-web."+kind)
 	}
 	lldapServiceSelectsAuthelia := serviceSelectsOtherRole("directory-lldap", "directory-authelia")
 	return map[string][]breakingCase{
@@ -578,26 +584,10 @@ func clusterCases() map[string][]breakingCase {
 					"unit prometheus-node-exporter (sharedUnits) is not active in pod {mastodon-sidekiq#1} of role sidekiq",
 				},
 			},
-			{
-				name: "a main unit whose condition was dropped in a sidekiq pod, wanted by multi-user.target", where: onCluster, world: mastodonWorld,
-				breakCluster: armedInSidekiq("mastodon-web", ""),
-				reasons:      []string{"unit mastodon-web (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: multi-user.target is active and starts it, and its conditions hold there"},
-			},
-			{
-				name: "a main unit of a timer whose condition was dropped in a sidekiq pod", where: onCluster, world: mastodonWorld,
-				breakCluster: armedInSidekiq("acme-order-renew-mastodon.example.org", ""),
-				reasons:      []string{"unit acme-order-renew-mastodon.example.org (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: acme-order-renew-mastodon.example.org.timer is active and starts it, and its conditions hold there"},
-			},
-			{
-				name: "a main unit armed by a socket in a sidekiq pod at runtime", where: onCluster, world: mastodonWorld,
-				breakCluster: webArmedBy("socket", "[Socket]\\nListenStream=/run/podroles-break.sock\\n"),
-				reasons:      []string{"unit mastodon-web (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: mastodon-web.socket is active and starts it, and its conditions hold there"},
-			},
-			{
-				name: "a main unit armed by a path in a sidekiq pod at runtime", where: onCluster, world: mastodonWorld,
-				breakCluster: webArmedBy("path", "[Path]\\nPathExists=/run/podroles-break-path\\n"),
-				reasons:      []string{"unit mastodon-web (mainUnits) will start in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it: mastodon-web.path is active and starts it, and its conditions hold there"},
-			},
+			armedInSidekiq("a main unit whose condition was dropped in a sidekiq pod, wanted by multi-user.target", "mastodon-web", "", "multi-user.target"),
+			armedInSidekiq("a main unit of a timer whose condition was dropped in a sidekiq pod", "acme-order-renew-mastodon.example.org", "", "acme-order-renew-mastodon.example.org.timer"),
+			webArmedBy("socket", "[Socket]\\nListenStream=/run/podroles-break.sock\\n"),
+			webArmedBy("path", "[Path]\\nPathExists=/run/podroles-break-path\\n"),
 		},
 		"ldap/each-pod-binds": {{
 			name: "the second lldap pod's slapd stopped", where: onCluster,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The authelia suite: a user logs in through the main pod's portal, which
@@ -70,8 +71,9 @@ var autheliaSuite = &Suite{
 			Name: "login-stored-in-postgres",
 			Spec: []string{"SC-005"},
 			Doc:  "the login is in authelia's Postgres, which authelia reaches with a credential that expires: the database engine's",
-			Skip: func(inv *inventory.Inventory) string {
-				if why := needsPortal(inv); why != "" {
+			Skip: func(w world.World) string {
+				inv := w.Inventory()
+				if why := needsPortal(w); why != "" {
 					return why
 				}
 				if inv.Portal.StorageDSNFile == "" {
@@ -100,7 +102,8 @@ type portalLoginAt struct{ at time.Time }
 // needsPortal says why no login through the portal can be judged: no
 // portal, no admin to log in with, or no role of the node that runs
 // authelia (the portal's upstream is then not the node's).
-func needsPortal(inv *inventory.Inventory) string {
+func needsPortal(w world.World) string {
+	inv := w.Inventory()
 	if inv.Portal == nil {
 		return "the inventory has no portal"
 	}
@@ -218,7 +221,7 @@ func autheliaVerifies(ctx context.Context, s *State) error {
 	if role, ok := s.Inv.Facts.PodRoles.Roles[a.Role]; ok && len(role.Ports) > 0 {
 		port = role.Ports[0].Port
 	}
-	addr, err := dialAddr(*r.Service, port)
+	addr, err := world.Addr(*r.Service, port)
 	if err != nil {
 		return err
 	}

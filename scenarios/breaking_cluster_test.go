@@ -22,9 +22,9 @@ import (
 	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // realWorld is what the cluster's breaking cases break: the directory
@@ -67,19 +67,19 @@ func (w *realWorld) mastodon(t *testing.T, ctx context.Context) *facts.Node {
 	return m.node
 }
 
-// inventory finds a world in the real cluster, as scenarios run
-// --kubeconfig does.
-func (w *realWorld) inventory(t *testing.T, ctx context.Context, world string) *inventory.Inventory {
+// open finds the world of namespace ns in the real cluster, as scenarios
+// run --kubeconfig does.
+func (w *realWorld) open(t *testing.T, ctx context.Context, ns string) world.World {
 	t.Helper()
-	if world == directoryWorld {
+	if ns == directoryWorld {
 		return discoverReal(t, ctx, w.env, w.env.RealPods().Kubeconfig())
 	}
-	found, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: w.env.RealPods().Kubeconfig(), Namespace: world, Node: w.mastodon(t, ctx), Dir: t.TempDir()})
+	found, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: w.env.RealPods().Kubeconfig(), Namespace: ns, Node: w.mastodon(t, ctx), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(found.Close)
-	return found.Inventory
+	return found
 }
 
 // testBreakingCasesOnRealPods runs each case of the real pods, one after
@@ -107,7 +107,7 @@ func testBreakingCasesOnRealPods(t *testing.T) {
 				mend := c.breakCluster(t, ctx, w)
 				requireDeploymentBroken(t, env.RealPods().Inventory, given)
 				// At the command's default patience, as a user's run.
-				results := runSelected(t, ctx, w.inventory(t, ctx, c.world), scenarios.DefaultPatience, selection(id, c.run), suiteOf(id))
+				results := runSelected(t, ctx, w.open(t, ctx, c.world), scenarios.DefaultPatience, selection(id, c.run), suiteOf(id))
 				judgeBreak(t, id, w.podNamesIn(t, ctx, c), results)
 				mend()
 				// The cluster recovers as a user's does: restarted pods
@@ -117,7 +117,7 @@ func testBreakingCasesOnRealPods(t *testing.T) {
 				if c.world == mastodonWorld {
 					settled(t, ctx, client, mastodonWorld)
 				}
-				again := runSelected(t, ctx, w.inventory(t, ctx, c.world), scenarios.DefaultPatience, selection(id, id), suiteOf(id))[id]
+				again := runSelected(t, ctx, w.open(t, ctx, c.world), scenarios.DefaultPatience, selection(id, id), suiteOf(id))[id]
 				if again.Status != scenarios.Passed {
 					t.Fatalf("mended, %s still %s: %s", id, again.Status, again.Reason)
 				}

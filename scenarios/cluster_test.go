@@ -42,6 +42,7 @@ import (
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The cluster tests run against the directory example deployed as real
@@ -305,28 +306,28 @@ func builtRunnerImage(t *testing.T) string {
 // discoverReal finds the directory example's world in the real cluster
 // as scenarios run --kubeconfig does, through port-forwards that stop
 // when the test ends.
-func discoverReal(t *testing.T, ctx context.Context, env *localenv.Env, kubeconfig string) *inventory.Inventory {
+func discoverReal(t *testing.T, ctx context.Context, env *localenv.Env, kubeconfig string) world.World {
 	t.Helper()
 	base, err := inventory.LoadBase(env.RealPods().Inventory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: env.Namespace, Node: real.node, Dir: t.TempDir(), Base: base})
+	found, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: env.Namespace, Node: real.node, Dir: t.TempDir(), Base: base})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(found.Close)
-	return found.Inventory
+	return found
 }
 
-func runSuites(ctx context.Context, t *testing.T, inv *inventory.Inventory, patience time.Duration, names ...string) map[string]*scenarios.Result {
+func runSuites(ctx context.Context, t *testing.T, w world.World, patience time.Duration, names ...string) map[string]*scenarios.Result {
 	t.Helper()
 	suites, err := scenarios.Select(names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]*scenarios.Result{}
-	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: patience, Disruptive: true})) {
+	for _, r := range scenarios.Run(ctx, w, suites, clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: patience, Disruptive: true})) {
 		out[r.ID()] = r
 	}
 	return out
@@ -506,8 +507,8 @@ func testRealPodsPassEverySuite(t *testing.T) {
 	// first run judges new pods, the second the back-off the first grew.
 	client, _ := clusterClient(t, env)
 	freshPods(t, ctx, client, env.Namespace)
-	inv := discoverReal(t, ctx, env, env.RealPods().Kubeconfig())
-	for name, r := range inv.Roles {
+	found := discoverReal(t, ctx, env, env.RealPods().Kubeconfig())
+	for name, r := range found.Inventory().Roles {
 		for _, e := range append(slices.Clone(r.Pods), derefEndpoints(r.Service)...) {
 			if e.StatusFile != "" || e.SecretsDir != "" || e.RootDir != "" {
 				t.Errorf("role %s: %s is read through the local environment's files: %+v", name, e.Name, e)
@@ -529,7 +530,7 @@ func testRealPodsPassEverySuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	// At the command's defaults, as a user's run.
-	for _, r := range scenarios.Run(ctx, inv, suites, clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
+	for _, r := range scenarios.Run(ctx, found, suites, clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
 		if r.Disruptive && r.Status != scenarios.Skipped {
 			t.Errorf("%s ran without --disruptive: %s", r.ID(), r.Status)
 		}
@@ -544,7 +545,7 @@ func testRealPodsPassEverySuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range scenarios.Run(ctx, inv, ldap, clusterOptions(t, scenarios.Options{Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
+	for _, r := range scenarios.Run(ctx, found, ldap, clusterOptions(t, scenarios.Options{Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
 		if r.Status == scenarios.Failed {
 			t.Errorf("run again, %s failed: %s", r.ID(), r.Reason)
 		}
@@ -558,20 +559,20 @@ func testRealPodsPassEverySuite(t *testing.T) {
 	t.Run("run 1, in the cluster as the manifest's ServiceAccount", func(t *testing.T) {
 		r.t = t
 		m := r.apply(ctx, scenarios.ManifestOptions{Disruptive: true})
-		found, err := r.discover(ctx, true)
+		inside, err := r.discover(ctx, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer found.Close()
+		defer inside.Close()
 		start := time.Now()
-		results := runSuites(ctx, t, found.Inventory, scenarios.DefaultPatience)
+		results := runSuites(ctx, t, inside, scenarios.DefaultPatience)
 		t.Logf("run 1: %s", time.Since(start).Round(time.Second))
 		notForbidden(t, results, m)
 		judgeEverySuite(t, ctx, env, client, results, false)
 	})
 	t.Run("run 2, from outside as the admin", func(t *testing.T) {
 		start := time.Now()
-		results := runSuites(ctx, t, inv, scenarios.DefaultPatience)
+		results := runSuites(ctx, t, found, scenarios.DefaultPatience)
 		t.Logf("run 2: %s", time.Since(start).Round(time.Second))
 		judgeEverySuite(t, ctx, env, client, results, true)
 	})
@@ -678,9 +679,9 @@ func testRealPodsExecAndRestartCounts(t *testing.T) {
 		t.Errorf("exec cat /etc/hostname: %q, %v", out, err)
 	}
 
-	inv := discoverReal(t, ctx, env, env.RealPods().Kubeconfig())
-	endpoint := inv.Roles["lldap"].Pods[0]
-	before, err := scenarios.PodStatus(ctx, inv, endpoint)
+	found := discoverReal(t, ctx, env, env.RealPods().Kubeconfig())
+	endpoint := found.Inventory().Roles["lldap"].Pods[0]
+	before, err := found.Status(ctx, endpoint, world.Service)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,7 +695,7 @@ func testRealPodsExecAndRestartCounts(t *testing.T) {
 	probe := poll.Probe{Endpoint: "pod " + pod.Name, Expect: "its service's exit in the same pod", Within: time.Minute}
 	var after *inventory.PodStatus
 	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		after, err = scenarios.PodStatus(ctx, inv, endpoint)
+		after, err = found.Status(ctx, endpoint, world.Service)
 		if err != nil {
 			return err
 		}
@@ -724,7 +725,7 @@ func testUnitsSuiteOnNodeImagePods(t *testing.T) {
 	defer cancel()
 	client, kc := clusterClient(t, env)
 	w := &realWorld{env: env, client: client, kube: kc}
-	results := runSuites(ctx, t, w.inventory(t, ctx, mastodonWorld), time.Minute, "units", "deployments")
+	results := runSuites(ctx, t, w.open(t, ctx, mastodonWorld), time.Minute, "units", "deployments")
 	// No role of mastodon runs a service's image: no service's unit to
 	// look for in its pods.
 	requirePassed(t, results, "node mastodon has no role that runs a service's image")
@@ -778,16 +779,16 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	}
 
 	// mastodon's sidekiq pods have a port (its metrics): no port-forward.
-	_, err = scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: node, Dir: t.TempDir()})
+	_, err = world.Discover(ctx, world.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: node, Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "forbidden: the kubeconfig's user needs create on pods/portforward in namespace rbac") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("port-forward without the permission: %v", err)
 	}
 	// In the cluster, no port-forward is needed; exec is.
-	found, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: node, Dir: t.TempDir(), Direct: true})
+	found, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: node, Dir: t.TempDir(), Direct: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runSuites(ctx, t, found.Inventory, 30*time.Second, "units")["units/units-where-their-lists-permit"]
+	r := runSuites(ctx, t, found, 30*time.Second, "units")["units/units-where-their-lists-permit"]
 	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, "forbidden: the kubeconfig's user needs create on pods/exec in namespace rbac") || strings.Contains(r.Reason, "\n") {
 		t.Errorf("exec without the permission: %s: %s", r.Status, r.Reason)
 	}
@@ -797,7 +798,7 @@ func TestClusterWithoutPermissions(t *testing.T) {
 	}
 	probe := poll.Probe{Endpoint: cp.Server, Expect: "the reader's reads to be refused", Within: 30 * time.Second}
 	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		_, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: node, Dir: t.TempDir(), Direct: true})
+		_, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: kubeconfig, Namespace: "rbac", Node: node, Dir: t.TempDir(), Direct: true})
 		if err == nil || !strings.Contains(err.Error(), "Deployment rbac/mastodon: forbidden: the kubeconfig's user needs get on deployments in namespace rbac") {
 			return poll.Saw("%v", err)
 		}
@@ -865,8 +866,8 @@ func testStreamingOverWebSocketAndSPDY(t *testing.T) {
 	defer cancel()
 	for _, refuse := range []bool{false, true} {
 		p := &streamProxy{refuseWebSocket: refuse}
-		inv := discoverReal(t, ctx, env, p.start(t, env.RealPods().Kubeconfig()))
-		requirePassed(t, runSuites(ctx, t, inv, 30*time.Second, "units", "ldap", "secrets"))
+		found := discoverReal(t, ctx, env, p.start(t, env.RealPods().Kubeconfig()))
+		requirePassed(t, runSuites(ctx, t, found, 30*time.Second, "units", "ldap", "secrets"))
 		ws, spdy := p.count("websocket"), p.count("spdy/3.1")
 		switch {
 		case !refuse && (ws == 0 || spdy != 0):

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // TestDeploymentsJudgeByContract deploys the directory and mastodon
@@ -33,7 +33,7 @@ func TestDeploymentsJudgeByContract(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	judged := regexp.MustCompile(`^deployments/(deployments|services)-as-planned$`)
-	invs := map[string]*inventory.Inventory{}
+	worlds := map[string]world.World{}
 	for _, example := range []string{"directory", "mastodon"} {
 		node := exampleNode(t, ctx, example+".nix")
 		ns := "platform-" + example
@@ -45,13 +45,13 @@ func TestDeploymentsJudgeByContract(t *testing.T) {
 		if err := cp.Apply(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		found, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: cp.Kubeconfig, Namespace: ns, Node: node, Dir: t.TempDir(), Direct: true})
+		found, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: cp.Kubeconfig, Namespace: ns, Node: node, Dir: t.TempDir(), Direct: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(found.Close)
-		invs[example] = found.Inventory
-		for id, r := range runSelected(t, ctx, found.Inventory, 2*time.Minute, judged, "deployments") {
+		worlds[example] = found
+		for id, r := range runSelected(t, ctx, found, 2*time.Minute, judged, "deployments") {
 			if r.Status != scenarios.Passed {
 				t.Errorf("%s: %s: %s: %s", example, id, r.Status, r.Reason)
 			}
@@ -71,7 +71,7 @@ func TestDeploymentsJudgeByContract(t *testing.T) {
 	if _, err := client.AppsV1().Deployments("platform-mastodon").Update(ctx, sidekiq, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r := runSelected(t, ctx, invs["mastodon"], 3*time.Second, judged, "deployments")["deployments/deployments-as-planned"]
+	r := runSelected(t, ctx, worlds["mastodon"], 3*time.Second, judged, "deployments")["deployments/deployments-as-planned"]
 	want := "role sidekiq runs image " + other + " in container node, not the main pod's " + registryImage("nodes", "mastodon")
 	if r.Status != scenarios.Failed || !strings.Contains(r.Reason, want) {
 		t.Errorf("a role of the node's image on another image: %s: %s\nwant %q", r.Status, r.Reason, want)
@@ -135,7 +135,7 @@ func digest(s string) string {
 }
 
 // runSelected runs the scenarios of suites that re selects against inv.
-func runSelected(t *testing.T, ctx context.Context, inv *inventory.Inventory, patience time.Duration, re *regexp.Regexp, suites ...string) map[string]*scenarios.Result {
+func runSelected(t *testing.T, ctx context.Context, w world.World, patience time.Duration, re *regexp.Regexp, suites ...string) map[string]*scenarios.Result {
 	t.Helper()
 	selected, err := scenarios.Select(suites)
 	if err != nil {
@@ -144,7 +144,7 @@ func runSelected(t *testing.T, ctx context.Context, inv *inventory.Inventory, pa
 	out := map[string]*scenarios.Result{}
 	// On real pods the reader of service-ldaps-bind is the runner's image.
 	opts := scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: patience, Run: re, Disruptive: true, ProbeImage: builtRunnerImage(t)}
-	for _, r := range scenarios.Run(ctx, inv, selected, opts) {
+	for _, r := range scenarios.Run(ctx, w, selected, opts) {
 		out[r.ID()] = r
 	}
 	return out

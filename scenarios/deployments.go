@@ -16,8 +16,8 @@ import (
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The deployments suite compares the cluster with what the node surface
@@ -65,53 +65,24 @@ var deploymentsSuite = &Suite{
 	},
 }
 
-func needsCluster(inv *inventory.Inventory) string {
-	if inv.Cluster == nil {
-		return "the inventory has no cluster"
+// needsCluster is the Skip of a scenario that reads a cluster's
+// objects.
+func needsCluster(w world.World) string {
+	if w.Cluster() == nil {
+		return noCluster
 	}
 	return ""
 }
 
-// clusterView is the inventory's cluster and the node's plan.
-type clusterView struct {
-	*kube.Client
-	node *facts.Node
-	plan *plan.Plan
-}
-
-// clusterPlan is the inventory's cluster, connected once per run of a
-// scenario, with the plan of the inventory's node. The plan gives names
-// (Deployments, Services, containers), replicas, ports, variables and
-// units, all from the node; never its placeholder images.
-func clusterPlan(s *State) (*clusterView, error) {
-	c, err := stateCluster(s)
-	if err != nil || c.plan != nil {
-		return c, err
-	}
-	if s.Inv.Facts == nil {
-		return nil, poll.Permanent(fmt.Errorf("the inventory has no node's facts to plan from"))
-	}
-	p, err := plan.Make(s.Inv.Facts, plan.Options{Namespace: s.Inv.Cluster.Namespace})
-	if err != nil {
-		return nil, poll.Permanent(err)
-	}
-	c.node, c.plan = s.Inv.Facts, p
-	return c, nil
-}
-
-// roleOf is the node's role of a planned Deployment (the main pod's is
-// the zero Role with the name main).
-func (c *clusterView) roleOf(d *appsv1.Deployment) (string, facts.Role) {
-	name := d.Spec.Template.Labels[plan.LabelRole]
-	return name, c.node.PodRoles.Roles[name]
-}
+// noCluster is why a scenario that reads a cluster's objects cannot run.
+const noCluster = "the inventory has no cluster"
 
 func deploymentsAsPlanned(ctx context.Context, s *State) error {
-	c, err := clusterPlan(s)
+	c, err := clusterOf(s)
 	if err != nil {
 		return err
 	}
-	client, p := c.Clientset, c.plan
+	client, p := c.Clientset, c.Plan
 	// The node's image is the main pod's, whatever its reference.
 	main := p.Deployments[0]
 	var nodeImage string
@@ -119,7 +90,7 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		got, err := client.AppsV1().Deployments(main.Namespace).Get(ctx, main.Name, metav1.GetOptions{})
 		if err != nil {
-			return discoverError("Deployment", main.Namespace, main.Name, "get", err)
+			return world.ObjectError("Deployment", main.Namespace, main.Name, "get", err)
 		}
 		if nodeImage = imageOf(got.Spec.Template.Spec.Containers, plan.ContainerNode); nodeImage == "" {
 			return poll.Saw("containers %s, and none named %s", containerNames(got.Spec.Template.Spec.Containers), plan.ContainerNode)
@@ -132,12 +103,12 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	s.Note("the node's image is the main pod's: %s", nodeImage)
 	var errs []error
 	for _, want := range p.Deployments {
-		role, r := c.roleOf(want)
+		role, r := c.RoleOf(want)
 		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("role %s as the contract fixes it, %d replicas ready", role, *want.Spec.Replicas), Within: s.Patience}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
-				return discoverError("Deployment", want.Namespace, want.Name, "get", err)
+				return world.ObjectError("Deployment", want.Namespace, want.Name, "get", err)
 			}
 			if err := compareDeployment(want, got, role, r, nodeImage); err != nil {
 				return err
@@ -145,7 +116,7 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 			if err := rolledOut(ctx, client, got, role); err != nil {
 				return err
 			}
-			pods, err := runningPods(ctx, client, got)
+			pods, err := world.RunningPods(ctx, client, got)
 			if err != nil {
 				return err
 			}
@@ -218,7 +189,7 @@ func podsNotReady(ctx context.Context, client kubernetes.Interface, d *appsv1.De
 func whyNotReady(pods []corev1.Pod) string {
 	var out []string
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil || podReady(&p) {
+		if p.DeletionTimestamp != nil || world.PodReady(&p) {
 			continue
 		}
 		why := string(p.Status.Phase)
@@ -262,7 +233,7 @@ func asTemplate(d *appsv1.Deployment, pod *corev1.Pod, role string) error {
 func oneTemplate(d *appsv1.Deployment, pods []corev1.Pod, role string) error {
 	hashes := map[string][]string{}
 	for _, p := range pods {
-		if podReady(&p) {
+		if world.PodReady(&p) {
 			h := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
 			hashes[h] = append(hashes[h], p.Name)
 		}
@@ -447,11 +418,11 @@ func ptrValue(p *int32) any {
 // ports, and the pods behind it (the ready pods its own selector selects)
 // with the ready pods of its role's Deployment, each behind every port.
 func servicesAsPlanned(ctx context.Context, s *State) error {
-	c, err := clusterPlan(s)
+	c, err := clusterOf(s)
 	if err != nil {
 		return err
 	}
-	client, p := c.Clientset, c.plan
+	client, p := c.Clientset, c.Plan
 	var errs []error
 	for _, want := range p.Services {
 		role := want.Labels[plan.LabelRole]
@@ -460,20 +431,20 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
-				return discoverError("Service", want.Namespace, want.Name, "get", err)
+				return world.ObjectError("Service", want.Namespace, want.Name, "get", err)
 			}
 			if w, g := servicePorts(want), servicePorts(got); !slices.Equal(w, g) {
 				return poll.Saw("the Service %s has ports %s, planned exactly %s", want.Name, strings.Join(g, ","), strings.Join(w, ","))
 			}
-			b, err := backendsOf(ctx, client, got)
+			b, err := world.BackendsOf(ctx, client, got)
 			if err != nil {
 				return err
 			}
-			pods, err := c.readyPodsByRole(ctx)
+			pods, err := readyPodsByRole(ctx, c)
 			if err != nil {
 				return err
 			}
-			behind = b.ready
+			behind = b.Ready
 			return compareBackends(got, b, role, pods)
 		})
 		if err == nil {
@@ -486,21 +457,21 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 
 // readyPodsByRole are the ready pods of each planned Deployment, by its
 // own selector, in name order, by role.
-func (c *clusterView) readyPodsByRole(ctx context.Context) (map[string][]string, error) {
+func readyPodsByRole(ctx context.Context, c *world.Cluster) (map[string][]string, error) {
 	out := map[string][]string{}
-	for _, want := range c.plan.Deployments {
+	for _, want := range c.Plan.Deployments {
 		d, err := c.Clientset.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, discoverError("Deployment", want.Namespace, want.Name, "get", err)
+			return nil, world.ObjectError("Deployment", want.Namespace, want.Name, "get", err)
 		}
-		pods, err := runningPods(ctx, c.Clientset, d)
+		pods, err := world.RunningPods(ctx, c.Clientset, d)
 		if err != nil {
 			return nil, err
 		}
-		role, _ := c.roleOf(want)
+		role, _ := c.RoleOf(want)
 		out[role] = []string{}
 		for i := range pods {
-			if podReady(&pods[i]) {
+			if world.PodReady(&pods[i]) {
 				out[role] = append(out[role], pods[i].Name)
 			}
 		}
@@ -511,10 +482,10 @@ func (c *clusterView) readyPodsByRole(ctx context.Context) (map[string][]string,
 // compareBackends checks that the pods behind a Service are exactly the
 // ready pods of its role, each behind every port of the Service; a pod
 // that is not the role's is named with the role it is of.
-func compareBackends(svc *corev1.Service, b serviceBackends, role string, readyByRole map[string][]string) error {
+func compareBackends(svc *corev1.Service, b world.ServiceBackends, role string, readyByRole map[string][]string) error {
 	own := readyByRole[role]
-	extra := slices.DeleteFunc(slices.Clone(b.ready), func(p string) bool { return slices.Contains(own, p) })
-	missing := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(b.ready, p) })
+	extra := slices.DeleteFunc(slices.Clone(b.Ready), func(p string) bool { return slices.Contains(own, p) })
+	missing := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(b.Ready, p) })
 	if len(extra) > 0 || len(missing) > 0 {
 		var diff []string
 		if len(extra) > 0 {
@@ -526,15 +497,15 @@ func compareBackends(svc *corev1.Service, b serviceBackends, role string, readyB
 		if len(missing) > 0 {
 			diff = append(diff, "missing "+strings.Join(missing, ", "))
 		}
-		return poll.Saw("the Service %s leads to %s, not to exactly the ready pods of role %s (%s): %s; %s", svc.Name, podList(b.ready), role, podList(own), strings.Join(diff, "; "), selectorOf(svc))
+		return poll.Saw("the Service %s leads to %s, not to exactly the ready pods of role %s (%s): %s; %s", svc.Name, podList(b.Ready), role, podList(own), strings.Join(diff, "; "), world.SelectorOf(svc))
 	}
 	if len(own) == 0 {
 		return poll.Saw("the Service %s has no ready pod behind it, and role %s has none ready", svc.Name, role)
 	}
 	for _, sp := range svc.Spec.Ports {
 		var serving []string
-		for _, at := range b.ports[sp.Name] {
-			serving = append(serving, at.pod)
+		for _, at := range b.Ports[sp.Name] {
+			serving = append(serving, at.Pod)
 		}
 		if lacking := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(serving, p) }); len(lacking) > 0 {
 			return poll.Saw("the Service %s: its port %d/%s (target port %s) reaches no port of pods %s of role %s", svc.Name, sp.Port, sp.Protocol, sp.TargetPort.String(), strings.Join(lacking, ", "), role)
@@ -570,9 +541,9 @@ func servicePorts(svc *corev1.Service) []string {
 }
 
 func serviceUnitsNotInNodePods(ctx context.Context, s *State) error {
-	c, err := clusterPlan(s)
+	c, err := clusterOf(s)
 	if err != nil {
 		return err
 	}
-	return judgeMatrix(ctx, s, c, serviceUnits(c.node), "no unit of a role's service in any of them")
+	return judgeMatrix(ctx, s, c, serviceUnits(c.Node), "no unit of a role's service in any of them")
 }

@@ -7,6 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 func deploymentWithStatus(replicas int32, st appsv1.DeploymentStatus) *appsv1.Deployment {
@@ -68,4 +71,47 @@ func errText(err error) string {
 		return ""
 	}
 	return strings.TrimPrefix(err.Error(), "saw ")
+}
+
+// TestCompareBackends: services-as-planned names the Service, the pods
+// behind it that are not its role's (with whose they are) and the role's
+// ready pods that are not behind it, or a port that misses a pod.
+func TestCompareBackends(t *testing.T) {
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"role": "authelia"},
+		Ports:    []corev1.ServicePort{{Name: "p6360-tcp", Port: 6360, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("p6360-tcp")}, {Name: "metrics", Port: 9100, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(9100)}},
+	}}
+	svc.Name = "directory-lldap"
+	byRole := map[string][]string{"lldap": {"lldap-a", "lldap-b"}, "authelia": {"authelia-a"}, "main": {"directory-x"}}
+	both := func(pods ...string) map[string][]world.PodPort {
+		out := map[string][]world.PodPort{}
+		for _, p := range pods {
+			out["p6360-tcp"] = append(out["p6360-tcp"], world.PodPort{Pod: p, Port: 6360})
+			out["metrics"] = append(out["metrics"], world.PodPort{Pod: p, Port: 9100})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		behind world.ServiceBackends
+		want   string
+	}{
+		{"exactly the role's", world.ServiceBackends{Ready: []string{"lldap-a", "lldap-b"}, Ports: both("lldap-a", "lldap-b")}, ""},
+		{"another role's", world.ServiceBackends{Ready: []string{"authelia-a"}, Ports: map[string][]world.PodPort{"metrics": {{Pod: "authelia-a", Port: 9100}}}},
+			"the Service directory-lldap leads to pods authelia-a, not to exactly the ready pods of role lldap (pods lldap-a, lldap-b): extra authelia-a (role authelia); missing lldap-a, lldap-b; its selector role=authelia"},
+		{"nothing", world.ServiceBackends{},
+			"the Service directory-lldap leads to no pod, not to exactly the ready pods of role lldap (pods lldap-a, lldap-b): missing lldap-a, lldap-b; its selector role=authelia"},
+		{"one more, of no role", world.ServiceBackends{Ready: []string{"lldap-a", "lldap-b", "stray"}, Ports: both("lldap-a", "lldap-b", "stray")},
+			"extra stray (of no role of the node)"},
+		{"a port that misses a pod", world.ServiceBackends{Ready: []string{"lldap-a", "lldap-b"}, Ports: map[string][]world.PodPort{"p6360-tcp": {{Pod: "lldap-a", Port: 6360}}, "metrics": {{Pod: "lldap-a", Port: 9100}, {Pod: "lldap-b", Port: 9100}}}},
+			"the Service directory-lldap: its port 6360/TCP (target port p6360-tcp) reaches no port of pods lldap-b of role lldap"},
+	} {
+		err := compareBackends(svc, c.behind, "lldap", byRole)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v\nwant %q", c.name, err, c.want)
+		}
+	}
+	if err := compareBackends(svc, world.ServiceBackends{}, "lldap", map[string][]string{"lldap": {}}); err == nil || !strings.Contains(err.Error(), "has no ready pod behind it, and role lldap has none ready") {
+		t.Errorf("no pod on either side: %v", err)
+	}
 }

@@ -7,21 +7,22 @@ import (
 	"net/url"
 
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // LocateDatabase is locateDatabase for the package's external tests: where
 // the URL that pod (of role) reads leads, as pod and role of the node
 // (empty when none serves it) and the report's words.
-func LocateDatabase(ctx context.Context, inv *inventory.Inventory, pod inventory.Endpoint, role, rawURL string) (inPod, ofRole, where string, err error) {
+func LocateDatabase(ctx context.Context, w world.World, pod inventory.Endpoint, role, rawURL string) (inPod, ofRole, where string, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "", "", "", err
 	}
-	place, err := locateDatabase(ctx, &State{Inv: inv}, pod, role, u)
+	place, err := locateDatabase(ctx, &State{World: w, Inv: w.Inventory()}, pod, role, u)
 	if err != nil {
 		return "", "", "", err
 	}
-	return place.pod, place.role, place.where, nil
+	return place.Pod, place.Role, place.Where, nil
 }
 
 // AskProbe runs the probe in this process, as podroles probe runs in a
@@ -29,12 +30,12 @@ func LocateDatabase(ctx context.Context, inv *inventory.Inventory, pod inventory
 // contract at the role's Service, with the contract's files read where the
 // suites read them. change, when set, changes the question first.
 func AskProbe(ctx context.Context, inv *inventory.Inventory, change func(q map[string]any)) (found string, answer error, err error) {
-	s := &State{Inv: inv}
+	s := &State{World: world.Files(inv), Inv: inv}
 	ca, err := contractCAPEM(ctx, s)
 	if err != nil {
 		return "", nil, err
 	}
-	addr, err := dialAddr(*inv.Roles[inv.LDAP.Role].Service, inv.LDAP.Port)
+	addr, err := world.Addr(*inv.Roles[inv.LDAP.Role].Service, inv.LDAP.Port)
 	if err != nil {
 		return "", nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fediversity/podroles/internal/golden"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/report"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // TestGoldenReports: the three formats of a run's report, of scenarios
@@ -34,7 +35,7 @@ func TestGoldenReports(t *testing.T) {
 				}},
 				Check{Name: "never", Do: ok("not reached")},
 			)},
-			{Name: "needs-lldap", Spec: []string{"SC-003"}, Skip: func(*inventory.Inventory) string { return "the inventory's role lldap runs slapd, not lldap" }},
+			{Name: "needs-lldap", Spec: []string{"SC-003"}, Skip: func(world.World) string { return "the inventory's role lldap runs slapd, not lldap" }},
 			{Name: "panics", Spec: []string{"SC-004"}, Steps: Checks(Check{Name: "read", Do: func(context.Context, *State) error { panic("index out of range") }})},
 		}},
 		{Name: "rotation", Doc: "restarts", Scenarios: []*Scenario{
@@ -43,7 +44,7 @@ func TestGoldenReports(t *testing.T) {
 			}, Steps: Checks(Check{Name: "write", Do: ok("wrote key-seed")})},
 		}},
 	}
-	results := Run(context.Background(), &inventory.Inventory{Node: "directory"}, suites, Options{Parallel: 2})
+	results := Run(context.Background(), world.Files(&inventory.Inventory{Node: "directory"}), suites, Options{Parallel: 2})
 	for _, res := range results {
 		res.Duration, res.Seconds = 1500*time.Millisecond, 1.5
 		for i := range res.Steps {

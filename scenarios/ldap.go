@@ -20,6 +20,7 @@ import (
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The ldap suite: a reader of the ldap contract in another pod reaches the
@@ -90,11 +91,12 @@ var ldapSuite = &Suite{
 	},
 }
 
-func needsLDAP(inv *inventory.Inventory) string {
+func needsLDAP(w world.World) string {
+	inv := w.Inventory()
 	if inv.LDAP == nil {
 		return "the inventory has no ldap contract"
 	}
-	return needsMainPod(inv)
+	return needsMainPod(w)
 }
 
 // eachPodFinds binds as the contract's reader at each pod of the role
@@ -132,7 +134,7 @@ func readerFinds(ctx context.Context, s *State, at inventory.Endpoint) error {
 // readerFindsWith is readerFinds with the contract's CA already read.
 func readerFindsWith(ctx context.Context, s *State, ca []byte, at inventory.Endpoint) error {
 	l := s.Inv.LDAP
-	addr, err := dialAddr(at, l.Port)
+	addr, err := world.Addr(at, l.Port)
 	if err != nil {
 		return err
 	}
@@ -263,7 +265,7 @@ func isVerifyError(err error) bool {
 // verification with an error that contains want.
 func refusedHandshake(ctx context.Context, s *State, cfg *tls.Config, want string) error {
 	svc := s.Inv.Roles[s.Inv.LDAP.Role].Service
-	addr, err := dialAddr(*svc, s.Inv.LDAP.Port)
+	addr, err := world.Addr(*svc, s.Inv.LDAP.Port)
 	if err != nil {
 		return err
 	}
@@ -314,11 +316,11 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 			return fmt.Errorf("the Service %s has the plain LDAP port %d (as %q): only LDAPS may be on it", svc.Name, port, name)
 		}
 	}
-	if s.Inv.Cluster != nil {
+	if c := s.World.Cluster(); c != nil {
 		// The endpoint is named by its DNS name; the object by its first
 		// label.
 		object, _, _ := strings.Cut(svc.Name, ".")
-		if err := targetPortsNotPlain(ctx, s, object, plain); err != nil {
+		if err := targetPortsNotPlain(ctx, s, c, object, plain); err != nil {
 			return err
 		}
 	}
@@ -330,12 +332,12 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 	}
 	// A Service that answers nothing would refuse the plain port too:
 	// first the LDAPS port must answer.
-	ldaps, err := dialAddr(*svc, s.Inv.LDAP.Port)
+	ldaps, err := world.Addr(*svc, s.Inv.LDAP.Port)
 	if err != nil {
 		return err
 	}
 	if err := poll.Eventually(ctx, poll.Probe{Endpoint: ldaps, Expect: "the Service to answer on its LDAPS port", Within: s.Patience}, func(ctx context.Context) error {
-		c, err := (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, "tcp", ldaps)
+		c, err := s.World.Dial(ctx, *svc, s.Inv.LDAP.Port)
 		if err != nil {
 			return err
 		}
@@ -344,9 +346,8 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 		return err
 	}
 	for _, port := range plain {
-		addr, _ := dialAddr(*svc, port)
-		d := net.Dialer{Timeout: 3 * time.Second}
-		conn, err := d.DialContext(ctx, "tcp", addr)
+		addr, _ := world.Addr(*svc, port)
+		conn, err := s.World.Dial(ctx, *svc, port)
 		if err == nil {
 			conn.Close()
 			return fmt.Errorf("the Service %s answers at %s, a plain LDAP port: only LDAPS may be on it", svc.Name, addr)
@@ -358,15 +359,11 @@ func plainPortNotOnService(ctx context.Context, s *State) error {
 
 // targetPortsNotPlain checks the Service's target ports in the cluster:
 // a port of another number may still send to the pods' plain port.
-func targetPortsNotPlain(ctx context.Context, s *State, name string, plain []int) error {
-	c, err := stateCluster(s)
-	if err != nil {
-		return err
-	}
-	ns := s.Inv.Cluster.Namespace
+func targetPortsNotPlain(ctx context.Context, s *State, c *world.Cluster, name string, plain []int) error {
+	ns := c.Namespace
 	svc, err := c.Clientset.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return discoverError("Service", ns, name, "get", err)
+		return world.ObjectError("Service", ns, name, "get", err)
 	}
 	for _, p := range svc.Spec.Ports {
 		target := p.TargetPort.IntValue()
@@ -407,19 +404,6 @@ func portList(ports []int) string {
 		words[i] = strconv.Itoa(p)
 	}
 	return strings.Join(words, ", ")
-}
-
-// dialAddr is where to connect for a port of an endpoint; a port that no
-// port-forward reaches is a poll.Permanent error.
-func dialAddr(e inventory.Endpoint, port int) (string, error) {
-	addr, ok := e.Dial(port)
-	switch {
-	case !ok && e.Unreachable != "":
-		return "", poll.Permanent(fmt.Errorf("%s: port %d is not reachable: %s", e.Name, port, e.Unreachable))
-	case !ok:
-		return "", poll.Permanent(fmt.Errorf("%s: port %d is not one of its ports, so no port-forward reaches it", e.Name, port))
-	}
-	return addr, nil
 }
 
 // contractCA is the CA of the ldap contract, from its file in the main

@@ -8,6 +8,7 @@ import (
 	"github.com/fediversity/podroles/internal/lldap"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The lldap-http suite: logins at lldap's HTTP API through the Service and
@@ -54,11 +55,12 @@ var lldapHTTPSuite = &Suite{
 			Name: "token-accepted-by-other-replica",
 			Spec: []string{"SC-003"},
 			Doc:  "a token from one replica is accepted by the other",
-			Skip: func(inv *inventory.Inventory) string {
-				if why := needsLLDAP(inv); why != "" {
+			Skip: func(w world.World) string {
+				inv := w.Inventory()
+				if why := needsLLDAP(w); why != "" {
 					return why
 				}
-				return needsTwoReplicas(inv, inv.LDAP.Role)
+				return needsTwoReplicas(w, inv.LDAP.Role)
 			},
 			Uses: usesNothing,
 			Steps: Sequence(
@@ -88,7 +90,8 @@ type lldapToken struct {
 // needsTwoReplicas says why a role has no second replica to show: the
 // node plans one; or, where the plan is not known, the inventory lists
 // one pod.
-func needsTwoReplicas(inv *inventory.Inventory, role string) string {
+func needsTwoReplicas(w world.World, role string) string {
+	inv := w.Inventory()
 	planned := plannedReplicas(inv.Facts, role)
 	switch {
 	case planned >= 0 && planned < 2:
@@ -113,7 +116,8 @@ func twoPods(inv *inventory.Inventory, role string) ([]inventory.Endpoint, error
 	return pods, nil
 }
 
-func needsLLDAP(inv *inventory.Inventory) string {
+func needsLLDAP(w world.World) string {
+	inv := w.Inventory()
 	if inv.LDAP == nil {
 		return "the inventory has no ldap contract"
 	}
@@ -181,7 +185,7 @@ func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, token str
 
 // lldapClient is a client of lldap's HTTP API at endpoint.
 func lldapClient(at inventory.Endpoint, port int) (*lldap.Client, error) {
-	addr, err := dialAddr(at, port)
+	addr, err := world.Addr(at, port)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -83,7 +84,11 @@ func TestLocateDatabaseOnAControlPlane(t *testing.T) {
 	if _, err := client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	inv := &inventory.Inventory{Node: "directory", Cluster: &inventory.Cluster{Kubeconfig: cp.Kubeconfig, Namespace: ns}}
+	found, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: cp.Kubeconfig, Namespace: ns, Node: node, Dir: t.TempDir(), Direct: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer found.Close()
 	reader := inventory.Endpoint{Name: lldapPod.Name, Address: lldapPod.Status.PodIP}
 	for host, want := range map[string]string{
 		"db-in-pods":                          "pod " + lldapPod.Name + " of role lldap",
@@ -96,7 +101,7 @@ func TestLocateDatabaseOnAControlPlane(t *testing.T) {
 		"db.example.com":                      "db.example.com:5432, a host out of the cluster",
 		"nothing.locate.svc":                  "names Service nothing of namespace locate, which does not exist",
 	} {
-		pod, role, where, err := scenarios.LocateDatabase(ctx, inv, reader, "lldap", "postgres://u:p@"+host+":5432/lldap")
+		pod, role, where, err := scenarios.LocateDatabase(ctx, found, reader, "lldap", "postgres://u:p@"+host+":5432/lldap")
 		got := where
 		switch {
 		case err != nil:

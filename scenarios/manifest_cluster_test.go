@@ -26,6 +26,7 @@ import (
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // testManifestRoleOnRealPods runs the suites against the directory
@@ -54,7 +55,7 @@ func testManifestRoleOnRealPods(t *testing.T) {
 			t.Fatal(err)
 		}
 		results := map[string]*scenarios.Result{}
-		for _, res := range scenarios.Run(ctx, found.Inventory, scenarios.Suites(), clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
+		for _, res := range scenarios.Run(ctx, found, scenarios.Suites(), clusterOptions(t, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience})) {
 			results[res.ID()] = res
 		}
 		found.Close()
@@ -89,7 +90,7 @@ func testManifestRoleOnRealPods(t *testing.T) {
 		}
 		defer found.Close()
 		results := map[string]*scenarios.Result{}
-		for _, res := range scenarios.Run(ctx, found.Inventory, ldap, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience, FromRunner: true}) {
+		for _, res := range scenarios.Run(ctx, found, ldap, scenarios.Options{Parallel: scenarios.DefaultParallel, Timeout: scenarios.DefaultTimeout, Patience: scenarios.DefaultPatience, FromRunner: true}) {
 			results[res.ID()] = res
 		}
 		notForbidden(t, results, m)
@@ -240,8 +241,8 @@ func (r *runnerAccount) tokenKubeconfig(ctx context.Context) string {
 
 // discover finds the node's world as the runner, in the cluster's way
 // (direct) or through port-forwards.
-func (r *runnerAccount) discover(ctx context.Context, direct bool) (*scenarios.Discovered, error) {
-	return scenarios.Discover(ctx, scenarios.DiscoverOptions{Kubeconfig: r.kubeconfig, Namespace: r.ns, Node: r.node, Dir: r.t.TempDir(), Base: r.base, Direct: direct})
+func (r *runnerAccount) discover(ctx context.Context, direct bool) (*world.Cluster, error) {
+	return world.Discover(ctx, world.DiscoverOptions{Kubeconfig: r.kubeconfig, Namespace: r.ns, Node: r.node, Dir: r.t.TempDir(), Base: r.base, Direct: direct})
 }
 
 // withoutPermission removes g's permission from the Role, and expects
@@ -298,7 +299,7 @@ func (r *runnerAccount) withoutPermission(ctx context.Context, m *scenarios.Mani
 	defer found.Close()
 	for _, id := range g.By {
 		opts := clusterOptions(t, scenarios.Options{Parallel: 1, Timeout: 2 * time.Minute, Patience: 10 * time.Second, Run: regexp.MustCompile("^" + regexp.QuoteMeta(id) + "$")})
-		res := scenarios.Run(ctx, found.Inventory, scenarios.Suites(), opts)
+		res := scenarios.Run(ctx, found, scenarios.Suites(), opts)
 		if len(res) != 1 {
 			t.Fatalf("%s: %d results", id, len(res))
 		}
@@ -359,7 +360,7 @@ func TestManifestOnAControlPlane(t *testing.T) {
 		t.Fatalf("the discovery as the runner of the Role %v: %v", m.Role.Rules, err)
 	}
 	found.Close()
-	if got := len(found.Inventory.Roles); got != len(p.Deployments) {
+	if got := len(found.Inventory().Roles); got != len(p.Deployments) {
 		t.Errorf("the runner found %d roles, want %d", got, len(p.Deployments))
 	}
 }

@@ -6,18 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // A pod of the local environment tells about itself through files (its
@@ -25,101 +19,27 @@ import (
 // server (its status, exec). These helpers let the suites ask either.
 
 func podStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventory.PodStatus, error) {
-	return s.world().status(ctx, pod, serviceContainer)
-}
-
-// PodStatus reads what a pod reports of its service: its UID, which stays
-// while the pod lives, and the restart count of its service's container;
-// from the local environment's status file, or from the pod's status in a
-// cluster. The rotation suite tells "restarted in the same pod" by them.
-func PodStatus(ctx context.Context, inv *inventory.Inventory, pod inventory.Endpoint) (*inventory.PodStatus, error) {
-	return worldOf(inv).status(ctx, pod, serviceContainer)
-}
-
-func clusterPodStatus(ctx context.Context, client kubernetes.Interface, ns string, pod inventory.Endpoint, container string) (*inventory.PodStatus, error) {
-	got, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
-	}
-	if err != nil {
-		return nil, discoverError("Pod", ns, pod.Name, "get", err)
-	}
-	// The sidecar is an init container that keeps running (restartPolicy
-	// Always): its status is among the init containers'.
-	for _, c := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
-		if c.Name == container {
-			return containerHistory(got, c), nil
-		}
-	}
-	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, container)
-}
-
-// containerHistory reads a container's status as the pod's history of
-// it. The restart count alone misses an exit that waits in the kubelet's
-// crash-loop back-off: the count rises only when the container starts
-// again, up to five minutes later on a stock kubelet.
-func containerHistory(pod *corev1.Pod, c corev1.ContainerStatus) *inventory.PodStatus {
-	st := &inventory.PodStatus{Pod: pod.Name, UID: string(pod.UID), RestartCount: int(c.RestartCount), Exits: int(c.RestartCount)}
-	if c.State.Running != nil && (c.Started == nil || *c.Started) {
-		st.StartedAt, st.Running = c.State.Running.StartedAt.Time, true
-	}
-	last := c.LastTerminationState.Terminated
-	switch {
-	case c.State.Terminated != nil:
-		// Its latest run ended, and no new one is counted yet.
-		last = c.State.Terminated
-		st.Exits++
-	case c.State.Waiting != nil && last != nil && c.State.Waiting.Reason != "ContainerCreating":
-		// A new run is made only after the back-off: this exit is not
-		// in the count yet. (A created run waits as ContainerCreating,
-		// already counted.)
-		st.Exits++
-		st.BackOff = backOffOf(c.State.Waiting.Message)
-	}
-	if last != nil {
-		st.LastExit = &inventory.Exit{Code: int(last.ExitCode), Reason: last.Reason, StartedAt: last.StartedAt.Time, FinishedAt: last.FinishedAt.Time}
-	}
-	return st
-}
-
-// backOffOf reads the kubelet's wait from a CrashLoopBackOff message:
-// "back-off 40s restarting failed container=…".
-func backOffOf(message string) time.Duration {
-	rest, ok := strings.CutPrefix(message, "back-off ")
-	if !ok {
-		return 0
-	}
-	word, _, _ := strings.Cut(rest, " ")
-	d, err := time.ParseDuration(word)
-	if err != nil {
-		return 0
-	}
-	return d
+	return s.World.Status(ctx, pod, world.Service)
 }
 
 // podWhere names where podStatus looks, for a probe.
 func podWhere(s *State, pod inventory.Endpoint) string {
-	return s.world().statusWhere(pod, serviceContainer)
+	return s.World.StatusWhere(pod, world.Service)
 }
 
 // readPodSecret reads the file of a secret in a pod's /run/secrets.
 func readPodSecret(ctx context.Context, s *State, pod inventory.Endpoint, file string) ([]byte, error) {
-	return s.world().readSecret(ctx, pod, file)
+	return s.World.ReadSecret(ctx, pod, file)
 }
 
-// stateCluster is a client of the inventory's cluster, made once per run
-// of a scenario: its steps poll, and a client per poll would open
-// connections faster than they close.
-func stateCluster(s *State) (*clusterView, error) {
-	if s.cluster != nil {
-		return s.cluster, nil
+// clusterOf is the cluster of the scenario's world, for a step that reads
+// its objects; a scenario that has one declares it (needsCluster), so
+// that a world with none fails only a step that forgot to.
+func clusterOf(s *State) (*world.Cluster, error) {
+	if c := s.World.Cluster(); c != nil {
+		return c, nil
 	}
-	c, err := connect(s.Inv.Cluster.Kubeconfig)
-	if err != nil {
-		return nil, poll.Permanent(err)
-	}
-	s.cluster = c
-	return c, nil
+	return nil, poll.Permanent(errors.New(noCluster))
 }
 
 // podsOf are the pods of role that a per-pod scenario judges. A role
@@ -163,12 +83,13 @@ func plannedReplicas(n *facts.Node, role string) int {
 // inventory: its main pod has no rootDir and is no pod of a cluster. A
 // main pod that is missing is no reason to skip: the scenarios that need
 // its files fail, saying so (mainPod).
-func needsMainPod(inv *inventory.Inventory) string {
+func needsMainPod(w world.World) string {
+	inv := w.Inventory()
 	main := inv.Roles[inventory.MainRole]
 	if main == nil || len(main.Pods) == 0 {
 		return ""
 	}
-	return worldOf(inv).lacks(main.Pods[0], needsRoot)
+	return w.Lacks(main.Pods[0], world.NeedsRoot)
 }
 
 // mainPod is the pod where the node's own files are read, or the error
@@ -189,14 +110,14 @@ func mainPod(inv *inventory.Inventory) (inventory.Endpoint, error) {
 // password files, authelia's CA): locally under the main pod's rootDir, in
 // a cluster with cat through exec in its container node.
 func nodeFile(ctx context.Context, s *State, file string) ([]byte, error) {
-	if why := needsMainPod(s.Inv); why != "" {
+	if why := needsMainPod(s.World); why != "" {
 		return nil, poll.Permanent(errors.New(why))
 	}
 	pod, err := mainPod(s.Inv)
 	if err != nil {
 		return nil, err
 	}
-	return s.world().nodeFile(ctx, pod, file)
+	return s.World.NodeFile(ctx, pod, file)
 }
 
 // nodeSecret reads a secret of the node's own in the main pod, less its
@@ -226,5 +147,5 @@ func secretHashes(ctx context.Context, s *State, pod inventory.Endpoint, files [
 
 // secretWhere names where readPodSecret reads, for a probe.
 func secretWhere(s *State, pod inventory.Endpoint, file string) string {
-	return s.world().secretWhere(pod, file)
+	return s.World.SecretWhere(pod, file)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // zeroPodWorld is a cluster's world as the discovery leaves it when no pod
@@ -34,7 +35,7 @@ func zeroPodWorld(t *testing.T) *inventory.Inventory {
 	dbCreds := func(role string) facts.Secret {
 		return facts.Secret{Path: "database/creds/" + role, Template: str("DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@postgres/" + role), Restart: true}
 	}
-	node := &facts.Node{Name: "directory", PodRoles: facts.PodRoles{Roles: map[string]facts.Role{
+	node := &facts.Node{Name: "directory", K8sPod: facts.K8sPod{Enable: true}, PodRoles: facts.PodRoles{Roles: map[string]facts.Role{
 		"lldap": {Replicas: &two, Service: str("lldap"), Secrets: map[string]facts.Secret{
 			"db.env":  dbCreds("lldap"),
 			"tls.pem": {Path: "pki/issue/lldap", Template: str("{{ .Data.certificate }}"), Parameters: map[string]any{"common_name": "directory-lldap"}, Restart: true},
@@ -55,7 +56,7 @@ func zeroPodWorld(t *testing.T) *inventory.Inventory {
 	}
 	return &inventory.Inventory{
 		Node: "directory", Roles: roles, Facts: node,
-		Cluster: &inventory.Cluster{Namespace: "directory", Kubeconfig: filepath.Join(dir, "no-kubeconfig")},
+		Cluster: &inventory.Cluster{Namespace: "directory", Kubeconfig: file("kubeconfig", refusingKubeconfig)},
 		LDAP: &inventory.LDAP{
 			Role: "lldap", Host: "directory-lldap", Port: 6360, HTTPPort: 17170, CAFile: "/etc/ca.pem", BaseDN: "dc=example,dc=com",
 			BindDN: "uid=authelia-bind,ou=people,dc=example,dc=com", BindPasswordFile: "/run/bind-password", User: "authelia-bind",
@@ -70,6 +71,26 @@ func zeroPodWorld(t *testing.T) *inventory.Inventory {
 			NoRestart: &inventory.SecretRef{Role: "worker", File: "jwt"},
 		},
 	}
+}
+
+// refusingKubeconfig names an API server on a port that refuses.
+const refusingKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+
+// localWorld is the world of a local inventory, with the cluster it
+// names.
+func localWorld(t *testing.T, inv *inventory.Inventory) world.World {
+	t.Helper()
+	w, err := world.Local(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // TestRoleWithNoRunningPodFails: a per-pod scenario on a role with no
@@ -102,7 +123,7 @@ func TestRoleWithNoRunningPodFails(t *testing.T) {
 	re := regexp.MustCompile("^(" + strings.Join(ids, "|") + ")$")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	results := Run(ctx, zeroPodWorld(t), Suites(), Options{Parallel: 4, Patience: time.Second, Run: re, Disruptive: true})
+	results := Run(ctx, localWorld(t, zeroPodWorld(t)), Suites(), Options{Parallel: 4, Patience: time.Second, Run: re, Disruptive: true})
 	if len(results) != len(want) {
 		t.Errorf("ran %d scenarios, want %d", len(results), len(want))
 	}
@@ -156,7 +177,7 @@ func TestRotationRolesAreTheNodes(t *testing.T) {
 		"rotation/new-credential-restarts-lldap-replicas": "role directory-server has no Running pod (2 planned)",
 		"rotation/new-credential-restarts-authelia":       "role sso has no Running pod (1 planned)",
 	}
-	results := Run(context.Background(), inv, Suites(), Options{Patience: time.Second, Run: regexp.MustCompile(`^rotation/new-credential-`), Disruptive: true})
+	results := Run(context.Background(), localWorld(t, inv), Suites(), Options{Patience: time.Second, Run: regexp.MustCompile(`^rotation/new-credential-`), Disruptive: true})
 	for _, r := range results {
 		if r.Status != Failed || !strings.Contains(r.Reason, want[r.ID()]) {
 			t.Errorf("%s: %s: %s\nwant a failure naming %q", r.ID(), r.Status, r.Reason, want[r.ID()])
@@ -167,7 +188,7 @@ func TestRotationRolesAreTheNodes(t *testing.T) {
 		"rotation/new-credential-restarts-lldap-replicas": "the inventory has no ldap contract",
 		"rotation/new-credential-restarts-authelia":       "node directory has no role that runs authelia",
 	}
-	for _, r := range Run(context.Background(), inv, Suites(), Options{Patience: time.Second, Run: regexp.MustCompile(`^rotation/new-credential-`), Disruptive: true}) {
+	for _, r := range Run(context.Background(), localWorld(t, inv), Suites(), Options{Patience: time.Second, Run: regexp.MustCompile(`^rotation/new-credential-`), Disruptive: true}) {
 		if r.Status != Skipped || !strings.HasPrefix(r.Reason, want[r.ID()]) {
 			t.Errorf("%s: %s: %s\nwant a skip saying %q", r.ID(), r.Status, r.Reason, want[r.ID()])
 		}

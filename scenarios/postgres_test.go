@@ -9,40 +9,8 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
-
-// TestServiceOfHost: a host is read as a pod of the namespace resolves
-// it.
-func TestServiceOfHost(t *testing.T) {
-	for host, want := range map[string][3]string{
-		"postgres":                             {"postgres", "", "service"},
-		"postgres.directory":                   {"postgres", "", "service"},
-		"postgres.directory.svc":               {"postgres", "", "service"},
-		"postgres.directory.svc.cluster.local": {"postgres", "", "service"},
-		"postgres.other.svc.cluster.local.":    {"postgres", "other", "service"},
-		"db.example.com":                       {"", "", ""},
-		"postgres.other":                       {"", "", ""},
-		"198.18.0.1":                           {"", "", ""},
-	} {
-		name, other, ok := serviceOfHost(host, "directory")
-		got := [3]string{name, other, ""}
-		if ok {
-			got[2] = "service"
-		}
-		if got != want {
-			t.Errorf("%s: got %q, want %q", host, got, want)
-		}
-	}
-	for host, want := range map[string][2]bool{
-		"localhost": {true, true}, "127.0.0.1": {true, true}, "::1": {true, true}, "127.1": {true, true},
-		"0.0.0.0": {true, true}, "localhost.localdomain": {true, true}, "db.localhost.": {true, true},
-		"127.0.1.20": {false, true}, "198.18.0.1": {false, false}, "postgres": {false, false},
-	} {
-		if got := [2]bool{loopbackHost(host, false), loopbackHost(host, true)}; got != want {
-			t.Errorf("%s: the pod itself locally, in a cluster: %v, want %v", host, got, want)
-		}
-	}
-}
 
 // TestRoleURLAndWhere: the URL is read from the pod's secret file as the
 // role reads it (bare or VAR=URL), and judged against every pod of the
@@ -66,7 +34,7 @@ func TestRoleURLAndWhere(t *testing.T) {
 	if file, why := databaseSecret(inv); file != "db.env" || why != "" {
 		t.Fatalf("databaseSecret = %q, %q", file, why)
 	}
-	s := &State{Inv: inv}
+	s := &State{World: world.Files(inv), Inv: inv}
 	ctx := context.Background()
 	lldap := inv.Roles["lldap"].Pods[0]
 	for content, want := range map[string]string{
@@ -80,12 +48,12 @@ func TestRoleURLAndWhere(t *testing.T) {
 		got := ""
 		u, err := roleURL(ctx, s, lldap, "db.env")
 		if err == nil {
-			var place *databasePlace
+			var place *world.Place
 			place, err = locateDatabase(ctx, s, lldap, "lldap", u)
-			if err == nil && place.pod != "" {
-				got = "in pod " + place.pod + " of role " + place.role
+			if err == nil && place.Pod != "" {
+				got = "in pod " + place.Pod + " of role " + place.Role
 			} else if err == nil {
-				got = place.where
+				got = place.Where
 			}
 		}
 		if err != nil {

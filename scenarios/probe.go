@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The probe is the spec's reader in the main pod: the runner adds it to
@@ -159,10 +160,10 @@ func readerFindsAtService(ctx context.Context, s *State) error {
 	}
 	// What the discovery found of the Service (from outside: that it
 	// leads to no pod that serves the port) holds for any reader.
-	if _, err := dialAddr(*svc, s.Inv.LDAP.Port); err != nil {
+	if _, err := world.Addr(*svc, s.Inv.LDAP.Port); err != nil {
 		return err
 	}
-	p, err := s.world().probe(ctx, main, s.probeImage, max(s.Patience, probeStart))
+	p, err := addProbe(ctx, s, main)
 	if err != nil {
 		return err
 	}
@@ -208,12 +209,12 @@ func askProbe(ctx context.Context, p *kube.Probe, q probeQuestion) (string, erro
 	}
 }
 
-// addProbe adds a probe to a pod of a cluster. Without an image it
-// fails, saying how to go on.
-func addProbe(ctx context.Context, c *kube.Client, namespace string, pod inventory.Endpoint, image string, spec kube.ProbeSpec) (*kube.Probe, error) {
-	if image == "" {
+// addProbe adds the reader's probe to the main pod, where the world has
+// one to add. Without the runner's image it fails, saying how to go on.
+func addProbe(ctx context.Context, s *State, main inventory.Endpoint) (*kube.Probe, error) {
+	p, err := s.World.Probe(ctx, main, kube.ProbeSpec{Image: s.probeImage, Args: probeArgs, Start: max(s.Patience, probeStart)})
+	if errors.Is(err, world.ErrNoProbeImage) {
 		return nil, poll.Permanent(errors.New("the reader in the main pod needs the runner's image for its probe: give --probe-image (the image of podroles), or --from-runner to connect from the runner"))
 	}
-	spec.Image, spec.Args = image, probeArgs
-	return c.Probe(ctx, namespace, pod.Name, "podroles-probe", spec)
+	return p, err
 }

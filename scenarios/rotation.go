@@ -20,6 +20,7 @@ import (
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The rotation suite checks who restarts when secrets change:
@@ -54,7 +55,7 @@ var rotationSuite = &Suite{
 			Name:       "sidecar-restart-restarts-nothing",
 			Spec:       []string{"US1-13"},
 			Doc:        "a restart of the sidecar of a pod whose secrets with restart are all KV entries (their value is the same at a new read) rewrites none of them and restarts nothing, for the agent's render interval and the time a restart takes",
-			Skip:       func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, valuesKept) },
+			Skip:       func(w world.World) string { return needsSidecarRestart(w, valuesKept) },
 			Window:     renderWindow,
 			Exclusive:  true,
 			Disruptive: true,
@@ -65,7 +66,7 @@ var rotationSuite = &Suite{
 			Name:       "sidecar-restart-restarts-pki",
 			Spec:       []string{"US1-13", "Known Deviations"},
 			Doc:        "a restart of the sidecar of a pod with a secret with parameters and restart (an engine that issues a value at each read, as PKI does) writes a new value, and the service restarts in the same pod",
-			Skip:       func(inv *inventory.Inventory) string { return needsSidecarRestart(inv, newValues) },
+			Skip:       func(w world.World) string { return needsSidecarRestart(w, newValues) },
 			Exclusive:  true,
 			Disruptive: true,
 			Uses:       []Capability{capPodStatus, capExec},
@@ -78,24 +79,24 @@ var rotationSuite = &Suite{
 // credential rotation revokes, or says why there is none: the node names
 // its roles, so the role is the one that runs the service, never a name
 // the suite assumes.
-type rotatedRole func(inv *inventory.Inventory) (role, why string)
+type rotatedRole func(w world.World) (role, why string)
 
 // autheliaRole is the role that runs authelia, whose login through the
 // portal shows it works again.
-func autheliaRole(inv *inventory.Inventory) (string, string) {
-	if why := needsPortal(inv); why != "" {
+func autheliaRole(w world.World) (string, string) {
+	if why := needsPortal(w); why != "" {
 		return "", why
 	}
-	return inv.Authelia.Role, ""
+	return w.Inventory().Authelia.Role, ""
 }
 
 // ldapRole is the role that serves the ldap contract, whose pods answer a
 // bind again.
-func ldapRole(inv *inventory.Inventory) (string, string) {
-	if why := needsLDAP(inv); why != "" {
+func ldapRole(w world.World) (string, string) {
+	if why := needsLDAP(w); why != "" {
 		return "", why
 	}
-	return inv.LDAP.Role, ""
+	return w.Inventory().LDAP.Role, ""
 }
 
 // credentialRotation is a scenario that revokes the database credential
@@ -107,22 +108,23 @@ func credentialRotation(name string, pick rotatedRole, spec []string, doc string
 		Name: name,
 		Spec: spec,
 		Doc:  doc,
-		Skip: func(inv *inventory.Inventory) string {
+		Skip: func(w world.World) string {
+			inv := w.Inventory()
 			if inv.OpenBao == nil {
 				return "the inventory has no openbao"
 			}
-			role, why := pick(inv)
+			role, why := pick(w)
 			if why != "" {
 				return why
 			}
-			return needsRotation(inv, role, true)
+			return needsRotation(w, role, true)
 		},
 		Exclusive:  true,
 		Disruptive: true,
 		Uses:       []Capability{capPodStatus, capExec, capDatabase, capForward},
 		Steps: Sequence(
 			Step[credentials]{Name: "note each pod and its credential", Do: func(ctx context.Context, s *State, v *credentials) error {
-				v.role, _ = pick(s.Inv)
+				v.role, _ = pick(s.World)
 				return noteCredential(ctx, s, v)
 			}},
 			Step[credentials]{Name: "revoke the credential in OpenBao", Do: func(ctx context.Context, s *State, v *credentials) error {
@@ -157,7 +159,7 @@ func kvRotation(name string, restart bool, doc string) *Scenario {
 		Name:       name,
 		Spec:       []string{"US1-13"},
 		Doc:        doc,
-		Skip:       func(inv *inventory.Inventory) string { return needsKVSecret(inv, restart) },
+		Skip:       func(w world.World) string { return needsKVSecret(w, restart) },
 		Window:     renderWindow,
 		Exclusive:  true,
 		Disruptive: true,
@@ -169,7 +171,8 @@ func kvRotation(name string, restart bool, doc string) *Scenario {
 }
 
 // needsRotation says why a role's credential cannot be rotated here.
-func needsRotation(inv *inventory.Inventory, role string, credential bool) string {
+func needsRotation(w world.World, role string, credential bool) string {
+	inv := w.Inventory()
 	if inv.OpenBao == nil {
 		return "the inventory has no openbao"
 	}
@@ -178,8 +181,8 @@ func needsRotation(inv *inventory.Inventory, role string, credential bool) strin
 		return "the inventory has no role " + role
 	}
 	for _, p := range r.Pods {
-		if (p.StatusFile == "" || p.SecretsDir == "") && (inv.Cluster == nil || p.UID == "") {
-			return fmt.Sprintf("pod %s has no statusFile and secretsDir in the inventory, and is no pod of a cluster", p.Name)
+		if why := w.Lacks(p, world.NeedsStatusAndSecrets); why != "" {
+			return why
 		}
 	}
 	if credential && len(databaseSecrets(r)) == 0 {
@@ -504,12 +507,13 @@ func oldCredentialRefused(ctx context.Context, s *State, v *credentials) error {
 
 // needsKVSecret says why no KV field secret with (or without) restart may
 // be given a new value here.
-func needsKVSecret(inv *inventory.Inventory, restart bool) string {
+func needsKVSecret(w world.World, restart bool) string {
+	inv := w.Inventory()
 	ref := kvSecret(inv, restart)
 	if ref == nil {
 		return fmt.Sprintf("the inventory's rotation names no secret to write (rotation.%s)", map[bool]string{true: "restart", false: "noRestart"}[restart])
 	}
-	if why := needsRotation(inv, ref.Role, false); why != "" {
+	if why := needsRotation(w, ref.Role, false); why != "" {
 		return why
 	}
 	sec := inv.Roles[ref.Role].Secrets[ref.File]

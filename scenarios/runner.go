@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // Options of a run.
@@ -42,10 +42,10 @@ type Event struct {
 	Done, Total     int
 }
 
-// Run runs the scenarios of suites against inv and returns their results
+// Run runs the scenarios of suites in the world w and returns their results
 // in the order of the suites. Ctrl-C (ctx's cancel) stops the scenarios
 // that run, marks them failed as interrupted, and skips the rest.
-func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Options) []*Result {
+func Run(ctx context.Context, w world.World, suites []*Suite, opts Options) []*Result {
 	type job struct {
 		suite *Suite
 		sc    *Scenario
@@ -105,7 +105,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, suites []*Suite, opts Op
 			defer wg.Done()
 			defer func() { <-sem }()
 			report(j, nil)
-			runScenario(ctx, inv, j.sc, opts, j.res)
+			runScenario(ctx, w, j.sc, opts, j.res)
 			report(j, j.res)
 		}(j)
 		if j.sc.Exclusive {
@@ -134,7 +134,8 @@ const (
 	DefaultTimeout  = 2 * time.Minute
 )
 
-func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, opts Options, res *Result) {
+func runScenario(ctx context.Context, w world.World, sc *Scenario, opts Options, res *Result) {
+	inv := w.Inventory()
 	timeout := opts.Timeout
 	start := time.Now()
 	defer func() {
@@ -146,12 +147,12 @@ func runScenario(ctx context.Context, inv *inventory.Inventory, sc *Scenario, op
 		return
 	}
 	if sc.Skip != nil {
-		if why := sc.Skip(inv); why != "" {
+		if why := sc.Skip(w); why != "" {
 			res.Status, res.Reason = Skipped, why
 			return
 		}
 	}
-	state := &State{Inv: inv, Patience: opts.Patience, probeImage: opts.ProbeImage, fromRunner: opts.FromRunner}
+	state := &State{World: w, Inv: inv, Patience: opts.Patience, probeImage: opts.ProbeImage, fromRunner: opts.FromRunner}
 	if state.Patience <= 0 {
 		state.Patience = DefaultPatience
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/report"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 var testInv = &inventory.Inventory{Node: "n"}
@@ -45,7 +46,7 @@ func TestRunStatusesAndReasons(t *testing.T) {
 			Check{"first", func(ctx context.Context, s *State) error { return errors.New("boom") }},
 			Check{"never", func(ctx context.Context, s *State) error { t.Error("a step after a failure ran"); return nil }},
 		)},
-		{Name: "skips", Skip: func(*inventory.Inventory) string { return "no lldap" }, Steps: Checks(
+		{Name: "skips", Skip: func(world.World) string { return "no lldap" }, Steps: Checks(
 			Check{"never", func(ctx context.Context, s *State) error { t.Error("a skipped scenario ran"); return nil }},
 		)},
 		{Name: "panics", Steps: Checks(Check{"p", func(ctx context.Context, s *State) error { panic("oops") }})},
@@ -56,7 +57,7 @@ func TestRunStatusesAndReasons(t *testing.T) {
 			})
 		}})},
 	}}
-	results := Run(context.Background(), testInv, []*Suite{suite, suite}, Options{Parallel: 2})
+	results := Run(context.Background(), world.Files(testInv), []*Suite{suite, suite}, Options{Parallel: 2})
 	got := map[string]string{}
 	for _, r := range results {
 		got[r.Scenario] = string(r.Status) + ": " + r.Reason
@@ -127,7 +128,7 @@ func TestRunParallelLimitAndFilter(t *testing.T) {
 			})
 		}})})
 	}
-	results := Run(context.Background(), testInv, []*Suite{{Name: "s", Scenarios: scs}}, Options{Parallel: 2, Run: regexp.MustCompile(`^s/a`)})
+	results := Run(context.Background(), world.Files(testInv), []*Suite{{Name: "s", Scenarios: scs}}, Options{Parallel: 2, Run: regexp.MustCompile(`^s/a`)})
 	if len(results) != 5 {
 		t.Fatalf("--run kept %d scenarios, want the 5 a's", len(results))
 	}
@@ -141,7 +142,7 @@ func TestScenarioTimeoutAndCancel(t *testing.T) {
 		return poll.Eventually(ctx, poll.Probe{Endpoint: "nowhere:1", Expect: "an answer"}, func(context.Context) error { return poll.Saw("silence") })
 	}})}
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{waits}}
-	r := Run(context.Background(), testInv, []*Suite{suite}, Options{Timeout: 200 * time.Millisecond})[0]
+	r := Run(context.Background(), world.Files(testInv), []*Suite{suite}, Options{Timeout: 200 * time.Millisecond})[0]
 	if r.Status != Failed || !strings.Contains(r.Reason, "at nowhere:1: expected an answer; saw silence") {
 		t.Errorf("timeout: %s", r.Reason)
 	}
@@ -149,7 +150,7 @@ func TestScenarioTimeoutAndCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	results := Run(ctx, testInv, []*Suite{{Name: "s", Scenarios: []*Scenario{waits, waits}}}, Options{Parallel: 1})
+	results := Run(ctx, world.Files(testInv), []*Suite{{Name: "s", Scenarios: []*Scenario{waits, waits}}}, Options{Parallel: 1})
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("cancel took %s", time.Since(start))
 	}
@@ -184,7 +185,7 @@ func TestWindowsMoveTheDeadline(t *testing.T) {
 		{Name: "no-window", Steps: Checks(Check{"watch", watch(400 * time.Millisecond)})},
 	}}
 	got := map[string]*Result{}
-	for _, r := range Run(context.Background(), testInv, []*Suite{suite}, Options{Parallel: 4, Timeout: 100 * time.Millisecond}) {
+	for _, r := range Run(context.Background(), world.Files(testInv), []*Suite{suite}, Options{Parallel: 4, Timeout: 100 * time.Millisecond}) {
 		got[r.Scenario] = r
 	}
 	for _, name := range []string{"declared", "at-run-time"} {
@@ -290,7 +291,7 @@ func TestExclusiveScenariosRunAlone(t *testing.T) {
 		}})}
 	}
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{mk("x1", true), mk("p1", false), mk("x2", true), mk("p2", false), mk("p3", false)}}
-	for _, r := range Run(context.Background(), testInv, []*Suite{suite}, Options{Parallel: 4}) {
+	for _, r := range Run(context.Background(), world.Files(testInv), []*Suite{suite}, Options{Parallel: 4}) {
 		if r.Status != Passed {
 			t.Errorf("%s: %s", r.Scenario, r.Reason)
 		}
@@ -331,7 +332,7 @@ func TestDisruptiveScenariosSettle(t *testing.T) {
 		{Name: "plain", Steps: Checks(Check{"look", ok})},
 	}}
 	got := map[string]*Result{}
-	for _, r := range Run(context.Background(), inv, []*Suite{suite}, Options{Patience: 300 * time.Millisecond, Timeout: time.Second}) {
+	for _, r := range Run(context.Background(), world.Files(inv), []*Suite{suite}, Options{Patience: 300 * time.Millisecond, Timeout: time.Second}) {
 		got[r.Scenario] = r
 	}
 	settled := func(r *Result) *StepResult {
@@ -355,7 +356,7 @@ func TestDisruptiveScenariosSettle(t *testing.T) {
 	}
 	// Once the pod runs again, the same scenario passes.
 	inv.Roles["down"].Pods[0] = status("n-down-0", true)
-	for _, r := range Run(context.Background(), inv, []*Suite{suite}, Options{Run: regexp.MustCompile("passes"), Patience: 300 * time.Millisecond}) {
+	for _, r := range Run(context.Background(), world.Files(inv), []*Suite{suite}, Options{Run: regexp.MustCompile("passes"), Patience: 300 * time.Millisecond}) {
 		if r.Status != Passed || settled(r) == nil || settled(r).Status != Passed {
 			t.Errorf("passes, once settled: %s %s", r.Status, r.Reason)
 		}

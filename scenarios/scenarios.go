@@ -20,6 +20,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // Suite is a named set of scenarios.
@@ -40,9 +41,10 @@ type Scenario struct {
 	// evidence about the node. `scenarios list`, docs/scenarios.md and the
 	// reports say so (SelfCheckMark).
 	SelfCheck bool
-	// Skip, when set, says why the scenario cannot run on an inventory
-	// ("" when it can).
-	Skip func(inv *inventory.Inventory) string
+	// Skip, when set, says why the scenario cannot run in a world ("" when
+	// it can): a suite that reads a cluster's objects declares it here
+	// (needsCluster).
+	Skip func(w world.World) string
 	// Exclusive scenarios change the world others observe (they restart
 	// services, write secrets): they run after the others, one at a time.
 	Exclusive bool
@@ -146,7 +148,9 @@ func Checks(checks ...Check) Steps {
 // State is what the steps of one run of a scenario share, besides the
 // value of their Sequence.
 type State struct {
-	Inv *inventory.Inventory
+	// World is the deployment the steps ask of; Inv its inventory.
+	World world.World
+	Inv   *inventory.Inventory
 	// Patience bounds each wait for the world (poll.Probe.Within).
 	Patience time.Duration
 	notes    []string
@@ -156,12 +160,6 @@ type State struct {
 	windows []string
 	// grown is what Wait added, which the next step's Patience adds.
 	grown time.Duration
-	// cluster is the inventory's cluster, connected at the first use in
-	// the run: steps poll, and a client per poll would open connections
-	// faster than they close.
-	cluster *clusterView
-	// w is the world the steps ask of the pods, opened at the first use.
-	w world
 	// probeImage and fromRunner are Options'.
 	probeImage string
 	fromRunner bool

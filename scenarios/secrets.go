@@ -9,21 +9,16 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/fediversity/podroles/facts"
-	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
-	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The secrets suite: each file that a role's sidecar writes in its pod's
@@ -60,11 +55,11 @@ var secretsSuite = &Suite{
 		Name: "service-started-after-secrets",
 		Spec: []string{"US1-7"},
 		Doc:  "in each pod of a role with secrets, the service's container started after every file of /run/secrets existed: its start time against the files' times (the pod's own clock where the kubelet's second ties them; inconclusive where the kubelet no longer keeps the first run)",
-		Skip: func(inv *inventory.Inventory) string {
-			if why := needsSecrets(inv); why != "" {
+		Skip: func(w world.World) string {
+			if why := needsSecrets(w); why != "" {
 				return why
 			}
-			return needsPodFiles(inv)
+			return needsPodFiles(w)
 		},
 		Uses:  []Capability{capPodStatus, capExec},
 		Steps: Checks(Check{Name: "compare each service's start with its files' times", Do: serviceStartedAfterSecrets}),
@@ -72,11 +67,11 @@ var secretsSuite = &Suite{
 		Name: "identity-not-readable",
 		Spec: []string{"US1-7"},
 		Doc:  "the service of a pod with secrets cannot read the pod's identity: its service-account token is absent or unreadable to the containers but secrets",
-		Skip: func(inv *inventory.Inventory) string {
-			if why := needsSecrets(inv); why != "" {
+		Skip: func(w world.World) string {
+			if why := needsSecrets(w); why != "" {
 				return why
 			}
-			return podsLack(inv, needsRoot)
+			return podsLack(w, world.NeedsRoot)
 		},
 		Uses:  []Capability{capIdentity},
 		Steps: Checks(Check{Name: "look for each pod's service-account token", Do: identityNotReadable}),
@@ -85,21 +80,21 @@ var secretsSuite = &Suite{
 
 // needsPodFiles says why the pods' services and files cannot be looked
 // at: the world cannot look at a pod of a role with secrets.
-func needsPodFiles(inv *inventory.Inventory) string {
-	return podsLack(inv, needsStatusAndSecrets)
+func needsPodFiles(w world.World) string {
+	return podsLack(w, world.NeedsStatusAndSecrets)
 }
 
 // podsLack says why the inventory's world cannot look at the pods of its
 // roles with secrets for needs, naming the first pod it cannot.
-func podsLack(inv *inventory.Inventory, needs podNeeds) string {
-	w := worldOf(inv)
+func podsLack(w world.World, needs world.Needs) string {
+	inv := w.Inventory()
 	for _, name := range slices.Sorted(maps.Keys(inv.Roles)) {
 		r := inv.Roles[name]
 		for _, p := range r.Pods {
 			if len(r.Secrets) == 0 {
 				continue
 			}
-			if why := w.lacks(p, needs); why != "" {
+			if why := w.Lacks(p, needs); why != "" {
 				return why
 			}
 		}
@@ -107,14 +102,11 @@ func podsLack(inv *inventory.Inventory, needs podNeeds) string {
 	return ""
 }
 
-// serviceAccountToken is where Kubernetes mounts a pod's identity.
-const serviceAccountToken = "var/run/secrets/kubernetes.io/serviceaccount/token"
-
 func identityNotReadable(ctx context.Context, s *State) error {
 	roles, errs := rolesWithSecrets(s.Inv)
 	for _, r := range roles {
 		for _, pod := range r.pods {
-			notes, err := s.world().identityNotReadable(ctx, pod)
+			notes, err := s.World.IdentityNotReadable(ctx, pod)
 			for _, n := range notes {
 				s.Note("%s", n)
 			}
@@ -122,55 +114,6 @@ func identityNotReadable(ctx context.Context, s *State) error {
 		}
 	}
 	return joinErrors(errs)
-}
-
-// tokenUnreadableInContainers tries to read a pod's service-account
-// token in each of its containers but secrets (clusterWorld).
-func tokenUnreadableInContainers(ctx context.Context, c *clusterView, ns string, got *corev1.Pod) ([]string, error) {
-	token := "/" + serviceAccountToken
-	var notes []string
-	var errs []error
-	for _, container := range got.Spec.Containers {
-		if container.Name == plan.ContainerSidecar {
-			continue // a sidecar beside the service logs in with it
-		}
-		if _, err := c.Exec(ctx, ns, got.Name, container.Name, []string{"cat", "/dev/null"}); err != nil {
-			errs = append(errs, fmt.Errorf("pod %s: cannot judge whether container %s reads %s: cat does not run there (%v)", got.Name, container.Name, token, err))
-			continue
-		}
-		out, err := c.Exec(ctx, ns, got.Name, container.Name, []string{"cat", token})
-		why, judgeErr := tokenRead(token, out, err)
-		if judgeErr != nil {
-			errs = append(errs, fmt.Errorf("pod %s: container %s %w", got.Name, container.Name, judgeErr))
-			continue
-		}
-		notes = append(notes, fmt.Sprintf("pod %s: container %s cannot read %s: %s", got.Name, container.Name, token, why))
-	}
-	return notes, joinErrors(errs)
-}
-
-// tokenRead judges what `cat TOKEN` came to in a container where cat
-// runs: unreadable (with cat's reason) only when cat says the file is not
-// there or not readable; a token it printed, or any other failure (an
-// exec that broke, an error that names no such reason), is an error.
-func tokenRead(token string, out []byte, err error) (string, error) {
-	switch {
-	case err == nil && len(out) > 0:
-		return "", fmt.Errorf("reads the pod's service-account token %s: the service could act as the pod", token)
-	case err == nil:
-		return "", fmt.Errorf("reads %s, which is empty: cannot judge whether a token would be readable there", token)
-	}
-	// What cat wrote on its stderr.
-	var exit *kube.ExitError
-	if !errors.As(err, &exit) {
-		return "", err // exec itself failed: nothing was learnt
-	}
-	for _, reason := range []string{"No such file or directory", "Permission denied"} {
-		if strings.Contains(exit.Stderr, token) && strings.Contains(exit.Stderr, reason) {
-			return strings.ToLower(reason[:1]) + reason[1:], nil
-		}
-	}
-	return "", fmt.Errorf("cannot judge whether it reads %s: cat failed without saying the file is absent or unreadable (%v)", token, err)
 }
 
 // podsWithSecrets is a role with secrets and its pods.
@@ -201,7 +144,8 @@ func rolesWithSecrets(inv *inventory.Inventory) ([]podsWithSecrets, []error) {
 	return out, errs
 }
 
-func needsSecrets(inv *inventory.Inventory) string {
+func needsSecrets(w world.World) string {
+	inv := w.Inventory()
 	if inv.OpenBao == nil {
 		return "the inventory has no openbao"
 	}
@@ -215,7 +159,7 @@ func needsSecrets(inv *inventory.Inventory) string {
 
 // checkSecretFile waits until the pod's file holds what secret says.
 func checkSecretFile(ctx context.Context, s *State, bao *openbao.Client, role *inventory.Role, pod inventory.Endpoint, file string, secret facts.Secret) error {
-	if why := s.world().lacks(pod, needsStatusAndSecrets); why != "" {
+	if why := s.World.Lacks(pod, world.NeedsStatusAndSecrets); why != "" {
 		return poll.Permanent(errors.New(why))
 	}
 	where := secretWhere(s, pod, file)
@@ -493,7 +437,7 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 				if tied := tiedWithStart(written, start); len(tied) > 0 {
 					// The kubelet keeps seconds: a file of the second the
 					// service started may be after it.
-					fineStart, fineWritten, ok, err := s.world().finerClock(ctx, pod, files)
+					fineStart, fineWritten, ok, err := s.World.FinerClock(ctx, pod, files)
 					if err != nil {
 						return err
 					}
@@ -595,26 +539,5 @@ const timeOfDay = "15:04:05.000"
 
 // secretTimes are the times a pod's secret files were last written.
 func secretTimes(ctx context.Context, s *State, pod inventory.Endpoint, files []string) (map[string]time.Time, error) {
-	return s.world().secretTimes(ctx, pod, files)
-}
-
-// ownedByService reports whether a file belongs to the user the pod's
-// service runs as (its process, from the pod's status).
-func ownedByService(pod inventory.Endpoint, info os.FileInfo) bool {
-	st, err := inventory.ReadPodStatus(pod.StatusFile)
-	if err != nil || st.ServicePID == 0 {
-		return false
-	}
-	proc, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.ServicePID))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(proc), "\n") {
-		if uids, ok := strings.CutPrefix(line, "Uid:"); ok {
-			fields := strings.Fields(uids)
-			sys, ok := info.Sys().(*syscall.Stat_t)
-			return ok && len(fields) > 1 && fields[1] == fmt.Sprint(sys.Uid)
-		}
-	}
-	return false
+	return s.World.SecretTimes(ctx, pod, files)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // SettleStep is the step the runner adds after a disruptive scenario.
@@ -21,11 +22,11 @@ const SettleStep = "every pod runs its service and sidecar again"
 // settledContainer is one container the settle step waits for.
 type settledContainer struct {
 	pod inventory.Endpoint
-	c   podContainer
+	c   world.Container
 }
 
 func (c settledContainer) what() string {
-	if c.c == sidecarContainer {
+	if c.c == world.Sidecar {
 		return "sidecar"
 	}
 	return "service"
@@ -35,14 +36,14 @@ func (c settledContainer) what() string {
 // inventory's roles whose status can be read.
 func settledContainers(s *State) []settledContainer {
 	var out []settledContainer
-	w := s.world()
+	w := s.World
 	for _, r := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
 		for _, pod := range s.Inv.Roles[r].Pods {
-			if w.lacks(pod, needsServiceStatus) == "" {
-				out = append(out, settledContainer{pod, serviceContainer})
+			if w.Lacks(pod, world.NeedsServiceStatus) == "" {
+				out = append(out, settledContainer{pod, world.Service})
 			}
-			if w.lacks(pod, needsSidecarStatus) == "" {
-				out = append(out, settledContainer{pod, sidecarContainer})
+			if w.Lacks(pod, world.NeedsSidecarStatus) == "" {
+				out = append(out, settledContainer{pod, world.Sidecar})
 			}
 		}
 	}
@@ -56,7 +57,7 @@ func settledContainers(s *State) []settledContainer {
 func noteBackOffs(ctx context.Context, s *State) error {
 	longest, who := time.Duration(0), ""
 	for _, c := range settledContainers(s) {
-		st, err := s.world().status(ctx, c.pod, c.c)
+		st, err := s.World.Status(ctx, c.pod, c.c)
 		if err != nil || st.Running {
 			continue // the settle step says why
 		}
@@ -83,7 +84,7 @@ func podsRunAgain(ctx context.Context, s *State) error {
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		var down []string
 		for _, c := range containers {
-			st, err := s.world().status(ctx, c.pod, c.c)
+			st, err := s.World.Status(ctx, c.pod, c.c)
 			if err != nil {
 				return err
 			}
@@ -94,7 +95,7 @@ func podsRunAgain(ctx context.Context, s *State) error {
 			if st.BackOff > 0 {
 				why += fmt.Sprintf(", in a back-off of %s", st.BackOff)
 			}
-			down = append(down, fmt.Sprintf("the %s of pod %s does not run (%s; %s)", c.what(), c.pod.Name, why, s.world().statusWhere(c.pod, c.c)))
+			down = append(down, fmt.Sprintf("the %s of pod %s does not run (%s; %s)", c.what(), c.pod.Name, why, s.World.StatusWhere(c.pod, c.c)))
 		}
 		if len(down) > 0 {
 			return poll.Saw("%s", strings.Join(down, "; "))

@@ -11,6 +11,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // restartReaction is the longest a pod takes to restart its service once
@@ -76,7 +77,8 @@ func sidecarRole(inv *inventory.Inventory, c sidecarCase) (string, []string) {
 }
 
 // needsSidecarRestart says why no sidecar restart scenario of kind can run.
-func needsSidecarRestart(inv *inventory.Inventory, c sidecarCase) string {
+func needsSidecarRestart(w world.World, c sidecarCase) string {
+	inv := w.Inventory()
 	if inv.OpenBao == nil {
 		return "the inventory has no openbao"
 	}
@@ -87,9 +89,8 @@ func needsSidecarRestart(inv *inventory.Inventory, c sidecarCase) string {
 		}
 		return "no role of the inventory has a secret with parameters and restart (an engine that issues a value at each read, as PKI does)"
 	}
-	w := worldOf(inv)
 	for _, p := range inv.Roles[role].Pods {
-		if why := w.lacks(p, needsSidecar); why != "" {
+		if why := w.Lacks(p, world.NeedsSidecar); why != "" {
 			return why
 		}
 	}
@@ -276,7 +277,7 @@ func sidecarRestartRestartsService() Steps {
 // count and when it last started; from the local environment's status
 // file of it, or from the pod's status of its container secrets.
 func sidecarStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inventory.PodStatus, error) {
-	return s.world().status(ctx, pod, sidecarContainer)
+	return s.World.Status(ctx, pod, world.Sidecar)
 }
 
 // restartSidecar restarts a pod's sidecar, as its crash would: in a
@@ -286,10 +287,10 @@ func sidecarStatus(ctx context.Context, s *State, pod inventory.Endpoint) (*inve
 // sidecar's supervisor restarts it for. What it returns is only for a
 // report: the exec ends with the container it kills.
 func restartSidecar(ctx context.Context, s *State, pod inventory.Endpoint) error {
-	return s.world().restartSidecar(ctx, pod)
+	return s.World.RestartSidecar(ctx, pod)
 }
 
 // sidecarWhere names where sidecarStatus looks, for a probe.
 func sidecarWhere(s *State, pod inventory.Endpoint) string {
-	return s.world().statusWhere(pod, sidecarContainer)
+	return s.World.StatusWhere(pod, world.Sidecar)
 }

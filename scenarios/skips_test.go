@@ -36,7 +36,7 @@ func TestNothingToJudgeSkips(t *testing.T) {
 	for _, c := range cases {
 		inv := zeroPodWorld(t)
 		c.change(inv)
-		results := Run(context.Background(), inv, Suites(), Options{Patience: time.Second, Run: regexp.MustCompile("^" + regexp.QuoteMeta(c.id) + "$"), Disruptive: true})
+		results := Run(context.Background(), localWorld(t, inv), Suites(), Options{Patience: time.Second, Run: regexp.MustCompile("^" + regexp.QuoteMeta(c.id) + "$"), Disruptive: true})
 		if len(results) != 1 || results[0].Status != Skipped || results[0].Reason != c.want {
 			t.Errorf("%s: %+v\nwant skipped: %s", c.id, results, c.want)
 		}
@@ -49,11 +49,11 @@ func TestNothingToJudgeSkips(t *testing.T) {
 // runs something else.
 func TestNodeSelectsTheLLDAPSuite(t *testing.T) {
 	inv := zeroPodWorld(t)
-	if why := needsLLDAP(inv); why != "" {
+	if why := needsLLDAP(localWorld(t, inv)); why != "" {
 		t.Errorf("a node whose role lldap runs lldap, no stand-in: skipped: %s", why)
 	}
 	inv.Roles["lldap"].StandIn = "slapd"
-	if why, want := needsLLDAP(inv), "the pods of role lldap run slapd standing in for lldap (the inventory's standIn): lldap's HTTP API is not there"; why != want {
+	if why, want := needsLLDAP(localWorld(t, inv)), "the pods of role lldap run slapd standing in for lldap (the inventory's standIn): lldap's HTTP API is not there"; why != want {
 		t.Errorf("with a stand-in: %q, want %q", why, want)
 	}
 	inv.Roles["lldap"].StandIn = ""
@@ -61,7 +61,7 @@ func TestNodeSelectsTheLLDAPSuite(t *testing.T) {
 	other := "kanidm"
 	r.Service = &other
 	inv.Facts.PodRoles.Roles["lldap"] = r
-	if why, want := needsLLDAP(inv), "the node's role lldap runs kanidm, not lldap: lldap's HTTP API is not there"; why != want {
+	if why, want := needsLLDAP(localWorld(t, inv)), "the node's role lldap runs kanidm, not lldap: lldap's HTTP API is not there"; why != want {
 		t.Errorf("a role of another service: %q, want %q", why, want)
 	}
 }

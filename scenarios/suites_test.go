@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // run runs suites against env's inventory and returns the results by
@@ -45,7 +46,7 @@ func runWith(t *testing.T, env *localenv.Env, opts scenarios.Options, suites ...
 	// scenarios, which run last, on a loaded machine.
 	out := map[string]*scenarios.Result{}
 	opts.Parallel, opts.Timeout = scenarios.DefaultParallel, scenarios.DefaultTimeout
-	for _, r := range scenarios.Run(t.Context(), inv, selected, opts) {
+	for _, r := range scenarios.Run(t.Context(), world.Files(inv), selected, opts) {
 		out[r.ID()] = r
 	}
 	return out

@@ -16,8 +16,8 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The units suite: in every pod of the node's image, each unit of the
@@ -154,11 +154,11 @@ type nodePod struct {
 // image (the main pod's, and each requested role's that runs no service),
 // found by the cluster's Deployment's own selector, with the units the
 // node's lists permit them.
-func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
-	n := c.node
+func nodeImagePods(ctx context.Context, c *world.Cluster) ([]nodePod, error) {
+	n := c.Node
 	var out []nodePod
-	for _, d := range c.plan.Deployments {
-		role, r := c.roleOf(d)
+	for _, d := range c.Plan.Deployments {
+		role, r := c.RoleOf(d)
 		if !r.RunsNodeImage() {
 			continue
 		}
@@ -169,9 +169,9 @@ func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
 		permitted = append(slices.Clone(permitted), n.PodRoles.SharedUnits...)
 		got, err := c.Clientset.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, discoverError("Deployment", d.Namespace, d.Name, "get", err)
+			return nil, world.ObjectError("Deployment", d.Namespace, d.Name, "get", err)
 		}
-		pods, err := runningPods(ctx, c.Clientset, got)
+		pods, err := world.RunningPods(ctx, c.Clientset, got)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +189,7 @@ func nodeImagePods(ctx context.Context, c *clusterView) ([]nodePod, error) {
 // (unit → the list that places it, for the report) and returns every unit
 // that ran where its pod's plan does not permit it, or did not run where
 // it does, and the matrix of what it saw.
-func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]string) (matrix string, err error) {
+func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[string]string) (matrix string, err error) {
 	pods, err := nodeImagePods(ctx, c)
 	if err != nil {
 		return "", err
@@ -212,7 +212,7 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 		if err := booted(ctx, s, c, p.name); err != nil {
 			return "", err
 		}
-		out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, p.name, plan.ContainerNode, args)
+		out, err := c.Exec(ctx, c.Namespace, p.name, plan.ContainerNode, args)
 		if err != nil {
 			return "", err
 		}
@@ -274,8 +274,8 @@ func judgeUnits(ctx context.Context, s *State, c *clusterView, units map[string]
 
 // booted waits for the pod's systemd to end its boot: a unit not started
 // yet while it boots proves nothing either way.
-func booted(ctx context.Context, s *State, c *clusterView, pod string) error {
-	out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod, plan.ContainerNode, []string{"systemctl", "show", "--property=SystemState"})
+func booted(ctx context.Context, s *State, c *world.Cluster, pod string) error {
+	out, err := c.Exec(ctx, c.Namespace, pod, plan.ContainerNode, []string{"systemctl", "show", "--property=SystemState"})
 	if err != nil {
 		return err
 	}
@@ -302,14 +302,14 @@ func bootEnded(pod string, out []byte) error {
 // (a drop-in that cleared a condition counts), evaluated by
 // systemd-analyze. Without systemd-analyze in the image the suite cannot
 // tell, and says so.
-func conditionsHold(ctx context.Context, s *State, c *clusterView, pod string, units []string) ([]string, error) {
+func conditionsHold(ctx context.Context, s *State, c *world.Cluster, pod string, units []string) ([]string, error) {
 	if len(units) == 0 {
 		return nil, nil
 	}
 	const noAnalyze = 3 // the script's status where the image has none
 	const script = `command -v systemd-analyze >/dev/null || exit 3
 for u; do systemd-analyze condition --unit="$u.service" >/dev/null 2>&1 && echo "$u"; done; true`
-	out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod, plan.ContainerNode, append([]string{"sh", "-c", script, "sh"}, units...))
+	out, err := c.Exec(ctx, c.Namespace, pod, plan.ContainerNode, append([]string{"sh", "-c", script, "sh"}, units...))
 	var exit *kube.ExitError
 	switch {
 	case errors.As(err, &exit) && exit.Status == noAnalyze, kube.CommandMissing(err):
@@ -323,7 +323,7 @@ for u; do systemd-analyze condition --unit="$u.service" >/dev/null 2>&1 && echo 
 // triggerStates asks the pod's systemd for the state of the units that
 // start the units of states (their timers, sockets and paths, and the
 // targets that want them).
-func triggerStates(ctx context.Context, s *State, c *clusterView, pod string, states []unitState) (map[string]unitState, error) {
+func triggerStates(ctx context.Context, s *State, c *world.Cluster, pod string, states []unitState) (map[string]unitState, error) {
 	var names []string
 	for _, st := range states {
 		for _, t := range st.starters() {
@@ -335,7 +335,7 @@ func triggerStates(ctx context.Context, s *State, c *clusterView, pod string, st
 	if len(names) == 0 {
 		return nil, nil
 	}
-	out, err := c.Exec(ctx, s.Inv.Cluster.Namespace, pod, plan.ContainerNode, append([]string{"systemctl", "show", "--property=" + triggerProperties, "--"}, names...))
+	out, err := c.Exec(ctx, c.Namespace, pod, plan.ContainerNode, append([]string{"systemctl", "show", "--property=" + triggerProperties, "--"}, names...))
 	if err != nil {
 		return nil, err
 	}
@@ -388,9 +388,10 @@ func serviceUnits(n *facts.Node) map[string]string {
 // node's image for the units that units picks from the node: it cannot
 // run without a cluster, and has nothing to judge where the node has no
 // such unit (none says why, after the node's name).
-func needsUnits(units func(*facts.Node) map[string]string, none string) func(*inventory.Inventory) string {
-	return func(inv *inventory.Inventory) string {
-		if why := needsCluster(inv); why != "" {
+func needsUnits(units func(*facts.Node) map[string]string, none string) func(world.World) string {
+	return func(w world.World) string {
+		inv := w.Inventory()
+		if why := needsCluster(w); why != "" {
 			return why
 		}
 		if inv.Facts != nil && len(units(inv.Facts)) == 0 {
@@ -406,18 +407,18 @@ var (
 )
 
 func unitsWhereListsPermit(ctx context.Context, s *State) error {
-	c, err := clusterPlan(s)
+	c, err := clusterOf(s)
 	if err != nil {
 		return err
 	}
-	return judgeMatrix(ctx, s, c, listedUnits(c.node), "each listed unit active exactly in the pods its list permits")
+	return judgeMatrix(ctx, s, c, listedUnits(c.Node), "each listed unit active exactly in the pods its list permits")
 }
 
 // judgeMatrix waits until the pods' units are as their lists say, and
 // notes the matrix it saw last.
-func judgeMatrix(ctx context.Context, s *State, c *clusterView, units map[string]string, expect string) error {
+func judgeMatrix(ctx context.Context, s *State, c *world.Cluster, units map[string]string, expect string) error {
 	var matrix string
-	probe := poll.Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, s.Inv.Cluster.Namespace), Expect: expect, Within: s.Patience}
+	probe := poll.Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, c.Namespace), Expect: expect, Within: s.Patience}
 	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		m, err := judgeUnits(ctx, s, c, units)
 		if m != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -13,11 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/oneline"
-	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // NewScenariosCmd is podroles scenarios.
@@ -172,11 +172,11 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if err != nil {
 		return err
 	}
-	inv, cleanup, err := o.loadInventory(ctx)
+	w, inv, closeWorld, err := world.Open(ctx, o.sources())
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer closeWorld()
 	if o.ProbeImage != "" && o.FromRunner {
 		return fmt.Errorf("--probe-image and --from-runner exclude each other: the reader connects from the main pod or from the runner")
 	}
@@ -184,7 +184,7 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if cli.IsTerminal(o.IO.ErrOut) {
 		opts.Progress = progressLine(o.IO.ErrOut)
 	}
-	rep := scenarios.NewReport(inv.Node, scenarios.Run(ctx, inv, suites, opts))
+	rep := scenarios.NewReport(inv.Node, scenarios.Run(ctx, w, suites, opts))
 	if o.AllowSkip {
 		rep.AllowSkips()
 	}
@@ -233,64 +233,15 @@ func progressLine(w io.Writer) func(scenarios.Event) {
 	}
 }
 
-// loadInventoryFile reads the inventory file and takes what the node
-// states from the node's sources, if given, or from its factsFile.
-func (o *ScenariosRunOptions) loadInventoryFile(ctx context.Context) (*inventory.Inventory, func(), error) {
-	nothing := func() {}
-	if len(o.Args) == 0 && !o.Sources.Given() {
-		inv, err := inventory.Load(o.Inventory, nil)
-		return inv, nothing, err
-	}
-	base, err := inventory.LoadBase(o.Inventory)
-	if err != nil {
-		return nil, nothing, err
-	}
-	name := o.Node
-	if name == "" {
-		name = base.Node
-	}
-	node, err := o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, name)
-	if err != nil {
-		return nil, nothing, err
-	}
-	inv, err := inventory.Load(o.Inventory, node)
-	return inv, nothing, err
-}
-
-// loadInventory reads the inventory file, or discovers the node's world in
-// the cluster from the node's facts, with the inventory file as its base.
-// It returns what stops the port-forwards and removes the files the
-// discovery wrote, after the run.
-func (o *ScenariosRunOptions) loadInventory(ctx context.Context) (*inventory.Inventory, func(), error) {
-	nothing := func() {}
-	if o.Kubeconfig == "" && !o.InCluster {
-		return o.loadInventoryFile(ctx)
-	}
-	if o.Namespace == "" || o.Node == "" {
-		return nil, nothing, fmt.Errorf("--kubeconfig and --in-cluster need --namespace and --node")
-	}
-	var base *inventory.Inventory
-	if o.Inventory != "" {
-		var err error
-		if base, err = inventory.LoadBase(o.Inventory); err != nil {
-			return nil, nothing, err
+// sources are where the run's world is, from the flags: the node is
+// evaluated from its sources only where they are given or a cluster
+// needs it; a local inventory's factsFile states it otherwise.
+func (o *ScenariosRunOptions) sources() world.Sources {
+	src := world.Sources{Inventory: o.Inventory, Kubeconfig: o.Kubeconfig, InCluster: o.InCluster, Namespace: o.Namespace, Node: o.Node, Log: o.IO.ErrOut}
+	if len(o.Args) > 0 || o.Sources.Given() || o.Kubeconfig != "" || o.InCluster {
+		src.LoadNode = func(ctx context.Context, name string) (*facts.Node, error) {
+			return o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, name)
 		}
 	}
-	node, err := o.Sources.LoadNode(ctx, o.Args, o.IO.ErrOut, o.Node)
-	if err != nil {
-		return nil, nothing, err
-	}
-	dir, err := os.MkdirTemp("", "podroles-discovered-")
-	if err != nil {
-		return nil, nothing, err
-	}
-	d, err := scenarios.Discover(ctx, scenarios.DiscoverOptions{
-		Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, Node: node, Dir: dir,
-		Base: base, Direct: o.InCluster, ServicesByName: o.InCluster, Log: o.IO.ErrOut,
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nothing, err
-	}
-	return d.Inventory, func() { d.Close(); os.RemoveAll(dir) }, nil
+	return src
 }

@@ -1,4 +1,4 @@
-package scenarios
+package world
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // forwarder forwards the ports of a namespace's pods to loopback, each
-// forward stopped when the Discovered that holds it is closed.
+// forward stopped when the Cluster that holds it is closed.
 type forwarder struct {
 	client    *kube.Client
 	namespace string
@@ -28,12 +28,12 @@ type forwarder struct {
 // forward forwards ports of a pod, and returns the local address of each,
 // keyed by keys (the port as the inventory names it: the pod's port, or
 // the Service's port that leads to it).
-func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys, ports []int32) (map[int]string, error) {
+func (f forwarder) forward(ctx context.Context, c *Cluster, pod string, keys, ports []int32) (map[int]string, error) {
 	fw, err := f.client.Forward(ctx, f.namespace, pod, ports, f.log)
 	if err != nil {
 		return nil, err
 	}
-	d.forwards = append(d.forwards, fw)
+	c.forwards = append(c.forwards, fw)
 	out := map[int]string{}
 	for i, addr := range fw.Addrs {
 		out[int(keys[i])] = addr
@@ -47,25 +47,25 @@ func (f forwarder) forward(ctx context.Context, d *Discovered, pod string, keys,
 // reachable, and only through the pods the Service itself leads to. The
 // ports with no ready pod behind them are left out, and unreachable says
 // why.
-func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev1.Service, behind serviceBackends) (forwarded map[int]string, unreachable string, err error) {
+func (f forwarder) forwardService(ctx context.Context, c *Cluster, svc *corev1.Service, behind ServiceBackends) (forwarded map[int]string, unreachable string, err error) {
 	keys, ports := map[string][]int32{}, map[string][]int32{}
 	var pods, missing []string
 	for _, sp := range svc.Spec.Ports {
-		at := behind.ports[sp.Name]
+		at := behind.Ports[sp.Name]
 		if len(at) == 0 {
 			missing = append(missing, strconv.Itoa(int(sp.Port)))
 			continue
 		}
 		// The first in name order, so that each run reaches the same pod.
-		pod := at[0].pod
+		pod := at[0].Pod
 		if keys[pod] == nil {
 			pods = append(pods, pod)
 		}
-		keys[pod], ports[pod] = append(keys[pod], sp.Port), append(ports[pod], at[0].port)
+		keys[pod], ports[pod] = append(keys[pod], sp.Port), append(ports[pod], at[0].Port)
 	}
 	forwarded = map[int]string{}
 	for _, pod := range pods {
-		out, err := f.forward(ctx, d, pod, keys[pod], ports[pod])
+		out, err := f.forward(ctx, c, pod, keys[pod], ports[pod])
 		if err != nil {
 			return nil, "", err
 		}
@@ -74,12 +74,12 @@ func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev
 		}
 	}
 	if len(missing) > 0 {
-		unreachable = behind.noPodBehind(svc, missing)
+		unreachable = behind.NoPodBehind(svc, missing)
 	}
 	return forwarded, unreachable, nil
 }
 
-// serviceBackends are the pods behind a Service as Kubernetes puts them
+// ServiceBackends are the pods behind a Service as Kubernetes puts them
 // there: the ready pods that the Service's own selector, as the cluster
 // has it, selects in its namespace. Each Service port is resolved to a
 // port of each pod, as the endpointslice controller and kubectl
@@ -87,52 +87,52 @@ func (f forwarder) forwardService(ctx context.Context, d *Discovered, svc *corev
 // leaves the pod out of that port. The EndpointSlices would say the same,
 // but cannot hold a pod whose address is on loopback, as the test control
 // plane's KWOK pods' are.
-type serviceBackends struct {
-	// ready are the names of the ready pods, in name order.
-	ready []string
-	// ports maps the name of a Service port to the ready pods behind it,
+type ServiceBackends struct {
+	// Ready are the names of the ready pods, in name order.
+	Ready []string
+	// Ports maps the name of a Service port to the ready pods behind it,
 	// with the port on each, in pod name order.
-	ports map[string][]podPort
+	Ports map[string][]PodPort
 }
 
-// podPort is a port of a pod.
-type podPort struct {
-	pod  string
-	port int32
+// PodPort is a port of a pod.
+type PodPort struct {
+	Pod  string
+	Port int32
 }
 
-// backendsOf lists the pods that a Service's selector selects.
-func backendsOf(ctx context.Context, client kubernetes.Interface, svc *corev1.Service) (serviceBackends, error) {
+// BackendsOf lists the pods that a Service's selector selects.
+func BackendsOf(ctx context.Context, client kubernetes.Interface, svc *corev1.Service) (ServiceBackends, error) {
 	if len(svc.Spec.Selector) == 0 {
 		// Kubernetes selects no pod for it either.
 		return readyBackends(svc, nil), nil
 	}
 	list, err := client.CoreV1().Pods(svc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
 	if err != nil {
-		return serviceBackends{}, discoverError("Pod", svc.Namespace, svc.Name+"-*", "list", err)
+		return ServiceBackends{}, ObjectError("Pod", svc.Namespace, svc.Name+"-*", "list", err)
 	}
 	return readyBackends(svc, list.Items), nil
 }
 
 // readyBackends are the pods behind a Service among those its selector
 // selects: Running with an address, not being deleted, and ready.
-func readyBackends(svc *corev1.Service, selected []corev1.Pod) serviceBackends {
-	b := serviceBackends{ports: map[string][]podPort{}}
+func readyBackends(svc *corev1.Service, selected []corev1.Pod) ServiceBackends {
+	b := ServiceBackends{Ports: map[string][]PodPort{}}
 	for i := range selected {
 		pod := &selected[i]
-		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !podReady(pod) {
+		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !PodReady(pod) {
 			continue
 		}
-		b.ready = append(b.ready, pod.Name)
+		b.Ready = append(b.Ready, pod.Name)
 		for _, sp := range svc.Spec.Ports {
 			if port, ok := targetPort(sp, pod); ok {
-				b.ports[sp.Name] = append(b.ports[sp.Name], podPort{pod: pod.Name, port: port})
+				b.Ports[sp.Name] = append(b.Ports[sp.Name], PodPort{Pod: pod.Name, Port: port})
 			}
 		}
 	}
-	slices.Sort(b.ready)
-	for _, at := range b.ports {
-		slices.SortFunc(at, func(x, y podPort) int { return strings.Compare(x.pod, y.pod) })
+	slices.Sort(b.Ready)
+	for _, at := range b.Ports {
+		slices.SortFunc(at, func(x, y PodPort) int { return strings.Compare(x.Pod, y.Pod) })
 	}
 	return b
 }
@@ -165,12 +165,12 @@ func targetPort(sp corev1.ServicePort, pod *corev1.Pod) (int32, bool) {
 	return 0, false
 }
 
-// noPodBehind says why ports of a Service reach no pod: its selector
+// NoPodBehind says why ports of a Service reach no pod: its selector
 // selects no ready pod, or the ready ones declare no target port of those
 // ports.
-func (b serviceBackends) noPodBehind(svc *corev1.Service, ports []string) string {
-	if len(b.ready) == 0 {
-		return fmt.Sprintf("the Service %s has no ready pod behind it (%s)", svc.Name, selectorOf(svc))
+func (b ServiceBackends) NoPodBehind(svc *corev1.Service, ports []string) string {
+	if len(b.Ready) == 0 {
+		return fmt.Sprintf("the Service %s has no ready pod behind it (%s)", svc.Name, SelectorOf(svc))
 	}
 	var targets []string
 	for _, sp := range svc.Spec.Ports {
@@ -178,18 +178,19 @@ func (b serviceBackends) noPodBehind(svc *corev1.Service, ports []string) string
 			targets = append(targets, fmt.Sprintf("%d (target port %s)", sp.Port, sp.TargetPort.String()))
 		}
 	}
-	return fmt.Sprintf("the Service %s leads to pods %s, which serve none of its ports %s (%s)", svc.Name, strings.Join(b.ready, ", "), strings.Join(targets, ", "), selectorOf(svc))
+	return fmt.Sprintf("the Service %s leads to pods %s, which serve none of its ports %s (%s)", svc.Name, strings.Join(b.Ready, ", "), strings.Join(targets, ", "), SelectorOf(svc))
 }
 
-// selectorOf says which pods a Service selects, as the cluster has it.
-func selectorOf(svc *corev1.Service) string {
+// SelectorOf says which pods a Service selects, as the cluster has it.
+func SelectorOf(svc *corev1.Service) string {
 	if len(svc.Spec.Selector) == 0 {
 		return "it has no selector"
 	}
 	return "its selector " + labels.SelectorFromSet(svc.Spec.Selector).String()
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady says the pod's Ready condition holds.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

@@ -1,4 +1,4 @@
-package scenarios
+package world
 
 import (
 	"context"
@@ -50,23 +50,7 @@ type DiscoverOptions struct {
 	Log io.Writer
 }
 
-// Discovered is a node's world found in a cluster, with the port-forwards
-// that reach it.
-type Discovered struct {
-	Inventory *inventory.Inventory
-	forwards  []*kube.Forward
-}
-
-// Close stops the port-forwards and waits until their listeners are
-// closed.
-func (d *Discovered) Close() {
-	for _, f := range d.forwards {
-		f.Close()
-	}
-	d.forwards = nil
-}
-
-// Discover builds the inventory of a node from a cluster: for each
+// Discover opens a node's world in a cluster, with its inventory: for each
 // Deployment of the node's plan, its pods (found by the Deployment's own
 // selector, not by guessed labels) with their UIDs and service container,
 // and its Service with its ports. From outside the cluster each pod port
@@ -74,7 +58,7 @@ func (d *Discovered) Close() {
 // Service port to a ready pod that the Service's own selector puts behind
 // it, so that the suites never dial a cluster address, and reach through a
 // Service only the pods it leads to.
-func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error) {
+func Discover(ctx context.Context, o DiscoverOptions) (_ *Cluster, err error) {
 	p, err := plan.Make(o.Node, plan.Options{Namespace: o.Namespace})
 	if err != nil {
 		return nil, err
@@ -102,7 +86,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	inv.Node, inv.FactsFile = o.Node.Name, factsFile
 	inv.Roles = map[string]*inventory.Role{}
 	inv.Cluster = &inventory.Cluster{Kubeconfig: o.Kubeconfig, Namespace: o.Namespace}
-	d := &Discovered{Inventory: inv}
+	d := &Cluster{Client: c, Namespace: o.Namespace, Node: o.Node, Plan: p, inv: inv, inside: o.Kubeconfig == ""}
 	defer func() {
 		if err != nil {
 			d.Close()
@@ -112,7 +96,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	for _, want := range p.Deployments {
 		dep, err := client.AppsV1().Deployments(o.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, discoverError("Deployment", o.Namespace, want.Name, "get", err)
+			return nil, ObjectError("Deployment", o.Namespace, want.Name, "get", err)
 		}
 		roleName := want.Spec.Template.Labels[plan.LabelRole]
 		// The container of the pod's service, by the contract's name: the
@@ -125,7 +109,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 		if base := o.Base; base != nil && base.Roles[roleName] != nil {
 			role.StandIn = base.Roles[roleName].StandIn
 		}
-		pods, err := runningPods(ctx, client, dep)
+		pods, err := RunningPods(ctx, client, dep)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +144,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 			if !o.Direct {
 				// The pods the Service itself leads to, which need not
 				// be the Deployment's.
-				behind, err := backendsOf(ctx, client, svc)
+				behind, err := BackendsOf(ctx, client, svc)
 				if err != nil {
 					return nil, err
 				}
@@ -170,7 +154,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 			}
 			role.Service = e
 		case !apierrors.IsNotFound(err):
-			return nil, discoverError("Service", o.Namespace, want.Name, "get", err)
+			return nil, ObjectError("Service", o.Namespace, want.Name, "get", err)
 		}
 		inv.Roles[roleName] = role
 	}
@@ -183,16 +167,16 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Discovered, err error)
 	return d, nil
 }
 
-// runningPods are the Running pods of a Deployment, by its selector, in
+// RunningPods are the Running pods of a Deployment, by its selector, in
 // name order.
-func runningPods(ctx context.Context, client kubernetes.Interface, dep *appsv1.Deployment) ([]corev1.Pod, error) {
+func RunningPods(ctx context.Context, client kubernetes.Interface, dep *appsv1.Deployment) ([]corev1.Pod, error) {
 	selector, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("the selector of Deployment %s/%s: %w", dep.Namespace, dep.Name, err)
 	}
 	list, err := client.CoreV1().Pods(dep.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
-		return nil, discoverError("Pod", dep.Namespace, dep.Name+"-*", "list", err)
+		return nil, ObjectError("Pod", dep.Namespace, dep.Name+"-*", "list", err)
 	}
 	pods := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool {
 		return p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == ""
@@ -201,18 +185,9 @@ func runningPods(ctx context.Context, client kubernetes.Interface, dep *appsv1.D
 	return pods, nil
 }
 
-// connect makes a client of the inventory's cluster, for the suites.
-func connect(kubeconfig string) (*clusterView, error) {
-	c, err := kube.Connect(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return &clusterView{Client: c}, nil
-}
-
-// discoverError says in one line which object could not be read and why:
+// ObjectError says in one line which object could not be read and why:
 // missing, or which permission the kubeconfig's user lacks.
-func discoverError(kind, namespace, name, verb string, err error) error {
+func ObjectError(kind, namespace, name, verb string, err error) error {
 	plural := strings.ToLower(kind) + "s"
 	switch {
 	case apierrors.IsNotFound(err):

@@ -1,0 +1,68 @@
+package world
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fediversity/podroles/internal/kube"
+)
+
+// TestTokenRead: only cat's own word that the token is absent or
+// unreadable counts as "cannot read"; a token printed is read, and any
+// other failure (an image whose cat does not run the token's path, an
+// exec that broke) cannot be judged.
+func TestTokenRead(t *testing.T) {
+	const token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+	exited := func(status int, stderr string) error {
+		return &kube.ExitError{What: `exec "cat ` + token + `" in pod ns/p (container c)`, Status: status, Stderr: stderr}
+	}
+	cases := []struct {
+		name    string
+		out     string
+		err     error
+		reason  string
+		wantErr string
+	}{
+		{"absent", "", exited(1, "cat: "+token+": No such file or directory"), "no such file or directory", ""},
+		{"unreadable", "", exited(1, "cat: "+token+": Permission denied"), "permission denied", ""},
+		{"busybox, absent", "", exited(1, "cat: can't open '"+token+"': No such file or directory"), "no such file or directory", ""},
+		{"read", "eyJhbGciOi", nil, "", "reads the pod's service-account token " + token + ": the service could act as the pod"},
+		{"empty", "", nil, "", "which is empty: cannot judge"},
+		{"no cat in the image", "", exited(127, `exec: "cat": executable file not found in $PATH`), "", "cannot judge whether it reads " + token},
+		{"a runtime that finds no cat", "", exited(126, "OCI runtime exec failed: stat /bin/cat: No such file or directory"), "", "cannot judge whether it reads"},
+		{"another failure of cat", "", exited(1, "cat: "+token+": Input/output error"), "", "cannot judge whether it reads"},
+		{"exec broke", "", errors.New(`exec "cat ` + token + `" in pod ns/p (container c): connection reset by peer`), "", "connection reset by peer"},
+	}
+	for _, c := range cases {
+		reason, err := tokenRead(token, []byte(c.out), c.err)
+		switch {
+		case c.wantErr == "" && (err != nil || reason != c.reason):
+			t.Errorf("%s: %q, %v; want %q", c.name, reason, err, c.reason)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: %q, %v; want an error naming %q", c.name, reason, err, c.wantErr)
+		}
+	}
+}
+
+// The pod's own clock: its container's start from the clock, the uptime
+// and the first process's start in ticks; the files to the nanosecond.
+func TestParseFinerClock(t *testing.T) {
+	stat := "1 (podroles pod supervisor) S 0 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 5000 1000 200"
+	out := "1000.500000000\n200.25 300.00\n" + stat + "\n100\n980.123456789 /run/secrets/jwt\n"
+	start, written, err := parseFinerClock(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000.5 - 200.25 + 5000/100 = 850.25
+	if want := time.Unix(850, 250000000); !start.Equal(want) {
+		t.Errorf("start %v, want %v", start, want)
+	}
+	if got := written["jwt"]; got.Sub(time.Unix(980, 123456789)).Abs() > time.Microsecond {
+		t.Errorf("jwt written %v", got)
+	}
+	if _, _, err := parseFinerClock("sh: date: not found\n"); err == nil {
+		t.Error("no clock parsed")
+	}
+}

@@ -1,0 +1,82 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
+)
+
+// A pod of a cluster tells its history through its status: the kubelet's
+// count of restarts, its last exit, the back-off it waits out.
+
+// podStatus reads a container's status and history from the pod's status.
+func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, container string) (*inventory.PodStatus, error) {
+	ns := c.Namespace
+	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
+	}
+	if err != nil {
+		return nil, ObjectError("Pod", ns, pod.Name, "get", err)
+	}
+	// The sidecar is an init container that keeps running (restartPolicy
+	// Always): its status is among the init containers'.
+	for _, cs := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
+		if cs.Name == container {
+			return containerHistory(got, cs), nil
+		}
+	}
+	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, container)
+}
+
+// containerHistory reads a container's status as the pod's history of
+// it. The restart count alone misses an exit that waits in the kubelet's
+// crash-loop back-off: the count rises only when the container starts
+// again, up to five minutes later on a stock kubelet.
+func containerHistory(pod *corev1.Pod, c corev1.ContainerStatus) *inventory.PodStatus {
+	st := &inventory.PodStatus{Pod: pod.Name, UID: string(pod.UID), RestartCount: int(c.RestartCount), Exits: int(c.RestartCount)}
+	if c.State.Running != nil && (c.Started == nil || *c.Started) {
+		st.StartedAt, st.Running = c.State.Running.StartedAt.Time, true
+	}
+	last := c.LastTerminationState.Terminated
+	switch {
+	case c.State.Terminated != nil:
+		// Its latest run ended, and no new one is counted yet.
+		last = c.State.Terminated
+		st.Exits++
+	case c.State.Waiting != nil && last != nil && c.State.Waiting.Reason != "ContainerCreating":
+		// A new run is made only after the back-off: this exit is not
+		// in the count yet. (A created run waits as ContainerCreating,
+		// already counted.)
+		st.Exits++
+		st.BackOff = backOffOf(c.State.Waiting.Message)
+	}
+	if last != nil {
+		st.LastExit = &inventory.Exit{Code: int(last.ExitCode), Reason: last.Reason, StartedAt: last.StartedAt.Time, FinishedAt: last.FinishedAt.Time}
+	}
+	return st
+}
+
+// backOffOf reads the kubelet's wait from a CrashLoopBackOff message:
+// "back-off 40s restarting failed container=…".
+func backOffOf(message string) time.Duration {
+	rest, ok := strings.CutPrefix(message, "back-off ")
+	if !ok {
+		return 0
+	}
+	word, _, _ := strings.Cut(rest, " ")
+	d, err := time.ParseDuration(word)
+	if err != nil {
+		return 0
+	}
+	return d
+}

@@ -232,33 +232,61 @@ func IsPermanent(err error) bool {
 
 // Consistently calls check until p.Within has passed, and fails at the
 // first call that fails: it shows that something does not happen over a
-// window, polling, where a test would otherwise sleep.
+// window, polling, where a test would otherwise sleep. A check that got
+// no answer (NoAnswer, a timeout) is no verdict: the watch goes on, and
+// a window whose last check went unanswered is checked again past its
+// end, until an answer decides or the caller's deadline passes (without
+// one, one window more, at least AnswerTime). What the check reads must
+// therefore keep what happened in a gap (a restart count, not a state).
 func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) error) error {
-	// A check runs under the caller's context, not the window's, bounded
-	// by a window of its own: a request that the window's end would cut
-	// short is no failure of what it watches.
-	outer := ctx
-	ctx, cancel := context.WithTimeout(ctx, p.Within)
-	defer cancel()
 	start := time.Now()
+	deadline, hasDeadline := ctx.Deadline()
+	limit := start.Add(p.Within + max(p.Within, AnswerTime))
+	if hasDeadline {
+		limit = deadline
+	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	var unanswered error
 	for tries := 1; ; tries++ {
-		checkCtx, cancelCheck := context.WithTimeout(outer, p.Within)
+		// A check runs under the caller's context, bounded by a window of
+		// its own: a request that the window's end would cut short is no
+		// failure of what it watches.
+		checkCtx, cancelCheck := context.WithTimeout(ctx, max(p.Within, AnswerTime))
 		err := check(checkCtx)
 		cancelCheck()
-		if err != nil {
+		switch {
+		case ctx.Err() == context.Canceled:
+			return context.Canceled
+		case err == nil:
+			unanswered = nil
+		case IsNoAnswer(err) && !IsPermanent(err):
+			unanswered = err
+		default:
 			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err, watched: true}
+		}
+		watched := time.Since(start) >= p.Within
+		switch {
+		case watched && unanswered == nil:
+			return nil // watched the whole window, the last check answered
+		case watched && !time.Now().Before(limit):
+			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: unanswered, Unanswered: true, watched: true}
 		}
 		select {
 		case <-ctx.Done():
-			if time.Since(start) >= p.Within {
-				return nil // watched the whole window
+			if ctx.Err() == context.Canceled {
+				return context.Canceled
 			}
-			if errors.Is(ctx.Err(), context.Canceled) {
-				return ctx.Err()
+			if !watched {
+				return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: fmt.Errorf("the scenario's deadline came before the window of %s ended", p.Within), watched: true}
 			}
-			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: fmt.Errorf("the scenario's deadline came before the window of %s ended", p.Within), watched: true}
+			// The deadline passed on an unanswered check: one last try
+			// decides (finalGrace), as Eventually's does.
+			ctx = context.WithoutCancel(ctx)
+			limit = time.Now()
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, finalGrace)
+			defer cancel()
 		case <-tick.C:
 		}
 	}

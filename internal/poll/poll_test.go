@@ -54,6 +54,45 @@ func TestConsistently(t *testing.T) {
 	}
 }
 
+// A watch that gets no answer (a loaded machine's timeout) goes on: a
+// later answer decides, also past the window, and a change seen after a
+// gap fails; a watch never answered at its end fails as unanswered.
+func TestConsistentlyTellsSlowFromWrong(t *testing.T) {
+	window := 200 * time.Millisecond
+	probe := Probe{Endpoint: "e", Expect: "quiet", Within: window}
+	slow := NoAnswer(errors.New("exec: context deadline exceeded"))
+	checks := 0
+	err := Consistently(context.Background(), probe, func(context.Context) error {
+		if checks++; checks <= 3 {
+			return slow
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("unanswered, then quiet: %v", err)
+	}
+	start, checks := time.Now(), 0
+	err = Consistently(context.Background(), probe, func(context.Context) error {
+		if checks++; time.Since(start) < 2*window {
+			return slow // no answer until past the window
+		}
+		return Saw("an exit")
+	})
+	if err == nil || !strings.Contains(err.Error(), "saw an exit") {
+		t.Errorf("unanswered past the window, then a change: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*window)
+	defer cancel()
+	err = Consistently(ctx, probe, func(context.Context) error { return slow })
+	var ee *EventuallyError
+	if !errors.As(err, &ee) || !ee.Unanswered || !strings.Contains(err.Error(), "no answer before the deadline") {
+		t.Errorf("never answered: %v", err)
+	}
+	if err := Consistently(context.Background(), probe, func(context.Context) error { return Permanent(slow) }); err == nil {
+		t.Error("a Permanent error was taken for no answer")
+	}
+}
+
 // A slow world is not a wrong one: a try may take longer than the window,
 // and a try that got no answer is retried past the window, until an
 // answer decides or the caller's deadline passes.

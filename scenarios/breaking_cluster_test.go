@@ -200,6 +200,16 @@ func withoutRestart(d *appsv1.Deployment) {
 	c.Command = cmd
 }
 
+// restartOn adds a secret to those the pod supervisor restarts the
+// service for: a secret without restart then restarts it.
+func restartOn(file string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		c := &d.Spec.Template.Spec.Containers[0]
+		at := slices.Index(c.Command, "--")
+		c.Command = slices.Insert(c.Command, at, "--restart-on", "/run/secrets/"+file)
+	}
+}
+
 // setVariable sets a variable of a container, as the method might.
 func setVariable(container, name, value string) func(*appsv1.Deployment) {
 	return func(d *appsv1.Deployment) {
@@ -634,6 +644,14 @@ func clusterCases() map[string][]breakingCase {
 				alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
 			},
 		},
+		"rotation/secret-without-restart-restarts-nothing": {{
+			// After the cases before, authelia's container waits out a
+			// grown back-off: the exit counts from the kubelet's record.
+			name: "authelia's supervisor restarts it for jwt, a secret without restart", where: onCluster,
+			breakCluster: changeDeployment("directory-authelia", restartOn("jwt")),
+			run:          "rotation/secret-without-restart-restarts-nothing",
+			reasons:      []string{"pod {directory-authelia#0}", "its service exited (", "and no secret with restart changed: none was due"},
+		}},
 		"rotation/sidecar-restart-restarts-pki": {{
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,
 			breakCluster: changeDeployment("directory-authelia", withoutRestart),

@@ -39,7 +39,7 @@ func TestGoldenReports(t *testing.T) {
 			{Name: "panics", Spec: []string{"SC-004"}, Steps: Checks(Check{Name: "read", Do: func(context.Context, *State) error { panic("index out of range") }})},
 		}},
 		{Name: "rotation", Doc: "restarts", Scenarios: []*Scenario{
-			{Name: "restart-secret-restarts", Spec: []string{"US1-13"}, Exclusive: true, Window: func(*inventory.Inventory) (time.Duration, string) {
+			{Name: "restart-secret-restarts", Spec: []string{"US1-13"}, Exclusive: true, Window: func(context.Context, world.World) (time.Duration, string) {
 				return 5 * time.Second, "the agents' render interval 2s, and 3s for a restart to act"
 			}, Steps: Checks(Check{Name: "write", Do: ok("wrote key-seed")})},
 		}},

@@ -48,15 +48,15 @@ var rotationSuite = &Suite{
 			"revoking the database credential of the role that serves the ldap contract restarts each replica in its pod with a new one; each pod answers a bind again",
 			Check{Name: "each pod answers a bind again", Do: eachPodFinds}),
 		kvRotation("restart-secret-restarts", true,
-			"a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod"),
+			"a new value of a KV secret with restart reaches each pod's file and restarts its service in the same pod, after the file changed there, the replicas together"),
 		kvRotation("secret-without-restart-restarts-nothing", false,
-			"a new value of a KV secret without restart reaches each pod's file and restarts nothing"),
+			"a new value of a KV secret without restart reaches each pod's file and restarts nothing, from the new value until the old one is back (an exit while a secret with restart changed too is inconclusive)"),
 		{
 			Name:       "sidecar-restart-restarts-nothing",
 			Spec:       []string{"US1-13"},
 			Doc:        "a restart of the sidecar of a pod whose secrets with restart are all KV entries (their value is the same at a new read) rewrites none of them and restarts nothing, for the agent's render interval and the time a restart takes",
 			Skip:       func(w world.World) string { return needsSidecarRestart(w, valuesKept) },
-			Window:     renderWindow,
+			Window:     renderWindow(func(inv *inventory.Inventory) string { role, _ := sidecarRole(inv, valuesKept); return role }),
 			Exclusive:  true,
 			Disruptive: true,
 			Uses:       []Capability{capPodStatus, capExec},
@@ -160,7 +160,7 @@ func kvRotation(name string, restart bool, doc string) *Scenario {
 		Spec:       []string{"US1-13"},
 		Doc:        doc,
 		Skip:       func(w world.World) string { return needsKVSecret(w, restart) },
-		Window:     renderWindow,
+		Window:     renderWindow(func(inv *inventory.Inventory) string { return kvSecret(inv, restart).Role }),
 		Exclusive:  true,
 		Disruptive: true,
 		Uses:       []Capability{capPodStatus, capExec},
@@ -566,7 +566,7 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	before := map[string]*inventory.PodStatus{}
 	files := map[string][]byte{}
 	// The other secrets with restart, whose new values would restart the
-	// service too: an exit they explain is none for this one.
+	// service too: an exit they explain is told to be for neither.
 	others := map[string]map[string]string{}
 	for _, pod := range pods {
 		st, err := podStatus(ctx, s, pod)
@@ -577,24 +577,26 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 		if files[pod.Name], err = readPodSecret(ctx, s, pod, file); err != nil {
 			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
-		if restart {
-			if others[pod.Name], err = restartSecretHashes(ctx, s, pod, r); err != nil {
-				return poll.Permanent(err)
-			}
-			delete(others[pod.Name], file)
+		if others[pod.Name], err = restartSecretHashes(ctx, s, pod, r); err != nil {
+			return poll.Permanent(err)
 		}
+		delete(others[pod.Name], file)
 	}
+	render, _ := agentRender(ctx, s.World, role)
 	wrote := time.Now()
 	if err := bao.Write(ctx, sec.Path, map[string]any{"data": data}); err != nil {
 		return err
 	}
 	var errs []error
 	restarted := map[string]bool{}
+	// quiet are the pods that did not restart for a secret without
+	// restart; tookExits the exits the pods restarted with for one with.
+	quiet, tookExits := map[string]bool{}, map[string]*inventory.Exit{}
 	s.Note("wrote a new value of %s (file %s of role %s, restart %v)", sec.Path, file, role, restart)
 	for _, pod := range pods {
 		b := before[pod.Name]
 		// The agent renders a KV entry again once each render interval.
-		within := s.Inv.OpenBao.Render() + s.Patience
+		within := render + s.Patience
 		err := poll.Eventually(ctx, poll.Probe{Endpoint: secretWhere(s, pod, file), Expect: "the new value in pod " + pod.Name, Within: within}, func(ctx context.Context) error {
 			got, err := readPodSecret(ctx, s, pod, file)
 			if err != nil {
@@ -606,44 +608,20 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			return nil
 		})
 		if err == nil && restart {
-			err = restartedForFile(ctx, s, pod, r, b, file, wrote, others[pod.Name])
+			var exit *inventory.Exit
+			exit, err = restartedForFile(ctx, s, pod, r, b, file, wrote, others[pod.Name])
 			if err == nil {
-				restarted[pod.Name] = true
+				restarted[pod.Name], tookExits[pod.Name] = true, exit
 			}
 		}
 		if err == nil && !restart {
 			// The file has the new value: a restart for it would come
-			// within the time a restart takes to act on a file. A restart
-			// that a secret with restart explains (a credential renewed
-			// at its max TTL, say) is no restart for it.
-			var restartFiles map[string]string
-			if restartFiles, err = restartSecretHashes(ctx, s, pod, r); err != nil {
-				return poll.Permanent(err)
-			}
-			exits := b.ExitCount()
-			err = poll.Consistently(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s to leave its service running", pod.Name), Within: restartReaction}, func(ctx context.Context) error {
-				st, err := podStatus(ctx, s, pod)
-				if err != nil {
-					return err
-				}
-				if st.UID != b.UID {
-					return poll.Saw("a new pod (uid %s, was %s)", st.UID, b.UID)
-				}
-				if st.ExitCount() == exits {
-					return nil
-				}
-				now, err := restartSecretHashes(ctx, s, pod, r)
-				if err != nil {
-					return err
-				}
-				if changed := changedFiles(restartFiles, now); len(changed) > 0 {
-					s.Note("pod %s restarted its service (%s) for a new value of %s, a secret with restart", pod.Name, st.LastExit, strings.Join(changed, ", "))
-					exits, restartFiles = st.ExitCount(), now
-					return nil
-				}
-				return poll.Saw("its service exited (%s; %d exits, were %d), and no secret with restart changed", st.LastExit, st.ExitCount(), exits)
-			})
+			// within the time a restart takes to act on a file, and
+			// show in the pod's status by the time the old value is back
+			// (the final look, after putBack).
+			err = restartsNothing(ctx, s, pod, r, b, others[pod.Name], restartReaction, fmt.Sprintf("pod %s to leave its service running", pod.Name))
 			if err == nil {
+				quiet[pod.Name] = true
 				s.Note("pod %s has the new value and did not restart", pod.Name)
 			}
 		}
@@ -651,10 +629,63 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
 	}
+	if restart {
+		errs = append(errs, restartedTogether(s, role, tookExits, render))
+	}
 	// The deployment is left as it was found: the old value, and for a
 	// secret with restart the restart it makes.
-	errs = append(errs, putBack(ctx, s, bao, pods, kvChange{path: sec.Path, file: file, data: original, files: files, restarted: restarted}))
+	errs = append(errs, putBack(ctx, s, bao, pods, kvChange{path: sec.Path, file: file, data: original, files: files, restarted: restarted, render: render}))
+	if !restart {
+		// The window ends with the old value back in every pod: an exit
+		// that the kubelet reported late is in the pods' status now.
+		window := time.Since(wrote).Round(time.Second)
+		for _, pod := range pods {
+			if !quiet[pod.Name] {
+				continue // its failure is reported already
+			}
+			errs = append(errs, restartsNothing(ctx, s, pod, r, before[pod.Name], others[pod.Name], 0, fmt.Sprintf("pod %s to have left its service running from the new value of %s until the old one was back (%s)", pod.Name, file, window)))
+		}
+	}
 	return joinErrors(errs)
+}
+
+// restartsNothing watches pod's service for window (or looks once, for
+// none) and fails on an exit since b, the pod's status before the write:
+// no restart was due. restartFiles are the hashes of the pod's secrets
+// with restart before the write. An exit while a secret with restart changed too is
+// told to be for neither: inconclusive, never excused.
+func restartsNothing(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role, b *inventory.PodStatus, restartFiles map[string]string, window time.Duration, expect string) error {
+	look := func(ctx context.Context) error {
+		st, err := podStatus(ctx, s, pod)
+		if err != nil {
+			return err
+		}
+		if st.UID != b.UID {
+			return poll.Saw("a new pod (uid %s, was %s)", st.UID, b.UID)
+		}
+		if st.ExitCount() == b.ExitCount() {
+			return nil
+		}
+		now, err := restartSecretHashes(ctx, s, pod, r)
+		if err != nil {
+			return err
+		}
+		if changed := changedFiles(restartFiles, now); len(changed) > 0 {
+			return inconclusive("pod %s: its service exited (%s), and %s changed too, a secret with restart: the exit is not told to be for either", pod.Name, st.LastExit, strings.Join(changed, ", "))
+		}
+		return poll.Saw("its service exited (%s; %d exits, were %d), and no secret with restart changed: none was due", st.LastExit, st.ExitCount(), b.ExitCount())
+	}
+	probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: expect, Within: window}
+	if window == 0 {
+		return poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			err := look(ctx)
+			if err == nil || poll.IsNoAnswer(err) {
+				return err // no answer is retried; any answer decides
+			}
+			return poll.Permanent(err)
+		})
+	}
+	return poll.Consistently(ctx, probe, look)
 }
 
 // restartedForFile waits until pod's service exits in the same pod after
@@ -664,10 +695,10 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 // (others: their hashes before the write), is no restart for this file:
 // the latter leaves the scenario inconclusive. The report lists every
 // exit the wait saw, with the one it took.
-func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role, b *inventory.PodStatus, file string, wrote time.Time, others map[string]string) error {
+func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role, b *inventory.PodStatus, file string, wrote time.Time, others map[string]string) (*inventory.Exit, error) {
 	times, err := secretTimes(ctx, s, pod, []string{file})
 	if err != nil {
-		return poll.Permanent(fmt.Errorf("the time of %s in pod %s: %w", file, pod.Name, err))
+		return nil, poll.Permanent(fmt.Errorf("the time of %s in pod %s: %w", file, pod.Name, err))
 	}
 	changed := times[file]
 	if changed.Before(wrote.Truncate(time.Second)) {
@@ -681,7 +712,8 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		}
 	}
 	expect := fmt.Sprintf("pod %s to restart its service in the same pod after %s changed there", pod.Name, file)
-	return poll.Eventually(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
+	var took *inventory.Exit
+	err = poll.Eventually(ctx, poll.Probe{Endpoint: podWhere(s, pod), Expect: expect, Within: s.Patience}, func(ctx context.Context) error {
 		st, err := podStatus(ctx, s, pod)
 		if err != nil {
 			return err
@@ -709,9 +741,41 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 			}
 		}
 		waitBackOff(s, pod, st)
+		took = st.LastExit
 		s.Note("pod %s restarted its service in the same pod after %s changed there at %s: took %s, of the exits seen: %s", pod.Name, file, changed.UTC().Format(time.TimeOnly), st.LastExit, strings.Join(seen, "; "))
 		return nil
 	})
+	return took, err
+}
+
+// restartedTogether judges the replicas of a role that restarted for one
+// new value (Known Deviations: each sidecar reads it on its own, so all
+// restart at about the same time): their exits at most one render
+// interval and a restart's reaction apart. A replica that restarts much
+// later had a sidecar that saw the value late, or restarted for another
+// cause.
+func restartedTogether(s *State, role string, exits map[string]*inventory.Exit, render time.Duration) error {
+	if len(exits) < 2 {
+		return nil
+	}
+	var first, last string
+	for pod, e := range exits {
+		if e == nil {
+			return nil // an exit the kubelet gave no time: nothing to compare
+		}
+		if first == "" || e.FinishedAt.Before(exits[first].FinishedAt) {
+			first = pod
+		}
+		if last == "" || e.FinishedAt.After(exits[last].FinishedAt) {
+			last = pod
+		}
+	}
+	spread, bound := exits[last].FinishedAt.Sub(exits[first].FinishedAt), render+restartReaction
+	if spread > bound {
+		return fmt.Errorf("the replicas of role %s restarted %s apart (pod %s at %s, pod %s at %s), more than the agents' render interval and a restart's reaction (%s): they restart together for one new value", role, spread, first, exits[first].FinishedAt.UTC().Format(time.TimeOnly), last, exits[last].FinishedAt.UTC().Format(time.TimeOnly), bound)
+	}
+	s.Note("the %d replicas of role %s restarted within %s of each other (at most %s)", len(exits), role, spread, bound)
+	return nil
 }
 
 // kvChange is a KV entry that a scenario changed, and what to put back:
@@ -722,6 +786,8 @@ type kvChange struct {
 	data       map[string]any
 	files      map[string][]byte
 	restarted  map[string]bool
+	// render is the agents' render interval, which bounds the wait.
+	render time.Duration
 }
 
 // putBack writes a KV entry's old data again and waits until each pod's
@@ -730,7 +796,7 @@ type kvChange struct {
 // this one found it.
 func putBack(ctx context.Context, s *State, bao *openbao.Client, pods []inventory.Endpoint, c kvChange) error {
 	// A scenario past its deadline still puts the value back.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Inv.OpenBao.Render()+2*s.Patience+kubeletMaxBackOff)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.render+2*s.Patience+kubeletMaxBackOff)
 	defer cancel()
 	before := map[string]int{}
 	for _, pod := range pods {

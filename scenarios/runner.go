@@ -160,7 +160,7 @@ func runScenario(ctx context.Context, w world.World, sc *Scenario, opts Options,
 		state.deadline = start.Add(timeout)
 	}
 	if sc.Window != nil {
-		state.Wait(sc.Window(inv))
+		state.Wait(sc.Window(ctx, w))
 	}
 	if sc.Seeded != nil {
 		res.Seeded = sc.Seeded(inv)

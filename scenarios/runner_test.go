@@ -172,7 +172,7 @@ func TestWindowsMoveTheDeadline(t *testing.T) {
 			return poll.Consistently(ctx, poll.Probe{Endpoint: "pod p", Expect: "nothing to restart", Within: d}, func(context.Context) error { return nil })
 		}
 	}
-	window := func(*inventory.Inventory) (time.Duration, string) {
+	window := func(context.Context, world.World) (time.Duration, string) {
 		return 400 * time.Millisecond, "the render interval"
 	}
 	suite := &Suite{Name: "s", Scenarios: []*Scenario{

@@ -56,7 +56,7 @@ type Scenario struct {
 	// on an inventory (an agent's render interval, say), and why. The
 	// runner adds it to the scenario's timeout, so that a long window of
 	// a right deployment is no failure.
-	Window func(inv *inventory.Inventory) (time.Duration, string)
+	Window func(ctx context.Context, w world.World) (time.Duration, string)
 	// Seeded, when set, says what of the world the scenario reads that
 	// the deployment did not write on an inventory (rows an environment
 	// seeded where a stand-in runs in place of the role's service); the

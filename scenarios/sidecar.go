@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios/world"
@@ -97,11 +98,37 @@ func needsSidecarRestart(w world.World, c sidecarCase) string {
 	return ""
 }
 
-// renderWindow is the window of a scenario that waits on the agents'
-// render of a KV entry: one render interval, and a restart's reaction.
-func renderWindow(inv *inventory.Inventory) (time.Duration, string) {
-	render := inv.OpenBao.Render()
-	return render + restartReaction, fmt.Sprintf("the agents' render interval %s, and %s for a restart to act", render, restartReaction)
+// renderWindow is the window of a scenario that waits on the render of a
+// KV entry by the agents of the role that role picks: one render
+// interval, and a restart's reaction.
+func renderWindow(role func(*inventory.Inventory) string) func(context.Context, world.World) (time.Duration, string) {
+	return func(ctx context.Context, w world.World) (time.Duration, string) {
+		render, where := agentRender(ctx, w, role(w.Inventory()))
+		return render + restartReaction, fmt.Sprintf("the agents' render interval %s (%s), and %s for a restart to act", render, where, restartReaction)
+	}
+}
+
+// agentRender is how often the agents of a role's pods render a KV entry
+// again: the longest their configurations give (World.RenderInterval),
+// and where it was read; the inventory's where a pod's cannot be read.
+func agentRender(ctx context.Context, w world.World, role string) (time.Duration, string) {
+	inv := w.Inventory()
+	render, where := inv.OpenBao.Render(), "the inventory's openbao.renderInterval"
+	r := inv.Roles[role]
+	if r == nil || len(r.Pods) == 0 {
+		return render, where
+	}
+	var longest time.Duration
+	for _, pod := range r.Pods {
+		d, at, err := w.RenderInterval(ctx, pod)
+		if err != nil {
+			return render, fmt.Sprintf("%s: the pods' could not be read: %s", where, oneline.Err(err))
+		}
+		if d > longest {
+			longest, where = d, at
+		}
+	}
+	return longest, where
 }
 
 // sidecarRestart is what the steps of a sidecar restart scenario share.
@@ -199,7 +226,7 @@ func sidecarRestartKeepsService() Steps {
 			// template again at each render interval: a render that would
 			// change a file comes at the latest one interval after the
 			// restart, and a restart for it within restartReaction.
-			render := s.Inv.OpenBao.Render()
+			render, where := agentRender(ctx, s.World, v.role)
 			window := render + restartReaction
 			pods := s.Inv.Roles[v.role].Pods
 			probe := poll.Probe{Endpoint: fmt.Sprintf("the %d pods of role %s", len(pods), v.role), Expect: "no secret with restart to change and no service to restart", Within: window}
@@ -225,7 +252,7 @@ func sidecarRestartKeepsService() Steps {
 				return nil
 			})
 			if err == nil {
-				s.Note("for %s (the agents' render interval %s, and %s for a restart to act) no pod of role %s changed %s or restarted its service", window, render, restartReaction, v.role, strings.Join(v.watched, ", "))
+				s.Note("for %s (the agents' render interval %s, %s; and %s for a restart to act) no pod of role %s changed %s or restarted its service", window, render, where, restartReaction, v.role, strings.Join(v.watched, ", "))
 			}
 			return err
 		},

@@ -66,3 +66,38 @@ func TestParseFinerClock(t *testing.T) {
 		t.Error("no clock parsed")
 	}
 }
+
+// The agent's render interval is read from its configuration as it runs:
+// JSON (an object or HCL's list), HCL, a number of seconds, or the
+// agent's default where nothing sets it.
+func TestParseRenderInterval(t *testing.T) {
+	for config, want := range map[string]string{
+		`{"template_config": {"static_secret_render_interval": "2s"}}`:     "2s set",
+		`{"template_config": [{"static_secret_render_interval": "30s"}]}`:  "30s set",
+		`{"template_config": {"static_secret_render_interval": 10}}`:       "10s set",
+		`{"vault": {"address": "http://x"}}`:                               "5m0s default",
+		"template_config {\n  static_secret_render_interval = \"1m\"\n}\n": "1m0s set",
+		"vault {\n  address = \"http://x\"\n}\n":                           "5m0s default",
+	} {
+		d, set, err := parseRenderInterval([]byte(config))
+		got := d.String() + " default"
+		if set {
+			got = d.String() + " set"
+		}
+		if err != nil || got != want {
+			t.Errorf("%s: %s, %v; want %s", config, got, err, want)
+		}
+	}
+	if _, _, err := parseRenderInterval([]byte(`{"template_config": {"static_secret_render_interval": "soon"}}`)); err == nil {
+		t.Error("a value that is no duration was taken")
+	}
+	for argv, want := range map[string]string{
+		"bao agent -config=/etc/agent/agent.json": "/etc/agent/agent.json",
+		"vault agent --config /a.hcl":             "/a.hcl",
+		"bao agent":                               "",
+	} {
+		if got := agentConfigFlag(strings.Fields(argv)); got != want {
+			t.Errorf("%s: %q, want %q", argv, got, want)
+		}
+	}
+}

@@ -56,6 +56,9 @@ type World interface {
 	// service container started (its first process) and when its secret
 	// files were written; false where the world cannot.
 	FinerClock(ctx context.Context, pod inventory.Endpoint, files []string) (start time.Time, written map[string]time.Time, ok bool, err error)
+	// RenderInterval is how often the pod's agent renders a KV entry
+	// again, and where that was read.
+	RenderInterval(ctx context.Context, pod inventory.Endpoint) (time.Duration, string, error)
 	// Locate judges where host:port, which pod (of role) connects to,
 	// leads as the pod sees it, and how the runner reaches it there.
 	Locate(ctx context.Context, pod inventory.Endpoint, role, host string, port int) (*Place, error)

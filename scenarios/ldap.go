@@ -193,8 +193,18 @@ type readerBind struct {
 	Group        string `json:"group,omitempty"`
 }
 
-// do binds and searches, and says what it found.
+// do binds and searches, and says what it found. A request the server
+// did not answer in time is no answer (poll.NoAnswer), retried within
+// the scenario's deadline: a loaded machine answers late.
 func (b *readerBind) do(ctx context.Context) (string, error) {
+	found, err := b.bindAndSearch(ctx)
+	if ldap.IsErrorWithCode(err, ldap.ErrorNetwork) && strings.Contains(err.Error(), "timed out") {
+		return "", poll.NoAnswer(err)
+	}
+	return found, err
+}
+
+func (b *readerBind) bindAndSearch(ctx context.Context) (string, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b.CA) {
 		return "", poll.Permanent(fmt.Errorf("the contract's CA holds no PEM certificate"))
@@ -236,6 +246,10 @@ func (b *readerBind) do(ctx context.Context) (string, error) {
 	return fmt.Sprintf("bound as %s, found %s and group %s with %d members", b.BindDN, found.Entries[0].DN, b.Group, len(members)), nil
 }
 
+// ldapRequestTimeout bounds an LDAP request where the caller's context
+// has no deadline.
+const ldapRequestTimeout = time.Minute
+
 // dialLDAPS opens an LDAPS connection; a certificate that fails
 // verification is a poll.Permanent error, since waiting does not mend it.
 func dialLDAPS(ctx context.Context, addr string, cfg *tls.Config) (*ldap.Conn, error) {
@@ -248,7 +262,12 @@ func dialLDAPS(ctx context.Context, addr string, cfg *tls.Config) (*ldap.Conn, e
 		return nil, err
 	}
 	conn := ldap.NewConn(raw, true)
-	conn.SetTimeout(10 * time.Second)
+	// Each request may take what the try may: go-ldap takes no context.
+	timeout := ldapRequestTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(deadline), time.Second)
+	}
+	conn.SetTimeout(timeout)
 	conn.Start()
 	return conn, nil
 }

@@ -58,6 +58,8 @@ type probeAnswer struct {
 	Permanent bool `json:"permanent,omitempty"`
 	// Saw: the server answered, but not as expected.
 	Saw bool `json:"saw,omitempty"`
+	// NoAnswer: the server did not answer in time (poll.NoAnswer).
+	NoAnswer bool `json:"noAnswer,omitempty"`
 }
 
 // answerOf is the answer of a try.
@@ -72,6 +74,8 @@ func answerOf(found string, err error) probeAnswer {
 		a.Error, a.Saw = m.Seen, true
 	case poll.IsPermanent(err):
 		a.Permanent = true
+	case poll.IsNoAnswer(err):
+		a.NoAnswer = true
 	}
 	return a
 }
@@ -85,6 +89,8 @@ func (a probeAnswer) err() error {
 		return poll.Saw("%s", a.Error)
 	case a.Permanent:
 		return poll.Permanent(errors.New(a.Error))
+	case a.NoAnswer:
+		return poll.NoAnswer(errors.New(a.Error))
 	}
 	return errors.New(a.Error)
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fediversity/podroles/internal/poll"
 )
 
 // TestServeProbe: the probe answers a line per question, with the
@@ -40,5 +43,22 @@ func TestServeProbe(t *testing.T) {
 	err := ServeProbe(context.Background(), r, io.Discard, 200*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "no question in 200ms") {
 		t.Errorf("an idle probe: %v after %s", err, time.Since(start))
+	}
+}
+
+// An answer keeps the kind of its error across the probe's stdout, so that
+// the runner's wait treats a server that did not answer in time as no
+// answer, a refusal as permanent, and a mismatch as seen.
+func TestProbeAnswerKeepsKind(t *testing.T) {
+	slow := poll.NoAnswer(errors.New("ldap: connection timed out"))
+	if got := answerOf("", slow).err(); !poll.IsNoAnswer(got) || poll.IsPermanent(got) {
+		t.Errorf("no answer: %v", got)
+	}
+	if got := answerOf("", poll.Permanent(errors.New("refused"))).err(); !poll.IsPermanent(got) {
+		t.Errorf("permanent: %v", got)
+	}
+	var m *poll.Mismatch
+	if got := answerOf("", poll.Saw("2 entries")).err(); !errors.As(got, &m) {
+		t.Errorf("seen: %v", got)
 	}
 }

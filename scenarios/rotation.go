@@ -433,10 +433,6 @@ func toPrecisionOf(t, recorded time.Time) time.Time {
 	return t
 }
 
-// kubeletMaxBackOff is a stock kubelet's longest crash-loop back-off: a
-// bound for a wait on a service that exited more than once.
-const kubeletMaxBackOff = 5 * time.Minute
-
 // credentialMargin is how long after a credential's TTL its sidecars may
 // take to write a new one and restart the service.
 const credentialMargin = 15 * time.Second

@@ -63,7 +63,7 @@ func noteBackOffs(ctx context.Context, s *State) error {
 		}
 		wait, why := st.BackOff, fmt.Sprintf("the kubelet's back-off of the %s of pod %s", c.what(), c.pod.Name)
 		if wait == 0 {
-			wait, why = maxBackOff, fmt.Sprintf("the longest back-off of a kubelet, as the %s of pod %s has just ended", c.what(), c.pod.Name)
+			wait, why = kubeletMaxBackOff, fmt.Sprintf("the longest back-off of a kubelet, as the %s of pod %s has just ended", c.what(), c.pod.Name)
 		}
 		if wait > longest {
 			longest, who = wait, why
@@ -73,9 +73,10 @@ func noteBackOffs(ctx context.Context, s *State) error {
 	return nil
 }
 
-// maxBackOff is the longest a kubelet holds back a container that ended:
-// its crash-loop back-off doubles from 10 s up to 5 minutes.
-const maxBackOff = 5 * time.Minute
+// kubeletMaxBackOff is the longest a stock kubelet holds back a
+// container that ended: its crash-loop back-off doubles from 10 s up to
+// 5 minutes.
+const kubeletMaxBackOff = 5 * time.Minute
 
 // podsRunAgain waits until every container of settledContainers runs.
 func podsRunAgain(ctx context.Context, s *State) error {

@@ -3,12 +3,15 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/fediversity/podroles/facts"
 )
 
-// roleRules judge the roles (US2-3, US2-4, US2-7, US2-9).
+// roleRules judge the roles and the variables of their services' images
+// (US2-3, US2-4, US2-7, US2-9, FR-011).
 var roleRules = []*Rule{
 	{
 		ID: "PR201", Name: "role-units-without-request", Spec: "US2-3", Severity: SeverityError, Scope: ScopeK8s,
@@ -45,6 +48,94 @@ var roleRules = []*Rule{
 		Doc:   "A role asks for a companion container but its service has no program in fediversity.podRoles.services.",
 		check: companionWithoutProgram,
 	},
+	{
+		ID: "PR208", Name: "service-variable-secret", Spec: "FR-011", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A variable of a modular service's image looks like a secret: a name for one (*_SECRET, *_PASSWORD, *_TOKEN, *_KEY) with a value, a PEM block, or a URL with a password.",
+		check: serviceVariableSecret,
+	},
+	{
+		ID: "PR209", Name: "service-variable-store-path", Spec: "FR-011", Severity: SeverityError, Scope: ScopeK8s,
+		Doc:   "A variable of a modular service's image holds a store path of the node, which the service's image does not hold.",
+		check: serviceVariableStorePath,
+	},
+}
+
+// secretNameWords end the names of variables that hold a secret.
+var secretNameWords = []string{"SECRET", "PASSWORD", "PASSWD", "PASS", "TOKEN", "KEY", "APIKEY", "CREDENTIAL", "CREDENTIALS"}
+
+// looksSecret says why a variable looks like a secret, or "": a name that
+// ends in a word for one and a value that is not a file's path, a PEM
+// block, or a URL with a password.
+func looksSecret(name, value string) string {
+	words := strings.Split(strings.ToUpper(name), "_")
+	last := words[len(words)-1]
+	switch {
+	case strings.Contains(value, "-----BEGIN "):
+		return "its value is a PEM block"
+	case urlWithPassword.MatchString(value):
+		return "its value is a URL with a password"
+	case value == "" || strings.HasPrefix(value, "/"):
+		return "" // a file's path names a secret, it does not hold one
+	case slices.Contains(secretNameWords, last):
+		return fmt.Sprintf("its name ends in %s and it has a value", last)
+	}
+	return ""
+}
+
+// urlWithPassword is scheme://user:password@host.
+var urlWithPassword = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)
+
+func serviceVariableSecret(n *node, report reportFunc) {
+	n.eachServiceVariables(func(s string, vars map[string]string) {
+		var names, whys []string
+		for _, name := range slices.Sorted(maps.Keys(vars)) {
+			if why := looksSecret(name, vars[name]); why != "" {
+				names, whys = append(names, name), append(whys, name+": "+why)
+			}
+		}
+		if len(names) > 0 {
+			report(service(s), variablesAt(s, names), "variables of service %s look like secrets (%s): the image holds its variables' values, so a secret must come from OpenBao; give the role a secret with variable = NAME, or a file, and remove the value from fediversity.podRoles.services.%s.environment", s, strings.Join(whys, "; "), facts.AttrName(s))
+		}
+	})
+}
+
+func serviceVariableStorePath(n *node, report reportFunc) {
+	n.eachServiceVariables(func(s string, vars map[string]string) {
+		var names, whats []string
+		for _, name := range slices.Sorted(maps.Keys(vars)) {
+			if strings.Contains(vars[name], storeDir) {
+				names, whats = append(names, name), append(whats, fmt.Sprintf("%s = %q", name, vars[name]))
+			}
+		}
+		if len(names) > 0 {
+			report(service(s), variablesAt(s, names), "variables of service %s hold store paths of the node (%s), which the image of %s does not hold: give paths in the service's image, or settings that are not paths", s, strings.Join(whats, "; "), s)
+		}
+	})
+}
+
+// variablesAt places a finding on variables of a service's image: the
+// first, with the others as notes.
+func variablesAt(s string, names []string) place {
+	ref := func(name string) facts.OptionRef { return opt(podRolesPath("services", s, "environment", name)...) }
+	p := at(ref(names[0]))
+	for _, name := range names[1:] {
+		p = p.and(ref(name))
+	}
+	return p
+}
+
+// storeDir is where a node's store paths are.
+const storeDir = "/nix/store/"
+
+// eachServiceVariables calls f with the variables (those with string
+// values) of each modular service of the node that a role runs, in name
+// order.
+func (n *node) eachServiceVariables(f func(service string, vars map[string]string)) {
+	for _, s := range slices.Sorted(maps.Keys(n.PodRoles.Services)) {
+		if vars := n.PodRoles.Services[s].Variables; len(n.rolesRunning(s)) > 0 && len(vars) > 0 {
+			f(s, vars)
+		}
+	}
 }
 
 func roleUnitsWithoutRequest(n *node, report reportFunc) {

@@ -519,8 +519,9 @@ rec {
   # a name a host's own k8s-pod module hides); on k8s-pod.nix with a
   # requested role of the node's image, each enabled unit in no list and
   # not the platform's (PR103). The rest is bounded by the roles: every
-  # setting of fediversity (roles, secrets, ports, lldap, authelia), the
-  # values that are no data, the node's name and the modular services.
+  # setting of fediversity (roles, secrets, ports, the variables of the
+  # services' images, lldap, authelia), the values that are no data, the
+  # node's name and the modular services.
   locatedQueries = entry:
     let
       names = v: if builtins.isList v then filter isString v else [ ];
@@ -557,10 +558,17 @@ rec {
       strings = path: if path == [ ] || !(isString (builtins.head path)) then [ ] else [ (builtins.head path) ] ++ strings (builtins.tail path);
       notData = map (d: { path = strings ((attrs d).path or [ ]); }) (if builtins.isList (entry.notData or null) then entry.notData else [ ]);
       unitsOf = s: [ { path = [ "systemd" "services" s "enable" ]; } { path = [ "systemd" "services" s ]; } ];
+      # Each variable of a modular service's image, which the facts hold
+      # by name (a list), below the depth of every.
+      serviceSettings = attrs (attrs entry.podRoles).services or { };
+      variables = concatMap
+        (s: map (v: { path = [ "fediversity" "podRoles" "services" s "environment" v ]; }) (names (attrs serviceSettings.${s}).environment or [ ]))
+        (attrNames serviceSettings);
     in
     concatMap (l: map (u: { inherit (l) path; holds = u; }) (once (filter wrong l.names))) lists
     ++ (if (k8s.enable or false) == true && nodeImageRole then map (u: { path = [ "systemd" "services" u ]; }) unlisted else [ ])
     ++ every [ "fediversity" "podRoles" ] 5 entry.podRoles
+    ++ variables
     ++ ports
     ++ every [ "fediversity" "lldap" ] 2 (entry.lldap or { })
     ++ every [ "fediversity" "authelia" ] 3 (entry.authelia or { })

@@ -210,6 +210,16 @@ func restartOn(file string) func(*appsv1.Deployment) {
 	}
 }
 
+// variableInCommand runs the service's command under a shell that sets a
+// variable of the image to another value: the template's env is as
+// planned, what the service gets is not.
+func variableInCommand(name, value string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		c := &d.Spec.Template.Spec.Containers[0]
+		c.Command = append([]string{"sh", "-c", name + "=" + value + ` exec "$0" "$@"`}, c.Command...)
+	}
+}
+
 // setVariable sets a variable of a container, as the method might.
 func setVariable(container, name, value string) func(*appsv1.Deployment) {
 	return func(d *appsv1.Deployment) {
@@ -644,6 +654,11 @@ func clusterCases() map[string][]breakingCase {
 				alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
 			},
 		},
+		"deployments/service-variables-as-running": {{
+			name: "lldap's command run by a shell that sets a variable of its image otherwise", where: onCluster,
+			breakCluster: changeDeployment("directory-lldap", variableInCommand("LLDAP_LDAPS_OPTIONS__ENABLED", "false")),
+			reasons:      []string{"pod {directory-lldap#0} of role lldap: process 1 has LLDAP_LDAPS_OPTIONS__ENABLED=\"false\", the node gives \"true\""},
+		}},
 		"rotation/secret-without-restart-restarts-nothing": {{
 			// After the cases before, authelia's container waits out a
 			// grown back-off: the exit counts from the kubelet's record.

@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/world"
 )
@@ -55,6 +56,14 @@ var deploymentsSuite = &Suite{
 			Steps: Checks(Check{Name: "compare each Service with the plan", Do: servicesAsPlanned}),
 		},
 		{
+			Name:  "service-variables-as-running",
+			Spec:  []string{"FR-011", "US1-10"},
+			Doc:   "in each pod of a role of a service's image, the processes that run the service (its container's first process and that one's children) have every variable the node gives the image, with its value: what the service really gets, not only what the Deployment's template says",
+			Skip:  needsServiceVariables,
+			Uses:  []Capability{capExec},
+			Steps: Checks(Check{Name: "read the environment of each service's processes", Do: serviceVariablesAsRunning}),
+		},
+		{
 			Name:  "service-units-not-in-node-pods",
 			Spec:  []string{"US1-6"},
 			Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
@@ -72,6 +81,98 @@ func needsCluster(w world.World) string {
 		return noCluster
 	}
 	return ""
+}
+
+// needsServiceVariables is the Skip of service-variables-as-running: a
+// cluster, and a role of a service's image that the node gives variables.
+func needsServiceVariables(w world.World) string {
+	if why := needsCluster(w); why != "" {
+		return why
+	}
+	inv := w.Inventory()
+	if inv.Facts != nil && len(serviceVariables(inv)) == 0 {
+		return "node " + inv.Node + " gives no variables to the image of a service that a role runs: none to read"
+	}
+	return ""
+}
+
+// serviceVariables are the variables the node gives the image of each
+// role of a service's image that the inventory has, by role.
+func serviceVariables(inv *inventory.Inventory) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	if inv.Facts == nil {
+		return out
+	}
+	for name, r := range inv.Facts.PodRoles.Roles {
+		if r.Service == nil || inv.Roles[name] == nil {
+			continue
+		}
+		if vars := inv.Facts.PodRoles.Services[*r.Service].Variables; len(vars) > 0 {
+			out[name] = vars
+		}
+	}
+	return out
+}
+
+// serviceVariablesAsRunning reads, in each pod of each role of a
+// service's image, the environment of the processes that run the service,
+// and compares each variable the node gives the image.
+func serviceVariablesAsRunning(ctx context.Context, s *State) error {
+	c, err := clusterOf(s)
+	if err != nil {
+		return err
+	}
+	vars := serviceVariables(s.Inv)
+	var errs []error
+	for _, role := range slices.Sorted(maps.Keys(vars)) {
+		pods, err := podsOf(s.Inv, role)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, pod := range pods {
+			probe := poll.Probe{Endpoint: fmt.Sprintf("pod %s/%s (container %s)", c.Namespace, pod.Name, pod.Container), Expect: fmt.Sprintf("the processes of service %s with the node's variables", role), Within: s.Patience}
+			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+				envs, err := c.ProcessEnvironment(ctx, pod)
+				switch {
+				case kube.CommandMissing(err):
+					return inconclusive("pod %s: its container %s has no shell or cat to read its processes' environment", pod.Name, pod.Container)
+				case err != nil:
+					return err
+				}
+				if wrong := wrongVariables(envs, vars[role]); len(wrong) > 0 {
+					return poll.Permanent(fmt.Errorf("pod %s of role %s: %s", pod.Name, role, strings.Join(wrong, "; ")))
+				}
+				s.Note("pod %s of role %s: processes %s have %s as the node gives them", pod.Name, role, pidList(envs), strings.Join(slices.Sorted(maps.Keys(vars[role])), ", "))
+				return nil
+			})
+			errs = append(errs, err)
+		}
+	}
+	return joinErrors(errs)
+}
+
+// wrongVariables says, for each process, each variable the node gives
+// that it lacks or has with another value.
+func wrongVariables(envs map[int]map[string]string, want map[string]string) []string {
+	var out []string
+	for _, pid := range slices.Sorted(maps.Keys(envs)) {
+		for _, name := range slices.Sorted(maps.Keys(want)) {
+			got, ok := envs[pid][name]
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("process %d has no %s, which the node gives the image (%q)", pid, name, want[name]))
+			case got != want[name]:
+				out = append(out, fmt.Sprintf("process %d has %s=%q, the node gives %q", pid, name, got, want[name]))
+			}
+		}
+	}
+	return out
+}
+
+// pidList is processes for a sentence: "1, 7".
+func pidList(envs map[int]map[string]string) string {
+	return portList(slices.Sorted(maps.Keys(envs)))
 }
 
 // noCluster is why a scenario that reads a cluster's objects cannot run.

@@ -115,3 +115,21 @@ func TestCompareBackends(t *testing.T) {
 		t.Errorf("no pod on either side: %v", err)
 	}
 }
+
+// Each process that runs a service must have every variable the node
+// gives its image, with the node's value: one missing, or another value,
+// is named with its process.
+func TestWrongVariables(t *testing.T) {
+	want := map[string]string{"A": "1", "B": "x"}
+	envs := map[int]map[string]string{
+		1: {"A": "1", "B": "x", "PATH": "/bin"},
+		7: {"A": "2"},
+	}
+	got := strings.Join(wrongVariables(envs, want), "; ")
+	if got != `process 7 has A="2", the node gives "1"; process 7 has no B, which the node gives the image ("x")` {
+		t.Errorf("got %s", got)
+	}
+	if w := wrongVariables(map[int]map[string]string{1: {"A": "1", "B": "x"}}, want); len(w) != 0 {
+		t.Errorf("as the node gives them: %v", w)
+	}
+}

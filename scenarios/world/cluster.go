@@ -338,3 +338,46 @@ func tokenRead(token string, out []byte, err error) (string, error) {
 	}
 	return "", fmt.Errorf("cannot judge whether it reads %s: cat failed without saying the file is absent or unreadable (%v)", token, err)
 }
+
+// ProcessEnvironment reads, through exec in the pod's service container,
+// the environment of the processes that run its service: the container's
+// first process and that process's children (the service under a
+// supervisor), by PID. This is what the service really gets, which a
+// wrapper of the template's command may change.
+func (c *Cluster) ProcessEnvironment(ctx context.Context, pod inventory.Endpoint) (map[int]map[string]string, error) {
+	out, err := c.Exec(ctx, c.Namespace, pod.Name, pod.Container, []string{"sh", "-c", "cat /proc/1/task/*/children 2>/dev/null; true"})
+	if err != nil {
+		return nil, err
+	}
+	pids := []int{1}
+	for _, f := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(f); err == nil && !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
+		}
+	}
+	envs := map[int]map[string]string{}
+	for _, pid := range pids {
+		raw, err := c.Exec(ctx, c.Namespace, pod.Name, pod.Container, []string{"cat", fmt.Sprintf("/proc/%d/environ", pid)})
+		var exit *kube.ExitError
+		switch {
+		case err != nil && pid != 1 && errors.As(err, &exit) && !kube.CommandMissing(err):
+			continue // a child that ended meanwhile
+		case err != nil:
+			return nil, err
+		}
+		envs[pid] = parseEnviron(raw)
+	}
+	return envs, nil
+}
+
+// parseEnviron reads /proc/PID/environ: NAME=VALUE entries, each ended by
+// a NUL.
+func parseEnviron(raw []byte) map[string]string {
+	env := map[string]string{}
+	for _, entry := range strings.Split(string(raw), "\x00") {
+		if name, value, ok := strings.Cut(entry, "="); ok && name != "" {
+			env[name] = value
+		}
+	}
+	return env
+}

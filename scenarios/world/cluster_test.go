@@ -101,3 +101,12 @@ func TestParseRenderInterval(t *testing.T) {
 		}
 	}
 }
+
+// /proc/PID/environ is NAME=VALUE entries each ended by a NUL; a value
+// may hold '='.
+func TestParseEnviron(t *testing.T) {
+	got := parseEnviron([]byte("A=1\x00B=x=y\x00EMPTY=\x00"))
+	if len(got) != 3 || got["A"] != "1" || got["B"] != "x=y" || got["EMPTY"] != "" {
+		t.Errorf("got %v", got)
+	}
+}

@@ -210,6 +210,27 @@ func restartOn(file string) func(*appsv1.Deployment) {
 	}
 }
 
+// inServiceContainer runs a shell script in the first pod of a
+// Deployment of the directory example, in its container; mending
+// replaces the pod.
+func inServiceContainer(deployment, container, script string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		ns := w.env.Namespace
+		pod := podsOf(t, ctx, w.client, ns, deployment)[0]
+		mend := func() {
+			if err := w.client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitAvailable(t, ctx, w.client, ns, deployment)
+		}
+		if _, err := w.kube.Exec(ctx, ns, pod.Name, container, []string{"sh", "-c", script}); err != nil {
+			mend()
+			t.Fatal(err)
+		}
+		return mend
+	}
+}
+
 // variableInCommand runs the service's command under a shell that sets a
 // variable of the image to another value: the template's env is as
 // planned, what the service gets is not.
@@ -658,6 +679,11 @@ func clusterCases() map[string][]breakingCase {
 			name: "lldap's command run by a shell that sets a variable of its image otherwise", where: onCluster,
 			breakCluster: changeDeployment("directory-lldap", variableInCommand("LLDAP_LDAPS_OPTIONS__ENABLED", "false")),
 			reasons:      []string{"pod {directory-lldap#0} of role lldap: process 1 has LLDAP_LDAPS_OPTIONS__ENABLED=\"false\", the node gives \"true\""},
+		}},
+		"deployments/services-without-systemd": {{
+			name: "a program named systemd started in authelia's container", where: onCluster,
+			breakCluster: inServiceContainer("directory-authelia", "authelia", `cp "$(command -v sleep)" /tmp/systemd && /tmp/systemd 3600 >/dev/null 2>&1 &`),
+			reasons:      []string{"pod {directory-authelia#0} of role authelia: process", "(systemd) run in container authelia, whose service runs with no systemd"},
 		}},
 		"rotation/secret-without-restart-restarts-nothing": {{
 			// After the cases before, authelia's container waits out a

@@ -64,6 +64,14 @@ var deploymentsSuite = &Suite{
 			Steps: Checks(Check{Name: "read the environment of each service's processes", Do: serviceVariablesAsRunning}),
 		},
 		{
+			Name:  "services-without-systemd",
+			Spec:  []string{"US1-6"},
+			Doc:   "in each pod of a role of a service's image, no systemd (nor another init) runs in the service's container: its processes as /proc lists them, not only an image that is not the node's",
+			Skip:  needsServiceRoles,
+			Uses:  []Capability{capExec},
+			Steps: Checks(Check{Name: "list the processes of each service's container", Do: servicesWithoutSystemd}),
+		},
+		{
 			Name:  "service-units-not-in-node-pods",
 			Spec:  []string{"US1-6"},
 			Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
@@ -173,6 +181,83 @@ func wrongVariables(envs map[int]map[string]string, want map[string]string) []st
 // pidList is processes for a sentence: "1, 7".
 func pidList(envs map[int]map[string]string) string {
 	return portList(slices.Sorted(maps.Keys(envs)))
+}
+
+// needsServiceRoles is the Skip of a scenario that looks into the pods
+// of the roles of a service's image.
+func needsServiceRoles(w world.World) string {
+	if why := needsCluster(w); why != "" {
+		return why
+	}
+	inv := w.Inventory()
+	if inv.Facts != nil && len(serviceRoles(inv)) == 0 {
+		return "node " + inv.Node + " has no role that runs a service's image"
+	}
+	return ""
+}
+
+// serviceRoles are the roles of a service's image that the inventory
+// has, in name order.
+func serviceRoles(inv *inventory.Inventory) []string {
+	var out []string
+	if inv.Facts == nil {
+		return out
+	}
+	for _, name := range slices.Sorted(maps.Keys(inv.Facts.PodRoles.Roles)) {
+		if r := inv.Facts.PodRoles.Roles[name]; r.Service != nil && inv.Roles[name] != nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// servicesWithoutSystemd lists, in each pod of each role of a service's
+// image, the processes of the service's container, and fails on an init:
+// the spec runs the service there "with no systemd" (US1-6).
+func servicesWithoutSystemd(ctx context.Context, s *State) error {
+	c, err := clusterOf(s)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, role := range serviceRoles(s.Inv) {
+		pods, err := podsOf(s.Inv, role)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, pod := range pods {
+			probe := poll.Probe{Endpoint: fmt.Sprintf("pod %s/%s (container %s)", c.Namespace, pod.Name, pod.Container), Expect: fmt.Sprintf("the service of role %s with no systemd", role), Within: s.Patience}
+			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+				procs, pid1, err := c.Processes(ctx, pod)
+				switch {
+				case kube.CommandMissing(err):
+					return inconclusive("pod %s: its container %s has no shell or cat to list its processes", pod.Name, pod.Container)
+				case err != nil:
+					return err
+				}
+				if inits := initsOf(procs); len(inits) > 0 {
+					return poll.Permanent(fmt.Errorf("pod %s of role %s: %s run in container %s, whose service runs with no systemd (PID 1: %s)", pod.Name, role, strings.Join(inits, ", "), pod.Container, strings.Join(pid1, " ")))
+				}
+				s.Note("pod %s of role %s: %d processes in container %s, no init; PID 1 is %s", pod.Name, role, len(procs), pod.Container, strings.Join(pid1, " "))
+				return nil
+			})
+			errs = append(errs, err)
+		}
+	}
+	return joinErrors(errs)
+}
+
+// initsOf names the processes that are an init: systemd, one of its
+// programs (systemd-journald, …), or init.
+func initsOf(procs []world.Process) []string {
+	var out []string
+	for _, p := range procs {
+		if p.Comm == "systemd" || p.Comm == "init" || strings.HasPrefix(p.Comm, "systemd-") {
+			out = append(out, fmt.Sprintf("process %d (%s)", p.PID, p.Comm))
+		}
+	}
+	return out
 }
 
 // noCluster is why a scenario that reads a cluster's objects cannot run.

@@ -133,3 +133,15 @@ func TestWrongVariables(t *testing.T) {
 		t.Errorf("as the node gives them: %v", w)
 	}
 }
+
+// An init is systemd, one of its programs, or init; a service and its
+// supervisor are none.
+func TestInitsOf(t *testing.T) {
+	procs := []world.Process{{PID: 1, Comm: "podroles"}, {PID: 7, Comm: "slapd"}, {PID: 9, Comm: "systemd-journal"}, {PID: 12, Comm: "systemd"}}
+	if got := strings.Join(initsOf(procs), ", "); got != "process 9 (systemd-journal), process 12 (systemd)" {
+		t.Errorf("got %s", got)
+	}
+	if got := initsOf(procs[:2]); len(got) != 0 {
+		t.Errorf("a service under its supervisor: %v", got)
+	}
+}

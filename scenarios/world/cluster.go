@@ -381,3 +381,41 @@ func parseEnviron(raw []byte) map[string]string {
 	}
 	return env
 }
+
+// Process is a process of a container, as /proc tells it.
+type Process struct {
+	PID int
+	// Comm is the name of its program (/proc/PID/comm).
+	Comm string
+}
+
+// Processes lists, through exec in the pod's service container, the
+// processes that container's PID namespace holds, and PID 1's command
+// line: what runs there, which the image alone does not say.
+func (c *Cluster) Processes(ctx context.Context, pod inventory.Endpoint) ([]Process, []string, error) {
+	const script = `for p in /proc/[0-9]*; do c=$(cat "$p/comm" 2>/dev/null) && echo "${p#/proc/} $c"; done; true`
+	out, err := c.Exec(ctx, c.Namespace, pod.Name, pod.Container, []string{"sh", "-c", script})
+	if err != nil {
+		return nil, nil, err
+	}
+	procs := parseProcesses(string(out))
+	cmdline, err := c.Exec(ctx, c.Namespace, pod.Name, pod.Container, []string{"cat", "/proc/1/cmdline"})
+	if err != nil {
+		return nil, nil, err
+	}
+	return procs, strings.FieldsFunc(string(cmdline), func(r rune) bool { return r == 0 }), nil
+}
+
+// parseProcesses reads lines of "PID COMM", in PID order.
+func parseProcesses(out string) []Process {
+	var procs []Process
+	for _, line := range strings.Split(out, "\n") {
+		pid, comm, ok := strings.Cut(strings.TrimSpace(line), " ")
+		n, err := strconv.Atoi(pid)
+		if ok && err == nil {
+			procs = append(procs, Process{PID: n, Comm: comm})
+		}
+	}
+	slices.SortFunc(procs, func(a, b Process) int { return a.PID - b.PID })
+	return procs
+}

@@ -2,6 +2,7 @@ package world
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,15 @@ func TestParseEnviron(t *testing.T) {
 	got := parseEnviron([]byte("A=1\x00B=x=y\x00EMPTY=\x00"))
 	if len(got) != 3 || got["A"] != "1" || got["B"] != "x=y" || got["EMPTY"] != "" {
 		t.Errorf("got %v", got)
+	}
+}
+
+// The process list is read from "PID COMM" lines, sorted by PID; a
+// program's name may hold spaces.
+func TestParseProcesses(t *testing.T) {
+	got := parseProcesses("12 cat\n1 podroles\n7 slapd\n30 my prog\n\nnot a line\n")
+	want := []Process{{1, "podroles"}, {7, "slapd"}, {12, "cat"}, {30, "my prog"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

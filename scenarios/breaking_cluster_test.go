@@ -258,15 +258,15 @@ func setVariable(container, name, value string) func(*appsv1.Deployment) {
 }
 
 // plainPortOnService puts the pods' plain LDAP port on lldap's Service.
-var plainPortOnService = servicePortTo(localenv.PortLDAP, localenv.PortLDAP)
+var plainPortOnService = servicePortTo("directory-lldap", localenv.PortLDAP, localenv.PortLDAP)
 
 // servicePortTo adds a port to lldap's Service that sends to the pods'
 // port target; mending removes it.
-func servicePortTo(port, target int32) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+func servicePortTo(service string, port, target int32) func(t *testing.T, ctx context.Context, w *realWorld) func() {
 	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
 		ns := w.env.Namespace
 		changePorts := func(change func([]corev1.ServicePort) []corev1.ServicePort) {
-			svc, err := w.client.CoreV1().Services(ns).Get(ctx, "directory-lldap", metav1.GetOptions{})
+			svc, err := w.client.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -473,40 +473,69 @@ func identityInService(d *appsv1.Deployment) {
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "identity", MountPath: plan.IdentityDir, ReadOnly: true})
 }
 
-// databaseInPod points lldap's database URL at the pod's own loopback, as
-// a deployment whose database runs in the role's pod has it: the agents'
-// template of db.env, which new pods render. Mending puts the template
-// back, in new pods again.
+// databaseInPod points lldap's database URL at its pod's own loopback: the
+// agent's template of db.env, which new pods render.
 func databaseInPod(t *testing.T, ctx context.Context, w *realWorld) func() {
-	configMaps := w.client.CoreV1().ConfigMaps(w.env.Namespace)
-	name := "directory-lldap-agent"
-	cm, err := configMaps.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := cm.Data["agent.json"]
-	host := "@postgres." + w.env.Namespace + ".svc/"
-	if !strings.Contains(before, host) {
-		t.Fatalf("ConfigMap %s has no template with %s", name, host)
-	}
-	set := func(agent string) {
-		cm, err := configMaps.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cm.Data["agent.json"] = agent
-		if _, err := configMaps.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range podsOf(t, ctx, w.client, w.env.Namespace, "directory-lldap") {
-			if err := w.client.CoreV1().Pods(w.env.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+	return replaceInConfig("directory-lldap", false, "directory-lldap-agent", "agent.json", "@postgres."+w.env.Namespace+".svc/", "@127.0.0.1:5432/")(t, ctx, w)
+}
+
+// autheliaMetricsElsewhere serves authelia's metrics at another path than
+// the node's: the Service still points scrapers at the node's.
+var autheliaMetricsElsewhere = replaceInConfig("directory-authelia", true, "directory-authelia-podroles", "configuration.yml", "tcp://:9959/metrics", "tcp://:9959/elsewhere")
+
+// replaceInConfig replaces old with new in a key of the configuration of
+// a Deployment of the directory example (a ConfigMap's data, or a
+// Secret's), and replaces its pods, which read it when they start;
+// mending puts it back, in new pods again.
+func replaceInConfig(deployment string, secret bool, name, key, old, new string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		ns := w.env.Namespace
+		read := func() string {
+			if secret {
+				got, err := w.client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(got.Data[key])
+			}
+			got, err := w.client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
 				t.Fatal(err)
 			}
+			return got.Data[key]
 		}
-		waitAvailable(t, ctx, w.client, w.env.Namespace, "directory-lldap")
+		set := func(value string) {
+			var err error
+			if secret {
+				var got *corev1.Secret
+				if got, err = w.client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+					got.Data[key] = []byte(value)
+					_, err = w.client.CoreV1().Secrets(ns).Update(ctx, got, metav1.UpdateOptions{})
+				}
+			} else {
+				var got *corev1.ConfigMap
+				if got, err = w.client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+					got.Data[key] = value
+					_, err = w.client.CoreV1().ConfigMaps(ns).Update(ctx, got, metav1.UpdateOptions{})
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range podsOf(t, ctx, w.client, ns, deployment) {
+				if err := w.client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitAvailable(t, ctx, w.client, ns, deployment)
+		}
+		before := read()
+		if !strings.Contains(before, old) {
+			t.Fatalf("%s of %s has no %q", key, name, old)
+		}
+		set(strings.ReplaceAll(before, old, new))
+		return func() { set(before) }
 	}
-	set(strings.ReplaceAll(before, host, "@127.0.0.1:5432/"))
-	return func() { set(before) }
 }
 
 // clusterCases are the breaking cases of the real pods, by scenario; the
@@ -568,6 +597,7 @@ func clusterCases() map[string][]breakingCase {
 				name: "a variable of lldap's image with another value", where: onCluster,
 				breakCluster: changeDeployment("directory-lldap", setVariable("lldap", "LLDAP_LDAPS_OPTIONS__PORT", "6361")),
 				reasons:      []string{`role lldap: container lldap has LLDAP_LDAPS_OPTIONS__PORT="6361", the node's fediversity.podRoles.services.lldap.environment says "6360"`},
+				alsoFails:    map[string]string{"deployments/service-variables-as-running": "the service's processes get the template's value"},
 			},
 			{
 				name: "authelia's sidecar without its startup probe", where: onCluster,
@@ -583,7 +613,7 @@ func clusterCases() map[string][]breakingCase {
 		}},
 		"ldap/plain-port-not-on-service": {{
 			name: "the plain LDAP port behind another port of lldap's Service", where: onCluster,
-			breakCluster: servicePortTo(16360, localenv.PortLDAP),
+			breakCluster: servicePortTo("directory-lldap", 16360, localenv.PortLDAP),
 			reasons:      []string{`the Service directory-lldap sends its port 16360 ("ldap") to the pods' plain LDAP port 3890`},
 			alsoFails:    map[string]string{"deployments/services-as-planned": "the Service has a port that is not planned"},
 		}},
@@ -600,6 +630,7 @@ func clusterCases() map[string][]breakingCase {
 					"the Service directory-lldap leads to pods {directory-authelia#0}, not to exactly the ready pods of role lldap (pods {directory-lldap#0}, {directory-lldap#1})",
 					"extra {directory-authelia#0} (role authelia); missing {directory-lldap#0}, {directory-lldap#1}",
 				},
+				alsoFails: map[string]string{"deployments/ports-from-main-pod": "the Service leads to pods that serve none of its ports"},
 			},
 		},
 		"ldap/service-ldaps-bind": {{
@@ -673,6 +704,19 @@ func clusterCases() map[string][]breakingCase {
 				}),
 				reasons:   []string{"pod {directory-lldap#0} reads its database (secret db.env) at postgres.directory.svc, in pod {directory-lldap#0} of role lldap (the pod's own loopback: postgres.directory.svc resolves to 127.0.0.1 in pod {directory-lldap#0}): its data would go with the pod"},
 				alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
+			},
+		},
+		"deployments/ports-from-main-pod": {
+			{
+				name: "a port on authelia's Service that no container serves", where: onCluster,
+				breakCluster: servicePortTo("directory-authelia", 7000, 7000),
+				reasons:      []string{"at directory-authelia.directory.svc:7000 (Service directory-authelia of role authelia): expected a connection from the main pod"},
+				alsoFails:    map[string]string{"deployments/services-as-planned": "the Service has a port that is not planned"},
+			},
+			{
+				name: "authelia's metrics served at another path than the node's", where: onCluster,
+				breakCluster: autheliaMetricsElsewhere,
+				reasons:      []string{"(Service directory-authelia of role authelia): expected a connection from the main pod", "GET /metrics answered 404 Not Found"},
 			},
 		},
 		"deployments/service-variables-as-running": {{

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -54,6 +55,14 @@ var deploymentsSuite = &Suite{
 			Skip:  needsCluster,
 			Uses:  []Capability{capServices, capDeployments},
 			Steps: Checks(Check{Name: "compare each Service with the plan", Do: servicesAsPlanned}),
+		},
+		{
+			Name:  "ports-from-main-pod",
+			Spec:  []string{"US1-8", "FR-010a"},
+			Doc:   "from the main pod (a probe there; from the runner with --from-runner), every TCP port of every role's Service answers by the Service's name, the metrics port GETs the node's metrics path with a 2xx, and the Service's scrape annotations are the node's metrics",
+			Skip:  func(w world.World) string { return cmp.Or(needsCluster(w), needsMainPod(w)) },
+			Uses:  []Capability{capServices, capProbe},
+			Steps: Checks(Check{Name: "reach each port of each Service", Do: portsFromMainPod}),
 		},
 		{
 			Name:  "service-variables-as-running",

@@ -46,6 +46,8 @@ var probeArgs = []string{"probe", "--idle=0"}
 type probeQuestion struct {
 	ID   int         `json:"id"`
 	Bind *readerBind `json:"bind,omitempty"`
+	// Reach asks for a connection to a port (ports-from-main-pod).
+	Reach *reachPort `json:"reach,omitempty"`
 }
 
 // probeAnswer is the probe's answer: what it found, or its error, with
@@ -133,10 +135,13 @@ func ServeProbe(ctx context.Context, in io.Reader, out io.Writer, idle time.Dura
 		}
 		var q probeQuestion
 		var a probeAnswer
-		if err := json.Unmarshal(line, &q); err != nil || q.Bind == nil {
-			a = probeAnswer{Error: "the probe takes one JSON line with a bind", Permanent: true}
-		} else {
+		switch err := json.Unmarshal(line, &q); {
+		case err == nil && q.Bind != nil:
 			a = answerOf(q.Bind.do(ctx))
+		case err == nil && q.Reach != nil:
+			a = answerOf(q.Reach.do(ctx))
+		default:
+			a = probeAnswer{Error: "the probe takes one JSON line with a bind or a port to reach", Permanent: true}
 		}
 		a.ID = q.ID
 		if err := enc.Encode(a); err != nil {
@@ -184,12 +189,16 @@ func readerFindsAtService(ctx context.Context, s *State) error {
 	// Another run may be attached to the same probe, and sees its
 	// answers: the questions of this one are numbered from a base of its
 	// own.
-	asked := int(mathrand.Int64N(1 << 40))
+	asked := probeBase()
 	return readerBinds(ctx, s, ca, addr, where, from, func(bind *readerBind, ctx context.Context) (string, error) {
 		asked++
 		return askProbe(ctx, p, probeQuestion{ID: asked, Bind: bind})
 	})
 }
+
+// probeBase is where a run numbers its questions to a probe from: another
+// run may be attached to the same probe, and sees its answers.
+func probeBase() int { return int(mathrand.Int64N(1 << 40)) }
 
 // askProbe asks the probe one question, and turns its answer back into
 // what the try found or its error.

@@ -65,6 +65,9 @@ func (a *authelia) secrets() map[string]facts.Secret {
 type autheliaSettings struct {
 	trusted, listen, secrets, ldap, postgres, database, notifier, bindPassword string
 	credentialFiles                                                            bool
+	// metrics, when set, is the address of the metrics server
+	// (tcp://:PORT/PATH), as the node's metrics of the role give it.
+	metrics string
 }
 
 // autheliaConfig is authelia's configuration: its LDAP backend the lldap
@@ -76,6 +79,10 @@ func (s *site) autheliaConfig(a autheliaSettings) string {
 	credential := ""
 	if a.credentialFiles {
 		credential = fmt.Sprintf("    username: '{{ secret \"%[1]s/db-username\" }}'\n    password: '{{ secret \"%[1]s/db-password\" }}'\n", a.secrets)
+	}
+	telemetry := ""
+	if a.metrics != "" {
+		telemetry = fmt.Sprintf("telemetry:\n  metrics:\n    enabled: true\n    address: '%s'\n", a.metrics)
 	}
 	return fmt.Sprintf(`# authelia of the podroles test environment; see harness/localenv
 certificates_directory: '%[1]s'
@@ -130,7 +137,7 @@ storage:
   disable_startup_check: true
   filesystem:
     filename: '%[10]s/notifications.txt'
-`, a.trusted, a.listen, a.secrets, a.ldap, s.serviceName(), baseDN, portalDomain, portalHost, a.postgres, a.notifier, a.bindPassword, credential, a.database)
+%[14]s`, a.trusted, a.listen, a.secrets, a.ldap, s.serviceName(), baseDN, portalDomain, portalHost, a.postgres, a.notifier, a.bindPassword, credential, a.database, telemetry)
 }
 
 // config is the configuration of the local environment's authelia.

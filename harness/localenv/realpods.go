@@ -551,6 +551,15 @@ func (w *podWorld) supervised(spec *corev1.PodSpec, c *corev1.Container, r facts
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podroles", MountPath: podrolesDir + "/podroles", ReadOnly: true})
 }
 
+// metricsAddress is where a service serves the node's metrics of its
+// role (tcp://:PORT/PATH); "" for a role with none.
+func metricsAddress(m *facts.Metrics) string {
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("tcp://:%d%s", m.Port, m.Path)
+}
+
 // mountConfig mounts a Secret of the Deployment's configuration files at
 // configDir, and the PKI's CA at trustedDir and at the node's CA files.
 func (w *podWorld) mountConfig(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, files map[string][]byte, caFiles ...string) error {
@@ -613,6 +622,7 @@ func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.
 			ldap:     net.JoinHostPort(w.node.LLDAP.Host, fmt.Sprint(PortLDAPS)),
 			postgres: net.JoinHostPort(kubenode.NodeIP, fmt.Sprint(w.r.env.postgres.port)),
 			database: clusterAutheliaDatabase, notifier: "/tmp", bindPassword: bindPassword,
+			metrics: metricsAddress(r.Metrics),
 		})
 		files := map[string][]byte{"configuration.yml": []byte(config), "bind-password": []byte(w.r.env.site.secrets.bind)}
 		if err := w.mountConfig(ctx, d, c, files, caFileOf(w.node.Authelia.CAFile)); err != nil {

@@ -241,6 +241,17 @@ func variableInCommand(name, value string) func(*appsv1.Deployment) {
 	}
 }
 
+// onCompanion changes the companion container of a Deployment.
+func onCompanion(change func(*appsv1.Deployment, *corev1.Container)) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		for i := range d.Spec.Template.Spec.Containers {
+			if c := &d.Spec.Template.Spec.Containers[i]; c.Name == plan.ContainerCompanion {
+				change(d, c)
+			}
+		}
+	}
+}
+
 // setVariable sets a variable of a container, as the method might.
 func setVariable(container, name, value string) func(*appsv1.Deployment) {
 	return func(d *appsv1.Deployment) {
@@ -598,6 +609,27 @@ func clusterCases() map[string][]breakingCase {
 				breakCluster: changeDeployment("directory-lldap", setVariable("lldap", "LLDAP_LDAPS_OPTIONS__PORT", "6361")),
 				reasons:      []string{`role lldap: container lldap has LLDAP_LDAPS_OPTIONS__PORT="6361", the node's fediversity.podRoles.services.lldap.environment says "6360"`},
 				alsoFails:    map[string]string{"deployments/service-variables-as-running": "the service's processes get the template's value"},
+			},
+			{
+				name: "lldap's companion from the sidecar's image", where: onCluster,
+				breakCluster: changeDeployment("directory-lldap", onCompanion(func(d *appsv1.Deployment, c *corev1.Container) {
+					c.Image = d.Spec.Template.Spec.InitContainers[0].Image
+				})),
+				reasons: []string{"role lldap runs image", "in container companion, not its service's"},
+			},
+			{
+				name: "lldap's companion running another program", where: onCluster,
+				breakCluster: changeDeployment("directory-lldap", onCompanion(func(_ *appsv1.Deployment, c *corev1.Container) {
+					c.Command, c.Args = []string{"sh", "-c", "exec sleep infinity"}, nil
+				})),
+				reasons: []string{`role lldap: container companion runs "sh -c exec sleep infinity", not the program /bin/companion`},
+			},
+			{
+				name: "lldap's companion without the role's secrets", where: onCluster,
+				breakCluster: changeDeployment("directory-lldap", onCompanion(func(_ *appsv1.Deployment, c *corev1.Container) {
+					c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == plan.SecretsDir })
+				})),
+				reasons: []string{"role lldap: container companion mounts nothing at /run/secrets, where the sidecar writes the role's secrets"},
 			},
 			{
 				name: "authelia's sidecar without its startup probe", where: onCluster,

@@ -563,6 +563,47 @@ func compareSidecar(want, got *appsv1.Deployment, role string) error {
 	case sidecar.StartupProbe == nil:
 		return poll.Saw("role %s: the sidecar %s has no startup probe: Kubernetes starts the service before its secrets are files (US1-7)", role, plan.ContainerSidecar)
 	}
+	return secretsShared(want, got, role, sidecar)
+}
+
+// secretsShared checks that each container the plan mounts the secrets
+// in (the service, the companion) mounts, at plan.SecretsDir, the very
+// volume the sidecar writes there, read-only as planned: a container
+// that lacks it, or mounts another volume there, reads no secret or
+// stale ones (FR-012).
+func secretsShared(want, got *appsv1.Deployment, role string, sidecar *corev1.Container) error {
+	written := mountAt(sidecar, plan.SecretsDir)
+	if written == nil {
+		return poll.Saw("role %s: the sidecar %s writes no volume at %s", role, plan.ContainerSidecar, plan.SecretsDir)
+	}
+	for _, w := range want.Spec.Template.Spec.Containers {
+		planned := mountAt(&w, plan.SecretsDir)
+		if planned == nil {
+			continue
+		}
+		c := container(got.Spec.Template.Spec.Containers, w.Name)
+		if c == nil {
+			continue // compareDeployment names a missing container
+		}
+		switch m := mountAt(c, plan.SecretsDir); {
+		case m == nil:
+			return poll.Saw("role %s: container %s mounts nothing at %s, where the sidecar writes the role's secrets (FR-012)", role, w.Name, plan.SecretsDir)
+		case m.Name != written.Name:
+			return poll.Saw("role %s: container %s mounts volume %s at %s, not %s, which the sidecar writes", role, w.Name, m.Name, plan.SecretsDir, written.Name)
+		case m.ReadOnly != planned.ReadOnly:
+			return poll.Saw("role %s: container %s mounts %s with readOnly %v, planned %v", role, w.Name, plan.SecretsDir, m.ReadOnly, planned.ReadOnly)
+		}
+	}
+	return nil
+}
+
+// mountAt is a container's mount at path, or nil.
+func mountAt(c *corev1.Container, path string) *corev1.VolumeMount {
+	for i := range c.VolumeMounts {
+		if c.VolumeMounts[i].MountPath == path {
+			return &c.VolumeMounts[i]
+		}
+	}
 	return nil
 }
 

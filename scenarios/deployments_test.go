@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios/world"
 )
 
@@ -143,5 +144,35 @@ func TestInitsOf(t *testing.T) {
 	}
 	if got := initsOf(procs[:2]); len(got) != 0 {
 		t.Errorf("a service under its supervisor: %v", got)
+	}
+}
+
+// The service and the companion mount, at /run/secrets, the volume the
+// sidecar writes there, read-only as planned.
+func TestSecretsShared(t *testing.T) {
+	ro := func(name string) []corev1.VolumeMount {
+		return []corev1.VolumeMount{{Name: name, MountPath: plan.SecretsDir, ReadOnly: true}}
+	}
+	deployment := func(companion []corev1.VolumeMount) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "lldap", VolumeMounts: ro("secrets")}, {Name: plan.ContainerCompanion, VolumeMounts: companion}}
+		return d
+	}
+	sidecar := &corev1.Container{Name: plan.ContainerSidecar, VolumeMounts: []corev1.VolumeMount{{Name: "secrets", MountPath: plan.SecretsDir}}}
+	want := deployment(ro("secrets"))
+	for _, c := range []struct {
+		name      string
+		companion []corev1.VolumeMount
+		wantErr   string
+	}{
+		{"as planned", ro("secrets"), ""},
+		{"no mount", nil, "container companion mounts nothing at /run/secrets"},
+		{"another volume", ro("other"), "container companion mounts volume other at /run/secrets, not secrets"},
+		{"writable", []corev1.VolumeMount{{Name: "secrets", MountPath: plan.SecretsDir}}, "readOnly false, planned true"},
+	} {
+		err := secretsShared(want, deployment(c.companion), "lldap", sidecar)
+		if (err == nil) != (c.wantErr == "") || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.wantErr)
+		}
 	}
 }

@@ -30,8 +30,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fediversity/podroles/facts"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fediversity/podroles/facts"
 )
 
 // MainRole names the main pod's role among the roles: the Deployment
@@ -597,6 +598,23 @@ type Exit struct {
 	Reason     string    `json:"reason,omitempty"`
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt"`
+	// Message is what the container said of its end (the kubelet's
+	// termination message): the pod supervisor writes why it exits,
+	// RestartMessage or a service's exit. Empty where nothing said.
+	Message string `json:"message,omitempty"`
+}
+
+// RestartMessagePrefix starts the termination message of an exit for a
+// secret with restart: "restart: a new value of FILE".
+const RestartMessagePrefix = "restart: a new value of "
+
+// RestartFor is the file an exit says it restarted for, and whether it
+// says so.
+func (e *Exit) RestartFor() (string, bool) {
+	if e == nil {
+		return "", false
+	}
+	return strings.CutPrefix(e.Message, RestartMessagePrefix)
 }
 
 // String names the exit for a report.
@@ -608,7 +626,11 @@ func (e *Exit) String() string {
 	if e.Reason != "" {
 		s += " (" + e.Reason + ")"
 	}
-	return s + " at " + e.FinishedAt.UTC().Format(time.TimeOnly)
+	s += " at " + e.FinishedAt.UTC().Format(time.TimeOnly)
+	if e.Message != "" {
+		s += fmt.Sprintf(", saying %q", e.Message)
+	}
+	return s
 }
 
 // ReadPodStatus reads a pod's status file.

@@ -689,8 +689,10 @@ func restartsNothing(ctx context.Context, s *State, pod inventory.Endpoint, r *i
 // the write to OpenBao, is what the restart follows. An exit before it,
 // or one that a new value of another secret with restart explains
 // (others: their hashes before the write), is no restart for this file:
-// the latter leaves the scenario inconclusive. The report lists every
-// exit the wait saw, with the one it took.
+// the latter leaves the scenario inconclusive. Where the exit says why
+// (the kubelet's termination message, which podroles pod writes), a crash
+// or a restart for another file is told from a restart for this one. The
+// report lists every exit the wait saw, with the one it took.
 func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role, b *inventory.PodStatus, file string, wrote time.Time, others map[string]string) (*inventory.Exit, error) {
 	times, err := secretTimes(ctx, s, pod, []string{file})
 	if err != nil {
@@ -726,7 +728,16 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		if st.LastExit != nil && st.LastExit.FinishedAt.Before(toPrecisionOf(changed, st.LastExit.FinishedAt)) {
 			return poll.Saw("exits %s, all before %s changed in the pod at %s", strings.Join(seen, "; "), file, changed.UTC().Format(time.TimeOnly))
 		}
-		if len(others) > 0 {
+		// The exit's own word, where the method gives one (the kubelet's
+		// termination message), tells a restart for this file from a
+		// crash or a restart for another.
+		saidFor, says := st.LastExit.RestartFor()
+		switch {
+		case says && saidFor != file:
+			return poll.Saw("its service restarted (%s) for %s, not %s", st.LastExit, saidFor, file)
+		case !says && st.LastExit != nil && st.LastExit.Message != "":
+			return poll.Saw("its service ended (%s), which is no restart for %s: a crash", st.LastExit, file)
+		case !says && len(others) > 0:
 			now, err := restartSecretHashes(ctx, s, pod, r)
 			if err != nil {
 				return err
@@ -735,6 +746,9 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 				// Either new value explains the exit: no verdict.
 				return inconclusive("its service exited (%s), but %s changed too, a secret with restart: the exit is not told to be for %s (exits seen: %s)", st.LastExit, strings.Join(also, ", "), file, strings.Join(seen, "; "))
 			}
+		}
+		if !says {
+			s.Note("pod %s: the exit says not why (no termination message): a crash after %s changed would be taken for its restart", pod.Name, file)
 		}
 		waitBackOff(s, pod, st)
 		took = st.LastExit

@@ -533,7 +533,7 @@ func (w *podWorld) nodeFiles(ctx context.Context, d *appsv1.Deployment, c *corev
 // container's exit, when a secret with restart changes; given the
 // variables of the role's environment files (*.env) at each start.
 func (w *podWorld) supervised(spec *corev1.PodSpec, c *corev1.Container, r facts.Role, argv []string) {
-	cmd := []string{podrolesDir + "/podroles", "pod", "--exit", "--name", "$(POD_NAME)"}
+	cmd := []string{podrolesDir + "/podroles", "pod", "--exit", "--termination-log", "/dev/termination-log", "--name", "$(POD_NAME)"}
 	for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
 		if r.Secrets[file].Restart {
 			cmd = append(cmd, "--restart-on", path.Join(plan.SecretsDir, file))

@@ -52,6 +52,10 @@ type Options struct {
 	// with restart, with 0. No status file is written: the kubelet
 	// reports the container's.
 	Exit bool
+	// TerminationLog, in Exit mode, is where the supervisor says why it
+	// exits, for the kubelet's termination message (/dev/termination-log):
+	// inventory.RestartMessagePrefix and the file, or the service's exit.
+	TerminationLog string
 }
 
 // ServiceExited is the end of a supervisor in Exit mode whose service
@@ -111,7 +115,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
-		why, crashed := waitForRestart(ctx, o.RestartOn, seen, exited)
+		why, file, crashed := waitForRestart(ctx, o.RestartOn, seen, exited)
 		if ctx.Err() != nil {
 			fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
 			stopService(cmd, exited)
@@ -120,10 +124,19 @@ func Run(ctx context.Context, o Options) error {
 		if o.Exit {
 			fmt.Fprintf(o.Log, "pod %s: %s; exiting instead, for the kubelet to restart the container\n", o.Name, strings.TrimSuffix(why, ": restarting it"))
 			stopService(cmd, exited)
+			var end error
+			message := restartMessage(file)
 			if crashed {
-				return &ServiceExited{Pod: o.Name, Code: exitOf(cmd, status.StartedAt).Code}
+				e := &ServiceExited{Pod: o.Name, Code: exitOf(cmd, status.StartedAt).Code}
+				end, message = e, e.Error()
 			}
-			return nil
+			if o.TerminationLog != "" {
+				// The kubelet reads it once the container ended.
+				if err := os.WriteFile(o.TerminationLog, []byte(message), 0o644); err != nil {
+					fmt.Fprintf(o.Log, "pod %s: the termination message: %v\n", o.Name, err)
+				}
+			}
+			return end
 		}
 		fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
 		// The service no longer runs from the moment its stop begins. Its
@@ -137,6 +150,9 @@ func Run(ctx context.Context, o Options) error {
 		stopService(cmd, exited)
 		status.RestartCount++
 		status.Exits, status.LastExit = status.RestartCount, exitOf(cmd, status.StartedAt)
+		if !crashed {
+			status.LastExit.Message = restartMessage(file)
+		}
 		if err := writeStatus(o.Status, status); err != nil {
 			return err
 		}
@@ -169,18 +185,23 @@ func exitOf(cmd *exec.Cmd, started time.Time) *inventory.Exit {
 	return &inventory.Exit{Code: code, Reason: reason, StartedAt: started, FinishedAt: time.Now()}
 }
 
+// restartMessage is what an exit for a new value of file says.
+func restartMessage(file string) string {
+	return inventory.RestartMessagePrefix + filepath.Base(file)
+}
+
 // waitForRestart returns why the service must restart (a file of a secret
-// with restart changed, the service exited, or ctx ended), and whether it
-// crashed.
-func waitForRestart(ctx context.Context, files []string, seen map[string]string, exited <-chan struct{}) (string, bool) {
+// with restart changed, the service exited, or ctx ended), the file that
+// changed, and whether it crashed.
+func waitForRestart(ctx context.Context, files []string, seen map[string]string, exited <-chan struct{}) (string, string, bool) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return "stopping", false
+			return "stopping", "", false
 		case <-exited:
-			return "the service exited: restarting it", true
+			return "the service exited: restarting it", "", true
 		case <-tick.C:
 			now := hashFiles(files)
 			for _, f := range files {
@@ -192,7 +213,7 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 				for {
 					select {
 					case <-ctx.Done():
-						return "stopping", false
+						return "stopping", "", false
 					case <-tick.C:
 					}
 					next := hashFiles(files)
@@ -201,7 +222,7 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 					}
 					now = next
 				}
-				return fmt.Sprintf("a new value of %s: restarting the service", filepath.Base(f)), false
+				return fmt.Sprintf("a new value of %s: restarting the service", filepath.Base(f)), f, false
 			}
 		}
 	}

@@ -135,11 +135,19 @@ func TestReadEnvFiles(t *testing.T) {
 // As a container's entrypoint (Exit), the supervisor ends where it would
 // restart the service: with 0 for a new value of a secret with restart,
 // after stopping the service; with the service's own status when it
-// exits (a kill's as a shell reports it). It writes no status file: the
-// kubelet reports the container's.
+// exits (a kill's as a shell reports it). It says why in its termination
+// log, which the kubelet makes the termination message. It writes no
+// status file: the kubelet reports the container's.
 func TestPodExitsForTheKubelet(t *testing.T) {
 	dir := t.TempDir()
 	secret, started := filepath.Join(dir, "key-seed"), filepath.Join(dir, "started")
+	termination := filepath.Join(dir, "termination-log")
+	said := func() string {
+		t.Helper()
+		data, _ := os.ReadFile(termination)
+		os.Remove(termination)
+		return string(data)
+	}
 	os.WriteFile(secret, []byte("one"), 0o600)
 	run := func(command string) (string, error) {
 		t.Helper()
@@ -147,7 +155,7 @@ func TestPodExitsForTheKubelet(t *testing.T) {
 		done := make(chan error, 1)
 		os.Remove(started)
 		go func() {
-			done <- Run(context.Background(), Options{Name: "pod-0", Exit: true, RestartOn: []string{secret}, Log: log,
+			done <- Run(context.Background(), Options{Name: "pod-0", Exit: true, RestartOn: []string{secret}, Log: log, TerminationLog: termination,
 				Command: []string{"sh", "-c", "touch " + started + "; " + command}})
 		}()
 		probe := poll.Probe{Endpoint: started, Expect: "the service to start", Within: 15 * time.Second}
@@ -170,11 +178,17 @@ func TestPodExitsForTheKubelet(t *testing.T) {
 	if log, err := run("exec sleep 60"); err != nil || !strings.Contains(log, "a new value of key-seed: restarting the service; exiting instead, for the kubelet to restart the container") {
 		t.Errorf("new secret: %v\n%s", err, log)
 	}
+	if got := said(); got != "restart: a new value of key-seed" {
+		t.Errorf("new secret: the termination message %q", got)
+	}
 	// The service exits: its status.
 	log, err := run("exit 7")
 	var exited *ServiceExited
 	if !errors.As(err, &exited) || exited.ExitCode() != 7 {
 		t.Errorf("the service exited 7: %v\n%s", err, log)
+	}
+	if got := said(); got != "pod pod-0: the service exited with status 7" {
+		t.Errorf("the service exited 7: the termination message %q", got)
 	}
 	_, err = run("kill -KILL $$")
 	if !errors.As(err, &exited) || exited.ExitCode() != 137 {

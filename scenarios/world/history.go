@@ -61,7 +61,7 @@ func containerHistory(pod *corev1.Pod, c corev1.ContainerStatus) *inventory.PodS
 		st.BackOff = backOffOf(c.State.Waiting.Message)
 	}
 	if last != nil {
-		st.LastExit = &inventory.Exit{Code: int(last.ExitCode), Reason: last.Reason, StartedAt: last.StartedAt.Time, FinishedAt: last.FinishedAt.Time}
+		st.LastExit = &inventory.Exit{Code: int(last.ExitCode), Reason: last.Reason, StartedAt: last.StartedAt.Time, FinishedAt: last.FinishedAt.Time, Message: strings.TrimSpace(last.Message)}
 	}
 	return st
 }

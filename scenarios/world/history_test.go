@@ -1,6 +1,7 @@
 package world
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -43,5 +44,21 @@ func TestContainerHistoryCountsExitsInBackOff(t *testing.T) {
 		if st.ExitCount() != c.exits || st.BackOff != c.backOff || st.LastExit.String() != c.last {
 			t.Errorf("%s: %d exits, back-off %s, last %q; want %d, %s, %q", c.name, st.ExitCount(), st.BackOff, st.LastExit, c.exits, c.backOff, c.last)
 		}
+	}
+}
+
+// The kubelet's termination message is the exit's own word: an exit for a
+// secret with restart names its file.
+func TestContainerHistoryKeepsTheMessage(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u"}}
+	said := corev1.ContainerStatus{RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", Message: "restart: a new value of jwt\n"}}}
+	if file, ok := containerHistory(pod, said).LastExit.RestartFor(); !ok || file != "jwt" {
+		t.Errorf("a restart for jwt: %q, %v", file, ok)
+	}
+	crashed := said
+	crashed.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 7, Reason: "Error", Message: "pod p: the service exited with status 7"}
+	st := containerHistory(pod, crashed)
+	if _, ok := st.LastExit.RestartFor(); ok || !strings.Contains(st.LastExit.String(), `saying "pod p: the service exited with status 7"`) {
+		t.Errorf("a crash: %s", st.LastExit)
 	}
 }

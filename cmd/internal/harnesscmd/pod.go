@@ -30,5 +30,6 @@ func NewPodCmd(ios *cli.Streams) *cobra.Command {
 	cmd.Flags().StringArrayVar(&o.RestartOn, "restart-on", nil, "a file of a secret with restart (repeatable)")
 	cmd.Flags().StringArrayVar(&o.EnvFiles, "env-file", nil, "an environment file whose variables the service gets, read at each start (repeatable)")
 	cmd.Flags().BoolVar(&o.Exit, "exit", false, "as a container's entrypoint: exit where the service would restart, for the kubelet to restart the container")
+	cmd.Flags().StringVar(&o.TerminationLog, "termination-log", "", "with --exit, the file where it says why it exits (the kubelet's termination message)")
 	return cmd
 }

@@ -185,14 +185,14 @@ func runScenario(ctx context.Context, w world.World, sc *Scenario, opts Options,
 // failed. The first failure is the scenario's reason.
 func runAndRecord(ctx context.Context, state *State, name string, timeout time.Duration, res *Result, step func(context.Context, *State) error) bool {
 	stepStart := time.Now()
-	err := runStepUntil(ctx, state, step)
+	late, err := runStepUntil(ctx, state, step)
 	sr := StepResult{Name: name, Status: Passed, Seconds: time.Since(stepStart).Seconds(), Notes: state.notes}
 	state.notes = nil
 	if err != nil {
 		switch {
 		case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
 			err = fmt.Errorf("interrupted")
-		case !state.deadline.IsZero() && !time.Now().Before(state.deadline):
+		case late:
 			err = fmt.Errorf("the scenario's deadline (%s) passed: %w", deadlineText(timeout, state.windows), err)
 		}
 		sr.Status, sr.Error = Failed, err.Error()
@@ -222,16 +222,23 @@ func settle(ctx context.Context, state *State, timeout time.Duration, res *Resul
 
 // runStepUntil runs a step under the scenario's deadline as it stands when
 // the step starts: a Wait in one step moves it for the steps after.
-func runStepUntil(ctx context.Context, s *State, step func(context.Context, *State) error) error {
+func runStepUntil(ctx context.Context, s *State, step func(context.Context, *State) error) (late bool, err error) {
 	s.Patience += s.grown
 	s.grown = 0
-	if !s.deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, s.deadline)
-		defer cancel()
+	if s.deadline.IsZero() {
+		return false, runStep(ctx, step, s)
 	}
-	return runStep(ctx, step, s)
+	ctx, cancel := context.WithDeadlineCause(ctx, s.deadline, errScenarioDeadline)
+	defer cancel()
+	err = runStep(ctx, step, s)
+	// The deadline's own cause; or the clock, for a wait that gave up at
+	// the deadline a moment before its timer fired.
+	return context.Cause(ctx) == errScenarioDeadline || !time.Now().Before(s.deadline), err
 }
+
+// errScenarioDeadline is the cause of a step's context that the
+// scenario's deadline ended.
+var errScenarioDeadline = errors.New("the scenario's deadline passed")
 
 // deadlineText says what a scenario's deadline was made of.
 func deadlineText(timeout time.Duration, windows []string) string {

@@ -192,7 +192,9 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 		return err
 	}
 	if o.Output != "" && o.Format != "text" {
-		rep.WriteText(o.IO.Out)
+		if err := rep.WriteText(o.IO.Out); err != nil {
+			return err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted")

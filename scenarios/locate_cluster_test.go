@@ -113,4 +113,37 @@ func TestLocateDatabaseOnAControlPlane(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", host, got, want)
 		}
 	}
+	// Another namespace's database, reached from outside the cluster as
+	// kubectl port-forward svc/ would: an ExternalName Service is its
+	// host; a Service with no ready pod behind the port says so.
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "databases"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range []*corev1.Service{
+		{ObjectMeta: metav1.ObjectMeta{Name: "external"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.org"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "nobody"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "none"}, Ports: []corev1.ServicePort{{Name: "pg", Port: 5432}}}},
+	} {
+		if _, err := client.CoreV1().Services("databases").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for host, want := range map[string]string{
+		"external.databases.svc": "db.example.org:5432",
+		"nobody.databases.svc":   "Service nobody of namespace databases: the Service nobody has no ready pod behind it",
+	} {
+		place, err := found.Locate(ctx, reader, "lldap", host, 5432)
+		if err != nil {
+			t.Fatalf("%s: %v", host, err)
+		}
+		addr, stop, err := place.Reach(ctx)
+		got := addr
+		if err != nil {
+			got = err.Error()
+		} else {
+			stop()
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("%s from outside: got %q, want %q", host, got, want)
+		}
+	}
 }

@@ -181,6 +181,37 @@ func (c *Cluster) forwardTo(pod, ip string, port int, inCluster bool) func(conte
 	}
 }
 
+// forwardToService reaches a port of a Service of namespace ns from
+// outside the cluster, as kubectl port-forward svc/NAME does: a
+// port-forward to the first ready pod behind that port, or the host of
+// an ExternalName Service. The kubeconfig's user needs get on services
+// and create on pods/portforward there.
+func (c *Cluster) forwardToService(ctx context.Context, ns, name string, port int) (string, func(), error) {
+	svc, err := c.Clientset.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", nil, ObjectError("Service", ns, name, "get", err)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(port)), func() {}, nil
+	}
+	behind, err := BackendsOf(ctx, c.Clientset, svc)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, sp := range svc.Spec.Ports {
+		if int(sp.Port) != port || len(behind.Ports[sp.Name]) == 0 {
+			continue
+		}
+		at := behind.Ports[sp.Name][0]
+		fw, err := c.Forward(ctx, ns, at.Pod, []int32{at.Port}, nil)
+		if err != nil {
+			return "", nil, err
+		}
+		return fw.Addrs[0], fw.Close, nil
+	}
+	return "", nil, poll.Permanent(fmt.Errorf("Service %s of namespace %s: %s", name, ns, behind.NoPodBehind(svc, []string{strconv.Itoa(port)})))
+}
+
 // Locate judges where host:port, which pod (of role) connects to, leads:
 // the pod itself, another pod of the inventory, or none of them. The
 // local environment's pods are processes on the runner's host, so the
@@ -267,11 +298,11 @@ func (c *Cluster) locate(ctx context.Context, pod inventory.Endpoint, role, host
 	}
 	name, other, isService := serviceOfHost(host, ns)
 	if other != "" {
-		reach := func(context.Context) (string, func(), error) {
+		reach := func(ctx context.Context) (string, func(), error) {
 			if inCluster {
 				return addr, func() {}, nil
 			}
-			return "", nil, poll.Permanent(fmt.Errorf("%s is a Service of namespace %s: the runner, outside the cluster, forwards ports in namespace %s only", host, other, ns))
+			return c.forwardToService(ctx, other, name, port)
 		}
 		return &Place{Where: fmt.Sprintf("a Service of namespace %s, where no pod of the node runs", other), Reach: reach}, nil
 	}

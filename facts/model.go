@@ -1,8 +1,8 @@
-// Package facts is the model of what podroles reads from a node: the typed
-// projection of the node surface (the Nix paths that docs/node-surface.md
-// fixes), the facts document that carries it between processes, and the
-// parser that reads that document back and names the Nix option of any value
-// of the wrong type.
+// Package facts is the model of what podroles reads from a node. It
+// holds the typed projection of the node surface (the Nix paths that
+// docs/node-surface.md fixes), the facts document that carries it
+// between processes, and the parser that reads that document back and
+// names the Nix option of any value of the wrong type.
 //
 // Every part of podroles reads nodes through this package: the rules, the
 // plan and the scenario runner. Only package nixeval runs nix to fill it.

@@ -1,10 +1,10 @@
-// Package inventory describes where a deployed node's world is: the Service
-// and pods of each role, the Postgres of the roles, OpenBao and the portal,
-// with what the node states (the ldap contract, authelia's host and CA,
-// the roles' secrets) taken from the node's facts. The scenario suites read
-// nothing else. A person writes one for an existing deployment, `podroles
-// env up` writes one for its local servers, and a cluster discovery fills
-// the same model.
+// Package inventory describes where a deployed node's world is. It
+// covers the Service and pods of each role, the Postgres of the roles,
+// OpenBao and the portal, with what the node states (the ldap contract,
+// authelia's host and CA, the roles' secrets) taken from the node's
+// facts. The scenario suites read nothing else. A person writes one for
+// an existing deployment, `podroles env up` writes one for its local
+// servers, and a cluster discovery fills the same model.
 //
 // The node is the truth of what it states: an inventory adds only what the
 // node cannot know (addresses, the admin's password file, the database's

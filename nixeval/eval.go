@@ -1,6 +1,7 @@
-// Package nixeval is podroles' bridge to nix: it evaluates NixOS nodes with
-// the real nix (a flake's nixosConfigurations, .nix files, many nodes in one
-// process) and fills the facts model of package facts from what nix prints.
+// Package nixeval is podroles' bridge to nix. It evaluates NixOS nodes
+// with the real nix (a flake's nixosConfigurations, .nix files, many
+// nodes in one process) and fills the facts model of package facts from
+// what nix prints.
 //
 // The projection itself is a Nix expression of ours (facts.nix, embedded in
 // the binary) written with builtins only, so that it works on any config

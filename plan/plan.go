@@ -1,8 +1,9 @@
-// Package plan says, from a node's facts, which Kubernetes objects the k8s
-// method must make of it: the Deployment of the main pod, a Deployment and
-// a Service for each requested role, the containers of each pod and the
-// units each pod may run. It is the expectation that the cluster suites
-// compare a cluster against; it makes no call to a cluster.
+// Package plan says, from a node's facts, which Kubernetes objects the
+// k8s method must make of it. It gives the Deployment of the main pod, a
+// Deployment and a Service for each requested role, the containers of
+// each pod and the units each pod may run. It is the expectation that
+// the cluster suites compare a cluster against; it makes no call to a
+// cluster.
 package plan
 
 import (

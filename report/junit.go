@@ -1,6 +1,6 @@
 // Package report holds what the reports of podroles check and podroles
-// scenarios share: the formats they are written in, and JUnit XML, which CI
-// systems read to show each failure on its own.
+// scenarios share. These are the formats they are written in, and JUnit
+// XML, which CI systems read to show each failure on its own.
 package report
 
 import (

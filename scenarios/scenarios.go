@@ -1,8 +1,9 @@
-// Package scenarios runs suites of scenarios against a deployed node's role
-// pods, as the success criteria and acceptance scenarios of the pod-roles
-// spec describe them. A suite is a set of scenarios; a scenario names the
-// spec items it proves and is made of steps; steps that wait for the world
-// poll the world (package poll) until a deadline, never sleep.
+// Package scenarios runs suites of scenarios against a deployed node's
+// role pods. It runs them as the success criteria and acceptance
+// scenarios of the pod-roles spec describe them. A suite is a set of
+// scenarios; a scenario names the spec items it proves and is made of
+// steps; steps that wait for the world poll the world (package poll)
+// until a deadline, never sleep.
 //
 // The suites read where things are from an inventory (package inventory),
 // and what the node states (the ldap contract, authelia's host and CA, the

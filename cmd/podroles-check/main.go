@@ -1,7 +1,8 @@
 // Command podroles-check is podroles' node commands alone (check, facts,
-// rules, plan): what the flake's lib.mkCheck and node module run in a
-// build. It links neither a Kubernetes client nor a container engine's,
-// so that it builds quickly and small; podroles has every command.
+// rules, plan). It is what the flake's lib.mkCheck and node module run
+// in a build. It links neither a Kubernetes client nor a container
+// engine's, so that it builds quickly and small; podroles has every
+// command.
 package main
 
 import (

@@ -1,9 +1,10 @@
-// Command podroles checks the pod roles of NixOS nodes against the pod-roles
-// spec, plans the Kubernetes objects they become, and runs scenario suites
-// against the pods, in a local environment of real servers or in a
-// cluster. Its commands live in cmd/internal/nodecmd (check, facts, rules,
-// plan) and cmd/internal/harnesscmd (scenarios, env, pod); podroles-check
-// is the same node commands without the harness.
+// Command podroles checks the pod roles of NixOS nodes against the
+// pod-roles spec. It also plans the Kubernetes objects they become, and
+// runs scenario suites against the pods, in a local environment of real
+// servers or in a cluster. Its commands live in cmd/internal/nodecmd
+// (check, facts, rules, plan) and cmd/internal/harnesscmd (scenarios,
+// env, pod); podroles-check is the same node commands without the
+// harness.
 package main
 
 import (

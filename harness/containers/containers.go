@@ -1,9 +1,10 @@
 // Package containers runs the pods of a test environment as containers
-// through a Docker API (Docker, or Podman's compatible service), on a
-// network of the environment's own, with their ports published on loopback
-// only. A Group records what it made in DIR/containers.json and labels it
-// with the environment's folder, so that env down, or a later test, removes
-// it through the engine even when the process that made it is gone.
+// through a Docker API. The engine is Docker, or Podman's compatible
+// service. The containers run on a network of the environment's own,
+// with their ports published on loopback only. A Group records what it
+// made in DIR/containers.json and labels it with the environment's
+// folder, so that env down, or a later test, removes it through the
+// engine even when the process that made it is gone.
 //
 // It speaks the Docker API through moby's own client, not testcontainers:
 // the shipped binary runs the containers provider (podroles env up), and

@@ -1,10 +1,11 @@
 // Package controlplane starts a Kubernetes control plane of real
-// components on a loopback address for the tests and env up --cluster:
-// etcd and kube-apiserver, and with Nodes the controllers, the scheduler
-// and either KWOK as the kubelet of a fake node, whose pods run nothing
-// (tests of many objects), or, with RealNode, what the machine's real node
-// needs (harness/kubenode), which the caller starts. Its processes are a
-// procgroup.Group of its own, stopped by their PIDs.
+// components on a loopback address. The tests and env up --cluster use
+// it. It runs etcd and kube-apiserver. With Nodes it also runs the
+// controllers, the scheduler and either KWOK as the kubelet of a fake
+// node, whose pods run nothing (tests of many objects), or, with
+// RealNode, what the machine's real node needs (harness/kubenode), which
+// the caller starts. Its processes are a procgroup.Group of its own,
+// stopped by their PIDs.
 package controlplane
 
 import (

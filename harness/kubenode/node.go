@@ -1,7 +1,7 @@
-// Package kubenode runs the real node of the test cluster: containerd and
-// the kubelet that make servers builds, against a control plane it is
-// given (its API server's URL, its CA, an admin's kubeconfig), so that the
-// cluster's pods are real containers.
+// Package kubenode runs the real node of the test cluster. It runs
+// containerd and the kubelet that make servers builds, against a control
+// plane it is given (its API server's URL, its CA, an admin's
+// kubeconfig), so that the cluster's pods are real containers.
 //
 // The node is the machine's: one per machine, under a machine-wide lock,
 // with every change to the machine recorded before it is made and undone

@@ -1,12 +1,12 @@
 // Package localenv starts the local environment that the scenario suites
-// run in: real servers on loopback addresses standing for a node's role
-// pods. Two OpenLDAP slapd replicas are the pods of the lldap role (or
-// lldap's own image, where the containers provider has it), HAProxy is the
-// role's Service, passing TLS through, and PostgreSQL the database out of
-// the pods; where make servers built them, Vault serves OpenBao's API with
-// an agent per pod, authelia is a role of its own and nginx the main pod's
-// portal. It writes the inventory that the suites read, and nothing else
-// of it reaches them.
+// run in. It runs real servers on loopback addresses that stand for a
+// node's role pods. Two OpenLDAP slapd replicas are the pods of the
+// lldap role (or lldap's own image, where the containers provider has
+// it), HAProxy is the role's Service, passing TLS through, and
+// PostgreSQL the database out of the pods; where make servers built
+// them, Vault serves OpenBao's API with an agent per pod, authelia is a
+// role of its own and nginx the main pod's portal. It writes the
+// inventory that the suites read, and nothing else of it reaches them.
 //
 // Each part of the environment is a type of its own that keeps its state
 // (postgres, openBao, directory, authelia, portal), beside the site they

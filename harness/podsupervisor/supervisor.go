@@ -1,9 +1,10 @@
 // Package podsupervisor runs one pod of a role as the local environment
-// makes it: the service, restarted in the same pod when a file of a secret
-// with restart changes, as the spec's US1-13 asks, with environment files
-// read anew at each start. It is the small supervisor of our own that the
-// OpenBao agent lacks, run by the shipped binary's hidden command
-// `podroles pod`, so that it works in any image the binary is mounted in.
+// makes it. It runs the service, and restarts it in the same pod when a
+// file of a secret with restart changes, as the spec's US1-13 asks. It
+// reads environment files anew at each start. It is the small supervisor
+// of our own that the OpenBao agent lacks, run by the shipped binary's
+// hidden command `podroles pod`, so that it works in any image the
+// binary is mounted in.
 package podsupervisor
 
 import (

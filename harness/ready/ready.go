@@ -1,5 +1,5 @@
 // Package ready waits until a server that a test environment started
-// answers, or says why it never will: a server that exits stops the wait
+// answers, or says why it never will. A server that exits stops the wait
 // at once, with the last lines of its log.
 package ready
 

@@ -1,9 +1,11 @@
 // Package servers finds the servers that make servers builds from the Go
-// module proxy (Vault, Authelia, etcd, the Kubernetes commands, KWOK), each
-// from a wrapper module of its own under the repository's servers/, into
-// the folder that PODROLES_SERVERS names, or that make recorded in the
-// machine-wide cache; elsewhere, on PATH (a dev shell of the flake's). It also builds this module's own programs for tests
-// that run without make's bin/ (BuildOwn).
+// module proxy. They are Vault, Authelia, etcd, the Kubernetes commands
+// and KWOK, each built from a wrapper module of its own under the
+// repository's servers/. It finds them in the folder they are built
+// into, which PODROLES_SERVERS names or make recorded in the
+// machine-wide cache; elsewhere, on PATH (a dev shell of the flake's).
+// It also builds this module's own programs for tests that run without
+// make's bin/ (BuildOwn).
 package servers
 
 import (

@@ -1,8 +1,8 @@
 // Package testenv gives tests the end-to-end harness, in the manner of
-// net/http/httptest: a local environment, a control plane or a container
-// engine that start for a test, on loopback addresses of their own, and
-// stop when it ends, passed or failed. It imports testing, so no command
-// imports it.
+// net/http/httptest. A local environment, a control plane or a container
+// engine starts for a test, on loopback addresses of its own, and stops
+// when the test ends, passed or failed. It imports testing, so no
+// command imports it.
 package testenv
 
 import (

@@ -3,6 +3,7 @@ package codeshape
 import (
 	"fmt"
 	"go/ast"
+	"go/doc"
 	"go/parser"
 	"go/token"
 	"os"
@@ -76,6 +77,67 @@ func receiver(e ast.Expr) string {
 			return x.Name
 		default:
 			return fmt.Sprintf("%T", e)
+		}
+	}
+}
+
+// maxSynopsisWords bounds the first sentence of a package's doc: the
+// summary that go doc, pkg.go.dev and docs/architecture.md's reader take
+// in at a glance.
+const maxSynopsisWords = 20
+
+// Every package's doc opens with "Package name …" (a command's with what
+// it is), in a first sentence of at most maxSynopsisWords words.
+func TestPackageDocsOpenShort(t *testing.T) {
+	root := filepath.Join("..", "..")
+	docs := map[string]string{} // folder → its package doc
+	names := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(path)
+		names[dir] = f.Name.Name
+		if f.Doc != nil {
+			docs[dir] = f.Doc.Text()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 30 {
+		t.Fatalf("only %d packages found: does the walk still reach the code?", len(names))
+	}
+	for dir, name := range names {
+		rel, _ := filepath.Rel(root, dir)
+		text, ok := docs[dir]
+		if !ok {
+			t.Errorf("package %s (%s) has no doc", name, rel)
+			continue
+		}
+		synopsis := new(doc.Package).Synopsis(text)
+		if name != "main" && !strings.HasPrefix(synopsis, "Package "+name+" ") {
+			t.Errorf("%s: its doc opens %q, not with \"Package %s\"", rel, synopsis, name)
+		}
+		if n := len(strings.Fields(synopsis)); n > maxSynopsisWords {
+			t.Errorf("%s: its doc's first sentence has %d words, more than %d: %q", rel, n, maxSynopsisWords, synopsis)
 		}
 	}
 }

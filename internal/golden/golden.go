@@ -1,8 +1,8 @@
-// Package golden compares what a test produced with a file of the
-// repository that holds what it must produce (a golden file, or a page of
-// docs/ generated from the code), and rewrites the file when the tests run
-// with -update, as the tests of cmd/go and gofmt do. make docs runs every
-// test that uses it with -update.
+// Package golden compares what a test produced with a file that holds
+// what it must produce. That file is in the repository: a golden file,
+// or a page of docs/ generated from the code. When the tests run
+// with -update, it rewrites the file, as the tests of cmd/go and gofmt
+// do. make docs runs every test that uses it with -update.
 //
 // A test normalizes what varies from run to run (durations, absolute paths,
 // versions) itself, by name, before it calls Check: nothing here matches

@@ -1,10 +1,10 @@
-// Package kube is the client of a Kubernetes cluster that the scenario
-// suites and the test control plane share: a kubeconfig read at kubectl's
+// Package kube is the Kubernetes client that the scenario suites and the
+// test control plane share. It holds a kubeconfig read at kubectl's
 // request rate, exec in a pod's container, and port-forwards of a pod's
-// ports to loopback, each as kubectl does them (WebSocket first, SPDY when
-// the API server or a proxy refuses the upgrade). Errors say in one line
-// what was refused, and a missing permission is a poll.Permanent error:
-// waiting does not grant it.
+// ports to loopback, each as kubectl does them (WebSocket first, SPDY
+// when the API server or a proxy refuses the upgrade). Errors say in one
+// line what was refused, and a missing permission is a poll.Permanent
+// error: waiting does not grant it.
 package kube
 
 import (

@@ -1,9 +1,10 @@
 // Package lldap speaks the part of lldap's HTTP API that this project
-// uses: the simple login, which gives a token, and GraphQL with that token
-// as bearer. The local environment provisions lldap with it, and the
-// lldap-http suite logs in and asks. Plain net/http: a few JSON calls.
-// Written against lldap's schema.graphql and login handler; this
-// project's machines cannot run lldap, so CI has never called a real one.
+// uses. It covers the simple login, which gives a token, and GraphQL
+// with that token as bearer. The local environment provisions lldap with
+// it, and the lldap-http suite logs in and asks. Plain net/http: a few
+// JSON calls. Written against lldap's schema.graphql and login handler;
+// this project's machines cannot run lldap, so CI has never called a
+// real one.
 package lldap
 
 import (

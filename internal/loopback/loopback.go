@@ -1,5 +1,5 @@
-// Package loopback tells whether a host names the machine it is read on:
-// the checks judge the node's hosts with it, and the suites a pod's.
+// Package loopback tells whether a host names the machine it is read on.
+// The checks judge the node's hosts with it, and the suites a pod's.
 package loopback
 
 import (

@@ -1,6 +1,7 @@
-// Package nixversion reads the version of a nix from what `nix --version`
-// prints, and orders releases: podroles refuses a nix older than the oldest
-// release its tests cover, and the tests expect what each release prints.
+// Package nixversion reads the version of a nix from what
+// `nix --version` prints, and orders releases. With it, podroles
+// refuses a nix older than the oldest release its tests cover, and the
+// tests expect what each release prints.
 package nixversion
 
 import (

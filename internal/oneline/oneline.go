@@ -1,5 +1,5 @@
-// Package oneline puts a text on one line, as an error in a report line,
-// a log line or a command's last words must be.
+// Package oneline puts a text on one line. An error in a report line
+// must be on one line, and so must a log line or a command's last words.
 package oneline
 
 import "strings"

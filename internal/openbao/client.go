@@ -1,7 +1,8 @@
 // Package openbao speaks the part of the HTTP API that OpenBao and Vault
-// share (KV v2, the database and PKI engines, sys/): the local environment
-// configures its server with it, and the suites read what the sidecars
-// should have written. Plain net/http: the API is a few JSON calls.
+// share. It covers KV v2, the database and PKI engines, and sys/. The
+// local environment configures its server with it, and the suites read
+// what the sidecars should have written. Plain net/http: the API is a
+// few JSON calls.
 package openbao
 
 import (

@@ -1,7 +1,7 @@
-// Package pki makes certificate authorities and server certificates in Go,
-// standing in for OpenBao's PKI engine where the tests need certificates:
-// the CA of the local environment, and the wrong CA a suite proves
-// verification with.
+// Package pki makes certificate authorities and server certificates in
+// Go. It stands in for OpenBao's PKI engine where the tests need
+// certificates: the CA of the local environment, and the wrong CA a
+// suite proves verification with.
 package pki
 
 import (

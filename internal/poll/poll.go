@@ -1,8 +1,9 @@
-// Package poll waits for the world to change by polling it, as the scenario
-// suites and the test environments do where a test would otherwise sleep:
-// Eventually tries until a check passes or its window ends, and says what it
-// last saw; Consistently shows that something does not happen over a
-// window. The environments and the suites share it, and nothing else.
+// Package poll waits for the world to change by polling it. The scenario
+// suites and the test environments wait with it where a test would
+// otherwise sleep. Eventually tries until a check passes or its window
+// ends, and says what it last saw; Consistently shows that something
+// does not happen over a window. The environments and the suites share
+// it, and nothing else.
 package poll
 
 import (

@@ -1,7 +1,7 @@
-// Package statefile writes the small JSON records that the harness and
-// its pods keep (a group's processes, a node's host state, a pod's
-// status) whole or not at all: a reader, or a run killed meanwhile,
-// never sees half of one.
+// Package statefile writes small JSON records whole or not at all. The
+// harness and its pods keep such records: a group's processes, a node's
+// host state, a pod's status. A reader, or a run killed meanwhile, never
+// sees half of one.
 package statefile
 
 import (

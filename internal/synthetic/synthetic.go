@@ -1,5 +1,6 @@
-// Package synthetic makes large, correct nodes for benchmarks: the same node
-// as Nix text, for nix to evaluate, and as facts, for the rules.
+// Package synthetic makes large, correct nodes for benchmarks. It makes
+// the same node as Nix text, for nix to evaluate, and as facts, for the
+// rules.
 package synthetic
 
 import (

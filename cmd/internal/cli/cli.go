@@ -1,9 +1,10 @@
 // Package cli is what podroles' commands share, in the manner of the
-// GitHub CLI's cmdutil: the streams a command writes to (passed in, never
-// globals), the exit codes scripts can trust, the root command and its
-// error line, report files written whole, and the flags that name nodes.
-// Each command is an options struct and a run function in its own
-// package (nodecmd, harnesscmd); the binaries' mains only assemble them.
+// GitHub CLI's cmdutil. It holds the streams a command writes to (passed
+// in, never globals), the exit codes scripts can trust, the root command
+// and its error line, report files written whole, and the flags that
+// name nodes. Each command is an options struct and a run function in
+// its own package (nodecmd, harnesscmd); the binaries' mains only
+// assemble them.
 package cli
 
 import (

@@ -1,7 +1,7 @@
 // Package clitest runs podroles' commands in tests, in the manner of
-// net/http/httptest: under a root of their own, with the streams captured,
-// as a binary's main runs them. It imports testing, so no command imports
-// it.
+// net/http/httptest. It runs them under a root of their own, with the
+// streams captured, as a binary's main runs them. It imports testing, so
+// no command imports it.
 package clitest
 
 import (

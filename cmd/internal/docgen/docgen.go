@@ -1,10 +1,11 @@
-// Package docgen writes the reference pages of docs/ from the code, as
-// cmd/go writes its documentation from its commands and staticcheck its
-// list of checks from its analyzers: docs/rules.md from the rules'
-// registry, docs/scenarios.md from the suites' registry, and a page per
-// command of a binary with cobra's own generator (docs/cli/). The tests
-// that keep docs/ in step with the code are its only importers, so that
-// neither binary links it; make docs runs them with -update.
+// Package docgen writes the reference pages of docs/ from the code. This
+// is how cmd/go writes its documentation from its commands, and
+// staticcheck its list of checks from its analyzers. It writes
+// docs/rules.md from the rules' registry, docs/scenarios.md from the
+// suites' registry, and a page per command of a binary with cobra's own
+// generator (docs/cli/). The tests that keep docs/ in step with the code
+// are its only importers, so that neither binary links it; make docs
+// runs them with -update.
 package docgen
 
 import (

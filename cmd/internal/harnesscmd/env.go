@@ -1,8 +1,8 @@
-// Package harnesscmd holds the commands of the end-to-end harness: env
-// (the local environment), scenarios (the suites) and the hidden pod (the
-// supervisor of a pod with secrets). They reach clusters and container
-// engines, so only the full podroles binary has them. Each is an options
-// struct and a run function that tests call without cobra.
+// Package harnesscmd holds the commands of the end-to-end harness. They
+// are env (the local environment), scenarios (the suites) and the hidden
+// pod (the supervisor of a pod with secrets). They reach clusters and
+// container engines, so only the full podroles binary has them. Each is
+// an options struct and a run function that tests call without cobra.
 package harnesscmd
 
 import (

@@ -1,9 +1,9 @@
-// Command podroles-pause is the sandbox process of the test node's pods:
-// it holds the pod's namespaces until the kubelet stops the pod, and reaps
-// the zombies of the pod's processes when it is their init (a pod that
-// shares its process namespace). It does what registry.k8s.io/pause does,
-// so that the node needs no registry: kubenode builds it static and puts
-// it alone in an image FROM scratch.
+// Command podroles-pause is the sandbox process of the test node's pods.
+// It holds the pod's namespaces until the kubelet stops the pod, and
+// reaps the zombies of the pod's processes when it is their init (a pod
+// that shares its process namespace). It does what registry.k8s.io/pause
+// does, so that the node needs no registry: kubenode builds it static
+// and puts it alone in an image FROM scratch.
 package main
 
 import (

@@ -18,40 +18,14 @@ const maxMethods = 30
 
 // No type of the module has more than maxMethods methods.
 func TestNoTypeHasTooManyMethods(t *testing.T) {
-	root := filepath.Join("..", "..")
 	methods := map[string]int{} // "folder.Type" → count
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			// Folders of other modules (servers/) and of no Go code.
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, 0, func(rel string, f *ast.File) {
 		for _, decl := range f.Decls {
 			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv != nil && len(fn.Recv.List) == 1 {
-				rel, _ := filepath.Rel(root, filepath.Dir(path))
-				methods[fmt.Sprintf("%s.%s", rel, receiver(fn.Recv.List[0].Type))]++
+				methods[fmt.Sprintf("%s.%s", filepath.Dir(rel), receiver(fn.Recv.List[0].Type))]++
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(methods) < 50 {
 		t.Fatalf("only %d types with methods found: does the walk still reach the code?", len(methods))
 	}
@@ -89,45 +63,23 @@ const maxSynopsisWords = 20
 // Every package's doc opens with "Package name …" (a command's with what
 // it is), in a first sentence of at most maxSynopsisWords words.
 func TestPackageDocsOpenShort(t *testing.T) {
-	root := filepath.Join("..", "..")
 	docs := map[string]string{} // folder → its package doc
 	names := map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
+	eachGoFile(t, parser.ParseComments|parser.PackageClauseOnly, func(rel string, f *ast.File) {
+		if strings.HasSuffix(rel, "_test.go") {
+			return
 		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.PackageClauseOnly)
-		if err != nil {
-			return err
-		}
-		dir := filepath.Dir(path)
+		dir := filepath.Dir(rel)
 		names[dir] = f.Name.Name
 		if f.Doc != nil {
 			docs[dir] = f.Doc.Text()
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(names) < 30 {
 		t.Fatalf("only %d packages found: does the walk still reach the code?", len(names))
 	}
-	for dir, name := range names {
-		rel, _ := filepath.Rel(root, dir)
-		text, ok := docs[dir]
+	for rel, name := range names {
+		text, ok := docs[rel]
 		if !ok {
 			t.Errorf("package %s (%s) has no doc", name, rel)
 			continue
@@ -139,5 +91,41 @@ func TestPackageDocsOpenShort(t *testing.T) {
 		if n := len(strings.Fields(synopsis)); n > maxSynopsisWords {
 			t.Errorf("%s: its doc's first sentence has %d words, more than %d: %q", rel, n, maxSynopsisWords, synopsis)
 		}
+	}
+}
+
+// eachGoFile parses, with mode, each Go file of the module (not of the
+// other modules below it, servers/, nor of testdata) and calls f with its
+// path relative to the module's root.
+func eachGoFile(t *testing.T, mode parser.Mode, f func(rel string, file *ast.File)) {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			// Folders of other modules (servers/) and of no Go code.
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), path, nil, mode|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		f(rel, file)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

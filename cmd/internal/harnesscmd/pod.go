@@ -14,7 +14,7 @@ import (
 func NewPodCmd(ios *cli.Streams) *cobra.Command {
 	o := podsupervisor.Options{}
 	cmd := &cobra.Command{
-		Use:    "pod --name POD (--status FILE | --exit) [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",
+		Use:    "pod --name POD (--status FILE | --exit [--termination-log FILE]) [--restart-on FILE]... [--env-file FILE]... -- COMMAND [ARG]...",
 		Short:  "Run a service as a pod of the local environment, restarting it when a secret with restart changes",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -60,7 +60,7 @@ func TestAccessOfEachSuite(t *testing.T) {
 		adds       []string
 		disruptive []string // what --disruptive adds besides
 	}{
-		{suite: "deployments", adds: exec},
+		{suite: "deployments", adds: append(slices.Clone(exec), probe...)},
 		{suite: "units", adds: exec},
 		{suite: "ldap", adds: append(slices.Clone(exec), probe...)},
 		{suite: "lldap-http"},
@@ -78,9 +78,10 @@ func TestAccessOfEachSuite(t *testing.T) {
 			if got := sorted(accessOf(t, scenarios.AccessOptions{}, tc.suite)); !slices.Equal(got, outside) {
 				t.Errorf("from outside: got %q, want %q", got, outside)
 			}
-			// --from-runner adds no probe: only the ldap suite has one.
+			// --from-runner adds no probe: only the ldap and deployments
+			// suites have one.
 			fromRunner := want
-			if tc.suite == "ldap" {
+			if tc.suite == "ldap" || tc.suite == "deployments" {
 				fromRunner = sorted(slices.Compact(sorted(append(slices.Clone(read), exec...))))
 			}
 			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true, FromRunner: true}, tc.suite)); !slices.Equal(got, fromRunner) {

@@ -22,6 +22,7 @@ import (
 	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/world"
@@ -74,7 +75,10 @@ func (w *realWorld) open(t *testing.T, ctx context.Context, ns string) world.Wor
 	if ns == directoryWorld {
 		return discoverReal(t, ctx, w.env, w.env.RealPods().Kubeconfig())
 	}
-	found, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: w.env.RealPods().Kubeconfig(), Namespace: ns, Node: w.mastodon(t, ctx), Dir: t.TempDir()})
+	node := w.mastodon(t, ctx)
+	// What the cluster cannot tell: its node image's units stand in.
+	base := &inventory.Inventory{Roles: localenv.NodeImageStandIns(node)}
+	found, err := world.Discover(ctx, world.DiscoverOptions{Kubeconfig: w.env.RealPods().Kubeconfig(), Namespace: ns, Node: node, Dir: t.TempDir(), Base: base})
 	if err != nil {
 		t.Fatal(err)
 	}

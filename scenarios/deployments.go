@@ -103,7 +103,7 @@ func needsCluster(w world.World) string {
 // needsServiceVariables is the Skip of service-variables-as-running: a
 // cluster, and a role of a service's image that the node gives variables.
 func needsServiceVariables(w world.World) string {
-	if why := needsCluster(w); why != "" {
+	if why := needsServiceRoles(w); why != "" {
 		return why
 	}
 	inv := w.Inventory()

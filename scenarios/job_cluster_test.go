@@ -81,7 +81,7 @@ func testManifestJobOnRealPods(t *testing.T) {
 }
 
 // jobBase is the cluster inventory's base with only what needs no file of
-// the host: the ldap contract's port and DNs.
+// the host: the ldap contract's port and DNs, and the roles' stand-ins.
 func jobBase(t *testing.T, env *localenv.Env) []byte {
 	t.Helper()
 	inv, err := inventory.LoadBase(env.RealPods().Inventory)
@@ -90,7 +90,7 @@ func jobBase(t *testing.T, env *localenv.Env) []byte {
 	}
 	l := *inv.LDAP
 	l.AdminPasswordFile = ""
-	job := &inventory.Inventory{Node: inv.Node, LDAP: &l}
+	job := &inventory.Inventory{Node: inv.Node, LDAP: &l, Roles: inv.Roles}
 	path := filepath.Join(t.TempDir(), "base.yaml")
 	if err := job.Write(path); err != nil {
 		t.Fatal(err)

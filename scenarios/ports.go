@@ -136,7 +136,8 @@ func reachServicePort(ctx context.Context, s *State, c *world.Cluster, ask func(
 	case sp.Protocol == corev1.ProtocolUDP:
 		s.Note("Service %s: port %d/UDP not tried", svc.Name, sp.Port)
 		return nil
-	case r != nil && r.StandIn != "" && s.Inv.LDAP != nil && int(sp.Port) != s.Inv.LDAP.Port:
+	case r != nil && r.StandIn != "" && !(s.Inv.LDAP != nil && s.Inv.LDAP.Role == role && int(sp.Port) == s.Inv.LDAP.Port):
+		// A stand-in serves the ldap contract's port alone, if any.
 		s.Note("Service %s: port %d not tried, as the pods run %s in place of the role's service", svc.Name, sp.Port, r.StandIn)
 		return nil
 	}

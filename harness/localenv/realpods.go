@@ -819,6 +819,25 @@ func (r *RealPods) startPortal(ctx context.Context) error {
 	return r.portal.start(ctx)
 }
 
+// StandInNodeUnits is what the test cluster's node image runs in place
+// of a node's units: systemd units that only sleep, so its roles serve
+// none of their ports.
+const StandInNodeUnits = "the node image's stand-in units, which serve no port"
+
+// NodeImageStandIns are the roles of the node's image with a Service,
+// marked as run by the stand-in units of the test cluster's node image,
+// for a base inventory: a scenario that would reach their ports says why
+// it does not.
+func NodeImageStandIns(n *facts.Node) map[string]*inventory.Role {
+	out := map[string]*inventory.Role{}
+	for _, r := range n.RoleNames() {
+		if role := n.PodRoles.Roles[r]; role.Requested() && role.RunsNodeImage() && plan.HasService(role) {
+			out[r] = &inventory.Role{StandIn: StandInNodeUnits}
+		}
+	}
+	return out
+}
+
 // writeInventory writes the base of the cluster's inventory: what
 // neither the cluster nor the node can tell (the ldap contract's port and
 // DNs, the admin's password, Postgres, OpenBao and its agents' render
@@ -829,6 +848,7 @@ func (rp *RealPods) writeInventory() error {
 	n := rp.env.Cluster
 	inv := &inventory.Inventory{Node: n.Name, Roles: map[string]*inventory.Role{}}
 	var restart, noRestart *inventory.SecretRef
+	maps.Copy(inv.Roles, NodeImageStandIns(n))
 	for _, r := range n.RoleNames() {
 		role := n.PodRoles.Roles[r]
 		if !role.Requested() || role.RunsNodeImage() {

@@ -320,7 +320,10 @@ func revokeCredential(ctx context.Context, s *State, v *credentials) error {
 		s.Note("revoked %d leases of %s, those of the pods' credentials: %s", len(leases[path]), path, strings.Join(leases[path], ", "))
 	}
 	v.ttl, v.revokedAt = ttl, time.Now()
-	s.Wait(ttl+credentialMargin, fmt.Sprintf("the credential's TTL %s, and %s for the sidecars to act on it", ttl, credentialMargin))
+	// The sidecars notice the revocation by the credential's TTL at the
+	// latest, render the new one, and the service restarts for it.
+	render, where := agentRender(ctx, s.World, v.role)
+	s.Wait(ttl+render+restartReaction, fmt.Sprintf("the credential's TTL %s, the agents' render interval %s (%s), and %s for a restart to act", ttl, render, where, restartReaction))
 	return nil
 }
 
@@ -433,20 +436,16 @@ func toPrecisionOf(t, recorded time.Time) time.Time {
 	return t
 }
 
-// credentialMargin is how long after a credential's TTL its sidecars may
-// take to write a new one and restart the service.
-const credentialMargin = 15 * time.Second
-
-// restartedWithNewCredential waits, at most the credential's TTL and a
-// margin, until each pod restarted its service in the same pod with a new
-// credential.
+// restartedWithNewCredential waits, at most the patience grown by the
+// revocation's window (the credential's TTL, a render, a restart), until
+// each pod restarted its service in the same pod with a new credential.
 func restartedWithNewCredential(ctx context.Context, s *State, v *credentials) error {
 	r := s.Inv.Roles[v.role]
 	ttl, revokedAt := v.ttl, v.revokedAt
 	var errs []error
 	for _, pod := range r.Pods {
 		b := v.before[pod.Name]
-		probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: ttl + credentialMargin}
+		probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("pod %s (uid %s) to restart its service with a new credential within the TTL %s", pod.Name, b.status.UID, ttl), Within: s.Patience}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			st, err := podStatus(ctx, s, pod)
 			if err != nil {

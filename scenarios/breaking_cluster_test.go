@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/localenv"
@@ -340,12 +341,16 @@ func newTemplateThatCannotStart(name string, change func(*appsv1.Deployment)) fu
 		}
 		before := d.Spec.Template.Spec.DeepCopy()
 		setTemplate := func(change func(*appsv1.Deployment)) {
-			d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				change(d)
+				_, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
+				return err
+			})
 			if err != nil {
-				t.Fatal(err)
-			}
-			change(d)
-			if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

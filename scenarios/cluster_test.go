@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/controlplane"
@@ -437,12 +438,18 @@ func settled(t *testing.T, ctx context.Context, client kubernetes.Interface, nam
 // rolled out.
 func update(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, name string, change func(*appsv1.Deployment)) {
 	t.Helper()
-	d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+	// The controller writes the Deployment's status meanwhile, as any
+	// operator's kubectl meets: read again and change again on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(d)
+		_, err = client.AppsV1().Deployments(namespace).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	change(d)
-	if _, err := client.AppsV1().Deployments(namespace).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitAvailable(t, ctx, client, namespace, name)

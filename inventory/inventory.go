@@ -604,17 +604,21 @@ type Exit struct {
 	Message string `json:"message,omitempty"`
 }
 
-// RestartMessagePrefix starts the termination message of an exit for a
-// secret with restart: "restart: a new value of FILE".
+// RestartMessagePrefix starts the termination message of an exit for
+// secrets with restart: "restart: a new value of FILE, FILE".
 const RestartMessagePrefix = "restart: a new value of "
 
-// RestartFor is the file an exit says it restarted for, and whether it
+// RestartFor is the files an exit says it restarted for, and whether it
 // says so.
-func (e *Exit) RestartFor() (string, bool) {
+func (e *Exit) RestartFor() ([]string, bool) {
 	if e == nil {
-		return "", false
+		return nil, false
 	}
-	return strings.CutPrefix(e.Message, RestartMessagePrefix)
+	files, ok := strings.CutPrefix(e.Message, RestartMessagePrefix)
+	if !ok {
+		return nil, false
+	}
+	return strings.Split(files, ", "), true
 }
 
 // String names the exit for a report.

@@ -732,8 +732,8 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		// crash or a restart for another.
 		saidFor, says := st.LastExit.RestartFor()
 		switch {
-		case says && saidFor != file:
-			return poll.Saw("its service restarted (%s) for %s, not %s", st.LastExit, saidFor, file)
+		case says && !slices.Contains(saidFor, file):
+			return poll.Saw("its service restarted (%s) for %s, not %s", st.LastExit, strings.Join(saidFor, ", "), file)
 		case !says && st.LastExit != nil && st.LastExit.Message != "":
 			return poll.Saw("its service ended (%s), which is no restart for %s: a crash", st.LastExit, file)
 		case !says && len(others) > 0:

@@ -116,7 +116,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
-		why, file, crashed := waitForRestart(ctx, o.RestartOn, seen, exited)
+		why, changed, crashed := waitForRestart(ctx, o.RestartOn, seen, exited)
 		if ctx.Err() != nil {
 			fmt.Fprintf(o.Log, "pod %s: %s\n", o.Name, why)
 			stopService(cmd, exited)
@@ -126,7 +126,7 @@ func Run(ctx context.Context, o Options) error {
 			fmt.Fprintf(o.Log, "pod %s: %s; exiting instead, for the kubelet to restart the container\n", o.Name, strings.TrimSuffix(why, ": restarting it"))
 			stopService(cmd, exited)
 			var end error
-			message := restartMessage(file)
+			message := restartMessage(changed)
 			if crashed {
 				e := &ServiceExited{Pod: o.Name, Code: exitOf(cmd, status.StartedAt).Code}
 				end, message = e, e.Error()
@@ -152,7 +152,7 @@ func Run(ctx context.Context, o Options) error {
 		status.RestartCount++
 		status.Exits, status.LastExit = status.RestartCount, exitOf(cmd, status.StartedAt)
 		if !crashed {
-			status.LastExit.Message = restartMessage(file)
+			status.LastExit.Message = restartMessage(changed)
 		}
 		if err := writeStatus(o.Status, status); err != nil {
 			return err
@@ -186,23 +186,28 @@ func exitOf(cmd *exec.Cmd, started time.Time) *inventory.Exit {
 	return &inventory.Exit{Code: code, Reason: reason, StartedAt: started, FinishedAt: time.Now()}
 }
 
-// restartMessage is what an exit for a new value of file says.
-func restartMessage(file string) string {
-	return inventory.RestartMessagePrefix + filepath.Base(file)
+// restartMessage is what an exit for new values of files says: each of
+// them, as the restart is one for all.
+func restartMessage(files []string) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	return inventory.RestartMessagePrefix + strings.Join(names, ", ")
 }
 
-// waitForRestart returns why the service must restart (a file of a secret
-// with restart changed, the service exited, or ctx ended), the file that
+// waitForRestart returns why the service must restart (files of secrets
+// with restart changed, the service exited, or ctx ended), the files that
 // changed, and whether it crashed.
-func waitForRestart(ctx context.Context, files []string, seen map[string]string, exited <-chan struct{}) (string, string, bool) {
+func waitForRestart(ctx context.Context, files []string, seen map[string]string, exited <-chan struct{}) (string, []string, bool) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return "stopping", "", false
+			return "stopping", nil, false
 		case <-exited:
-			return "the service exited: restarting it", "", true
+			return "the service exited: restarting it", nil, true
 		case <-tick.C:
 			now := hashFiles(files)
 			for _, f := range files {
@@ -214,7 +219,7 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 				for {
 					select {
 					case <-ctx.Done():
-						return "stopping", "", false
+						return "stopping", nil, false
 					case <-tick.C:
 					}
 					next := hashFiles(files)
@@ -223,7 +228,13 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 					}
 					now = next
 				}
-				return fmt.Sprintf("a new value of %s: restarting the service", filepath.Base(f)), f, false
+				var changed []string
+				for _, g := range files {
+					if now[g] != seen[g] {
+						changed = append(changed, g)
+					}
+				}
+				return fmt.Sprintf("%s: restarting the service", strings.TrimPrefix(restartMessage(changed), "restart: ")), changed, false
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // syncBuffer is a log that the supervisor writes while the test reads.
@@ -196,5 +197,18 @@ func TestPodExitsForTheKubelet(t *testing.T) {
 	}
 	if matches, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(matches) > 0 {
 		t.Errorf("a status file was written: %v", matches)
+	}
+}
+
+// A restart for several new values at once says each of them: the exit
+// is one for all.
+func TestRestartMessageNamesEveryFile(t *testing.T) {
+	got := restartMessage([]string{"/run/secrets/db.env", "/run/secrets/key-seed"})
+	if got != "restart: a new value of db.env, key-seed" {
+		t.Errorf("got %q", got)
+	}
+	files, ok := (&inventory.Exit{Message: got}).RestartFor()
+	if !ok || !slices.Equal(files, []string{"db.env", "key-seed"}) {
+		t.Errorf("read back: %q, %v", files, ok)
 	}
 }

@@ -215,6 +215,18 @@ func restartOn(file string) func(*appsv1.Deployment) {
 	}
 }
 
+// replacePods deletes pods of a Deployment and waits until it is
+// available again, with new pods that did not see the break.
+func (w *realWorld) replacePods(t *testing.T, ctx context.Context, ns, deployment string, pods ...corev1.Pod) {
+	t.Helper()
+	for _, p := range pods {
+		if err := w.client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitAvailable(t, ctx, w.client, ns, deployment)
+}
+
 // inServiceContainer runs a shell script in the first pod of a
 // Deployment of the directory example, in its container; mending
 // replaces the pod.
@@ -222,12 +234,7 @@ func inServiceContainer(deployment, container, script string) func(t *testing.T,
 	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
 		ns := w.env.Namespace
 		pod := podsOf(t, ctx, w.client, ns, deployment)[0]
-		mend := func() {
-			if err := w.client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			waitAvailable(t, ctx, w.client, ns, deployment)
-		}
+		mend := func() { w.replacePods(t, ctx, ns, deployment, pod) }
 		if _, err := w.kube.Exec(ctx, ns, pod.Name, container, []string{"sh", "-c", script}); err != nil {
 			mend()
 			t.Fatal(err)
@@ -424,12 +431,11 @@ func inPods(namespace, deployment string, argvs map[int][]string) func(t *testin
 		}
 		pods := podsOf(t, ctx, w.client, namespace, deployment)
 		mend := func() {
+			var broken []corev1.Pod
 			for i := range argvs {
-				if err := w.client.CoreV1().Pods(namespace).Delete(ctx, pods[i].Name, metav1.DeleteOptions{}); err != nil {
-					t.Fatal(err)
-				}
+				broken = append(broken, pods[i])
 			}
-			waitAvailable(t, ctx, w.client, namespace, deployment)
+			w.replacePods(t, ctx, namespace, deployment, broken...)
 		}
 		for _, i := range slices.Sorted(maps.Keys(argvs)) {
 			// A pod just deployed may be Ready before its systemd has
@@ -542,12 +548,7 @@ func replaceInConfig(deployment string, secret bool, name, key, old, new string)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, p := range podsOf(t, ctx, w.client, ns, deployment) {
-				if err := w.client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			waitAvailable(t, ctx, w.client, ns, deployment)
+			w.replacePods(t, ctx, ns, deployment, podsOf(t, ctx, w.client, ns, deployment)...)
 		}
 		before := read()
 		if !strings.Contains(before, old) {

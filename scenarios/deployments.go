@@ -117,14 +117,9 @@ func needsServiceVariables(w world.World) string {
 // role of a service's image that the inventory has, by role.
 func serviceVariables(inv *inventory.Inventory) map[string]map[string]string {
 	out := map[string]map[string]string{}
-	if inv.Facts == nil {
-		return out
-	}
-	for name, r := range inv.Facts.PodRoles.Roles {
-		if r.Service == nil || inv.Roles[name] == nil {
-			continue
-		}
-		if vars := inv.Facts.PodRoles.Services[*r.Service].Variables; len(vars) > 0 {
+	for _, name := range serviceRoles(inv) {
+		service := *inv.Facts.PodRoles.Roles[name].Service
+		if vars := inv.Facts.PodRoles.Services[service].Variables; len(vars) > 0 {
 			out[name] = vars
 		}
 	}

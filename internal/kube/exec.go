@@ -48,7 +48,7 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, arg
 	case isForbidden(err):
 		return nil, forbidden(what, "create on pods/exec", namespace)
 	}
-	return nil, fmt.Errorf("%s: %w", what, answered(err))
+	return nil, fmt.Errorf("%s: %w", what, Answered(err))
 }
 
 // ExitError is a command run through Exec that exited non-zero: its
@@ -89,11 +89,11 @@ func ContainerState(cs corev1.ContainerStatus) string {
 	return ""
 }
 
-// answered marks an error that tells of no answer (a timeout of the API
+// Answered marks an error that tells of no answer (a timeout of the API
 // server, the kubelet or the runtime; the API server too busy) as
 // poll.NoAnswer, so that a wait retries it: a loaded machine is slow, not
 // wrong. The API server passes the kubelet's timeouts on as text.
-func answered(err error) error {
+func Answered(err error) error {
 	err = oneline.Wrap(err)
 	text := err.Error()
 	if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||

@@ -157,5 +157,5 @@ func forwardError(namespace, pod string, err error) error {
 	if isForbidden(err) {
 		return forbidden(fmt.Sprintf("port-forward pod %s/%s", namespace, pod), "create on pods/portforward", namespace)
 	}
-	return fmt.Errorf("port-forward pod %s/%s: %w", namespace, pod, answered(err))
+	return fmt.Errorf("port-forward pod %s/%s: %w", namespace, pod, Answered(err))
 }

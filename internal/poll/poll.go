@@ -261,7 +261,7 @@ func Consistently(ctx context.Context, p Probe, check func(ctx context.Context) 
 			return context.Canceled
 		case err == nil:
 			unanswered = nil
-		case IsNoAnswer(err) && !IsPermanent(err):
+		case (IsNoAnswer(err) || checkCtx.Err() == context.DeadlineExceeded) && !IsPermanent(err):
 			unanswered = err
 		default:
 			return &EventuallyError{Probe: p, Tries: tries, Elapsed: time.Since(start), Last: err, watched: true}

@@ -196,5 +196,6 @@ func ObjectError(kind, namespace, name, verb string, err error) error {
 		// Waiting does not grant a permission.
 		return poll.Permanent(kube.Forbidden(fmt.Sprintf("%s %s/%s", kind, namespace, name), verb+" on "+plural, namespace))
 	}
-	return fmt.Errorf("%s %s/%s: %v", kind, namespace, name, oneline.Err(err))
+	// A timeout or a busy API server is no answer, which a wait retries.
+	return fmt.Errorf("%s %s/%s: %w", kind, namespace, name, kube.Answered(err))
 }

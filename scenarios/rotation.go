@@ -634,11 +634,15 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 		// The window ends with the old value back in every pod: an exit
 		// that the kubelet reported late is in the pods' status now.
 		window := time.Since(wrote).Round(time.Second)
+		// putBack may have run past the scenario's deadline, as it must:
+		// the last look gets the patience of its own, as putBack does.
+		lookCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Patience)
+		defer cancel()
 		for _, pod := range pods {
 			if !quiet[pod.Name] {
 				continue // its failure is reported already
 			}
-			errs = append(errs, restartsNothing(ctx, s, pod, r, before[pod.Name], others[pod.Name], 0, fmt.Sprintf("pod %s to have left its service running from the new value of %s until the old one was back (%s)", pod.Name, file, window)))
+			errs = append(errs, restartsNothing(lookCtx, s, pod, r, before[pod.Name], others[pod.Name], 0, fmt.Sprintf("pod %s to have left its service running from the new value of %s until the old one was back (%s)", pod.Name, file, window)))
 		}
 	}
 	return joinErrors(errs)
@@ -674,10 +678,11 @@ func restartsNothing(ctx context.Context, s *State, pod inventory.Endpoint, r *i
 	if window == 0 {
 		return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			err := look(ctx)
-			if err == nil || poll.IsNoAnswer(err) {
-				return err // no answer is retried; any answer decides
+			var exited *poll.Mismatch
+			if errors.As(err, &exited) {
+				return poll.Permanent(err) // an exit counted: waiting unsays nothing
 			}
-			return poll.Permanent(err)
+			return err // no answer, or an error of the API, is tried again
 		})
 	}
 	return poll.Consistently(ctx, probe, look)
@@ -731,6 +736,12 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		// termination message), tells a restart for this file from a
 		// crash or a restart for another.
 		saidFor, says := st.LastExit.RestartFor()
+		notFor := (says && !slices.Contains(saidFor, file)) || (!says && st.LastExit != nil && st.LastExit.Message != "")
+		if notFor && st.ExitCount()-b.ExitCount() > 1 {
+			// The kubelet keeps the last exit's word alone: an earlier
+			// exit may have been the restart for this file.
+			return inconclusive("its service exited %d times since the write; the last (%s) is no restart for %s, and the kubelet keeps no word of the others (exits seen: %s)", st.ExitCount()-b.ExitCount(), st.LastExit, file, strings.Join(seen, "; "))
+		}
 		switch {
 		case says && !slices.Contains(saidFor, file):
 			return poll.Saw("its service restarted (%s) for %s, not %s", st.LastExit, strings.Join(saidFor, ", "), file)
@@ -779,9 +790,11 @@ func restartedTogether(s *State, role string, exits map[string]*inventory.Exit, 
 			last = pod
 		}
 	}
-	spread, bound := exits[last].FinishedAt.Sub(exits[first].FinishedAt), render+restartReaction
+	// A loaded node renders, stops and records late: the run's patience
+	// is its slack, as for every wait on the world.
+	spread, bound := exits[last].FinishedAt.Sub(exits[first].FinishedAt), render+restartReaction+s.Patience
 	if spread > bound {
-		return fmt.Errorf("the replicas of role %s restarted %s apart (pod %s at %s, pod %s at %s), more than the agents' render interval and a restart's reaction (%s): they restart together for one new value", role, spread, first, exits[first].FinishedAt.UTC().Format(time.TimeOnly), last, exits[last].FinishedAt.UTC().Format(time.TimeOnly), bound)
+		return fmt.Errorf("the replicas of role %s restarted %s apart (pod %s at %s, pod %s at %s), more than the agents' render interval, a restart's reaction and the patience (%s): they restart together for one new value", role, spread, first, exits[first].FinishedAt.UTC().Format(time.TimeOnly), last, exits[last].FinishedAt.UTC().Format(time.TimeOnly), bound)
 	}
 	s.Note("the %d replicas of role %s restarted within %s of each other (at most %s)", len(exits), role, spread, bound)
 	return nil

@@ -118,15 +118,24 @@ func agentRender(ctx context.Context, w world.World, role string) (time.Duration
 	if r == nil || len(r.Pods) == 0 {
 		return render, where
 	}
+	// A window may be asked before any step, with the run's context:
+	// the read gets what a try may take.
+	ctx, cancel := context.WithTimeout(ctx, poll.AnswerTime)
+	defer cancel()
 	var longest time.Duration
+	var unread []string
 	for _, pod := range r.Pods {
 		d, at, err := w.RenderInterval(ctx, pod)
-		if err != nil {
-			return render, fmt.Sprintf("%s: the pods' could not be read: %s", where, oneline.Err(err))
-		}
-		if d > longest {
+		switch {
+		case err != nil:
+			unread = append(unread, oneline.Err(err))
+		case d > longest:
 			longest, where = d, at
 		}
+	}
+	if len(unread) > 0 && render > longest {
+		// A pod's configuration unread: the inventory's word, if longer.
+		return render, fmt.Sprintf("the inventory's openbao.renderInterval: pods' could not be read: %s", strings.Join(unread, "; "))
 	}
 	return longest, where
 }

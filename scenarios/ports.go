@@ -45,7 +45,8 @@ func (r *reachPort) do(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, reachTimeout)
 	defer cancel()
 	if r.HTTPPath != "" {
-		client := &http.Client{Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{}).DialContext}}
+		// No connection is kept: a probe lives for the pod's life.
+		client := &http.Client{Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{}).DialContext, DisableKeepAlives: true}}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.Addr+r.HTTPPath, nil)
 		if err != nil {
 			return "", poll.Permanent(err)
@@ -145,6 +146,7 @@ func reachServicePort(ctx context.Context, s *State, c *world.Cluster, ask func(
 	if m := c.Node.PodRoles.Roles[role].Metrics; m != nil && m.Port == int(sp.Port) {
 		q.HTTPPath = m.Path
 	}
+	var where string
 	if from == fromTheRunner {
 		// The port as the world reaches it from the runner.
 		if r == nil || r.Service == nil {
@@ -154,11 +156,27 @@ func reachServicePort(ctx context.Context, s *State, c *world.Cluster, ask func(
 		if err != nil {
 			return err
 		}
-		q.Addr = addr
+		q.Addr, where = addr, addr+" (Service "+svc.Name+" of role "+role+")"
+		if r.Service.Forwarded != nil {
+			if q.HTTPPath == "" {
+				return inconclusive("%s: from outside the cluster the port is reached through a port-forward, which accepts a connection whatever the pod does: a connection held shows nothing (run from the main pod, or in the cluster)", where)
+			}
+			// A forward of its own: a refused connection may end a
+			// forward, which other scenarios share.
+			ask = func(ctx context.Context, q reachPort) (string, error) {
+				addr, stop, err := c.ForwardService(ctx, svc.Namespace, svc.Name, int(sp.Port))
+				if err != nil {
+					return "", err
+				}
+				defer stop()
+				q.Addr = addr
+				return q.do(ctx)
+			}
+		}
 	} else {
 		q.Addr = net.JoinHostPort(fmt.Sprintf("%s.%s.svc", svc.Name, svc.Namespace), strconv.Itoa(int(sp.Port)))
+		where = q.Addr + " (Service " + svc.Name + " of role " + role + ")"
 	}
-	where := q.Addr + " (Service " + svc.Name + " of role " + role + ")"
 	probe := poll.Probe{Endpoint: where, Expect: "a connection " + from + reachExpect(q), Within: s.Patience}
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		found, err := ask(ctx, q)

@@ -181,12 +181,12 @@ func (c *Cluster) forwardTo(pod, ip string, port int, inCluster bool) func(conte
 	}
 }
 
-// forwardToService reaches a port of a Service of namespace ns from
+// ForwardService reaches a port of a Service of namespace ns from
 // outside the cluster, as kubectl port-forward svc/NAME does: a
 // port-forward to the first ready pod behind that port, or the host of
 // an ExternalName Service. The kubeconfig's user needs get on services
 // and create on pods/portforward there.
-func (c *Cluster) forwardToService(ctx context.Context, ns, name string, port int) (string, func(), error) {
+func (c *Cluster) ForwardService(ctx context.Context, ns, name string, port int) (string, func(), error) {
 	svc, err := c.Clientset.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", nil, ObjectError("Service", ns, name, "get", err)
@@ -302,7 +302,7 @@ func (c *Cluster) locate(ctx context.Context, pod inventory.Endpoint, role, host
 			if inCluster {
 				return addr, func() {}, nil
 			}
-			return c.forwardToService(ctx, other, name, port)
+			return c.ForwardService(ctx, other, name, port)
 		}
 		return &Place{Where: fmt.Sprintf("a Service of namespace %s, where no pod of the node runs", other), Reach: reach}, nil
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -130,35 +131,45 @@ func serviceVariables(inv *inventory.Inventory) map[string]map[string]string {
 // service's image, the environment of the processes that run the service,
 // and compares each variable the node gives the image.
 func serviceVariablesAsRunning(ctx context.Context, s *State) error {
+	vars := serviceVariables(s.Inv)
+	return eachServicePod(ctx, s, slices.Sorted(maps.Keys(vars)), "the processes of the service with the node's variables", func(ctx context.Context, c *world.Cluster, role string, pod inventory.Endpoint) error {
+		envs, err := c.ProcessEnvironment(ctx, pod)
+		var exit *kube.ExitError
+		switch {
+		case kube.CommandMissing(err):
+			return inconclusive("pod %s: its container %s has no shell or cat to read its processes' environment", pod.Name, pod.Container)
+		case errors.As(err, &exit):
+			// A process of another user, or a /proc that hides it.
+			return inconclusive("pod %s: the environment of a process of container %s cannot be read: %v", pod.Name, pod.Container, err)
+		case err != nil:
+			return err
+		}
+		if wrong := wrongVariables(envs, vars[role]); len(wrong) > 0 {
+			return poll.Permanent(fmt.Errorf("pod %s of role %s: %s", pod.Name, role, strings.Join(wrong, "; ")))
+		}
+		s.Note("pod %s of role %s: processes %s have %s as the node gives them", pod.Name, role, pidList(envs), strings.Join(slices.Sorted(maps.Keys(vars[role])), ", "))
+		return nil
+	})
+}
+
+// eachServicePod judges each pod of each of roles (roles of a service's
+// image) by judge, polled within the patience, in the service's
+// container; a role with no Running pod fails, naming it.
+func eachServicePod(ctx context.Context, s *State, roles []string, expect string, judge func(ctx context.Context, c *world.Cluster, role string, pod inventory.Endpoint) error) error {
 	c, err := clusterOf(s)
 	if err != nil {
 		return err
 	}
-	vars := serviceVariables(s.Inv)
 	var errs []error
-	for _, role := range slices.Sorted(maps.Keys(vars)) {
+	for _, role := range roles {
 		pods, err := podsOf(s.Inv, role)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for _, pod := range pods {
-			probe := poll.Probe{Endpoint: fmt.Sprintf("pod %s/%s (container %s)", c.Namespace, pod.Name, pod.Container), Expect: fmt.Sprintf("the processes of service %s with the node's variables", role), Within: s.Patience}
-			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-				envs, err := c.ProcessEnvironment(ctx, pod)
-				switch {
-				case kube.CommandMissing(err):
-					return inconclusive("pod %s: its container %s has no shell or cat to read its processes' environment", pod.Name, pod.Container)
-				case err != nil:
-					return err
-				}
-				if wrong := wrongVariables(envs, vars[role]); len(wrong) > 0 {
-					return poll.Permanent(fmt.Errorf("pod %s of role %s: %s", pod.Name, role, strings.Join(wrong, "; ")))
-				}
-				s.Note("pod %s of role %s: processes %s have %s as the node gives them", pod.Name, role, pidList(envs), strings.Join(slices.Sorted(maps.Keys(vars[role])), ", "))
-				return nil
-			})
-			errs = append(errs, err)
+			probe := poll.Probe{Endpoint: fmt.Sprintf("pod %s/%s (container %s)", c.Namespace, pod.Name, pod.Container), Expect: fmt.Sprintf("%s (role %s)", expect, role), Within: s.Patience}
+			errs = append(errs, poll.Eventually(ctx, probe, func(ctx context.Context) error { return judge(ctx, c, role, pod) }))
 		}
 	}
 	return joinErrors(errs)
@@ -219,37 +230,20 @@ func serviceRoles(inv *inventory.Inventory) []string {
 // image, the processes of the service's container, and fails on an init:
 // the spec runs the service there "with no systemd" (US1-6).
 func servicesWithoutSystemd(ctx context.Context, s *State) error {
-	c, err := clusterOf(s)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, role := range serviceRoles(s.Inv) {
-		pods, err := podsOf(s.Inv, role)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	return eachServicePod(ctx, s, serviceRoles(s.Inv), "the service with no systemd", func(ctx context.Context, c *world.Cluster, role string, pod inventory.Endpoint) error {
+		procs, pid1, err := c.Processes(ctx, pod)
+		switch {
+		case kube.CommandMissing(err):
+			return inconclusive("pod %s: its container %s has no shell or cat to list its processes", pod.Name, pod.Container)
+		case err != nil:
+			return err
 		}
-		for _, pod := range pods {
-			probe := poll.Probe{Endpoint: fmt.Sprintf("pod %s/%s (container %s)", c.Namespace, pod.Name, pod.Container), Expect: fmt.Sprintf("the service of role %s with no systemd", role), Within: s.Patience}
-			err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-				procs, pid1, err := c.Processes(ctx, pod)
-				switch {
-				case kube.CommandMissing(err):
-					return inconclusive("pod %s: its container %s has no shell or cat to list its processes", pod.Name, pod.Container)
-				case err != nil:
-					return err
-				}
-				if inits := initsOf(procs); len(inits) > 0 {
-					return poll.Permanent(fmt.Errorf("pod %s of role %s: %s run in container %s, whose service runs with no systemd (PID 1: %s)", pod.Name, role, strings.Join(inits, ", "), pod.Container, strings.Join(pid1, " ")))
-				}
-				s.Note("pod %s of role %s: %d processes in container %s, no init; PID 1 is %s", pod.Name, role, len(procs), pod.Container, strings.Join(pid1, " "))
-				return nil
-			})
-			errs = append(errs, err)
+		if inits := initsOf(procs); len(inits) > 0 {
+			return poll.Permanent(fmt.Errorf("pod %s of role %s: %s run in container %s, whose service runs with no systemd (PID 1: %s)", pod.Name, role, strings.Join(inits, ", "), pod.Container, strings.Join(pid1, " ")))
 		}
-	}
-	return joinErrors(errs)
+		s.Note("pod %s of role %s: %d processes in container %s, no init; PID 1 is %s", pod.Name, role, len(procs), pod.Container, strings.Join(pid1, " "))
+		return nil
+	})
 }
 
 // initsOf names the processes that are an init: systemd, one of its

@@ -94,7 +94,11 @@ func (c *Cluster) ReadSecret(ctx context.Context, pod inventory.Endpoint, file s
 // which mounts the same secrets, while the service waits to run again.
 func (c *Cluster) execBeside(ctx context.Context, pod inventory.Endpoint, argv []string) ([]byte, error) {
 	out, err := c.Exec(ctx, c.Namespace, pod.Name, pod.Container, argv)
-	if err != nil {
+	var exit *kube.ExitError
+	if err != nil && (!errors.As(err, &exit) || kube.CommandMissing(err)) {
+		// The service's container did not run the command (it waits to
+		// run again, or has no such tool); a command that ran and failed
+		// would fail alike beside it, on the same files.
 		if side, sideErr := c.Exec(ctx, c.Namespace, pod.Name, plan.ContainerSidecar, argv); sideErr == nil {
 			return side, nil
 		}
@@ -360,7 +364,7 @@ func (c *Cluster) ProcessEnvironment(ctx context.Context, pod inventory.Endpoint
 		raw, err := c.Exec(ctx, c.Namespace, pod.Name, pod.Container, []string{"cat", fmt.Sprintf("/proc/%d/environ", pid)})
 		var exit *kube.ExitError
 		switch {
-		case err != nil && pid != 1 && errors.As(err, &exit) && !kube.CommandMissing(err):
+		case err != nil && pid != 1 && errors.As(err, &exit) && strings.Contains(exit.Stderr, "No such file or directory"):
 			continue // a child that ended meanwhile
 		case err != nil:
 			return nil, err

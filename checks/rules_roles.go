@@ -116,12 +116,11 @@ func serviceVariableStorePath(n *node, report reportFunc) {
 // variablesAt places a finding on variables of a service's image: the
 // first, with the others as notes.
 func variablesAt(s string, names []string) place {
-	ref := func(name string) facts.OptionRef { return opt(podRolesPath("services", s, "environment", name)...) }
-	p := at(ref(names[0]))
-	for _, name := range names[1:] {
-		p = p.and(ref(name))
+	refs := make([]facts.OptionRef, len(names))
+	for i, name := range names {
+		refs[i] = opt(podRolesPath("services", s, "environment", name)...)
 	}
-	return p
+	return at(refs[0]).and(refs[1:]...)
 }
 
 // storeDir is where a node's store paths are.

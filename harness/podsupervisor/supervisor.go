@@ -210,32 +210,33 @@ func waitForRestart(ctx context.Context, files []string, seen map[string]string,
 			return "the service exited: restarting it", nil, true
 		case <-tick.C:
 			now := hashFiles(files)
-			for _, f := range files {
-				if now[f] == seen[f] {
-					continue
-				}
-				// The agent writes a credential's files one after the
-				// other: restart once, when they have all settled.
-				for {
-					select {
-					case <-ctx.Done():
-						return "stopping", nil, false
-					case <-tick.C:
-					}
-					next := hashFiles(files)
-					if maps.Equal(next, now) {
-						break
-					}
-					now = next
-				}
-				var changed []string
-				for _, g := range files {
-					if now[g] != seen[g] {
-						changed = append(changed, g)
-					}
-				}
-				return fmt.Sprintf("%s: restarting the service", strings.TrimPrefix(restartMessage(changed), "restart: ")), changed, false
+			if maps.Equal(now, seen) {
+				continue
 			}
+			// The agent writes a credential's files one after the other:
+			// restart once, when they have all settled.
+			for {
+				select {
+				case <-ctx.Done():
+					return "stopping", nil, false
+				case <-tick.C:
+				}
+				next := hashFiles(files)
+				if maps.Equal(next, now) {
+					break
+				}
+				now = next
+			}
+			var changed []string
+			for _, f := range files {
+				if now[f] != seen[f] {
+					changed = append(changed, f)
+				}
+			}
+			if len(changed) == 0 {
+				continue // changed and changed back: nothing new to restart for
+			}
+			return restartMessage(changed) + ": restarting the service", changed, false
 		}
 	}
 }

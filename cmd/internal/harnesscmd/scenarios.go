@@ -172,14 +172,16 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if err != nil {
 		return err
 	}
+	// Flags that exclude each other fail before the node's evaluation and
+	// the cluster's discovery.
+	if o.ProbeImage != "" && o.FromRunner {
+		return fmt.Errorf("--probe-image and --from-runner exclude each other: the reader connects from the main pod or from the runner")
+	}
 	w, inv, closeWorld, err := world.Open(ctx, o.sources())
 	if err != nil {
 		return err
 	}
 	defer closeWorld()
-	if o.ProbeImage != "" && o.FromRunner {
-		return fmt.Errorf("--probe-image and --from-runner exclude each other: the reader connects from the main pod or from the runner")
-	}
 	opts := scenarios.Options{Parallel: o.Parallel, Timeout: o.Timeout, Patience: o.Patience, Run: re, Disruptive: o.Disruptive, ProbeImage: o.ProbeImage, FromRunner: o.FromRunner}
 	if cli.IsTerminal(o.IO.ErrOut) {
 		opts.Progress = progressLine(o.IO.ErrOut)

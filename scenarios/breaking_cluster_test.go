@@ -14,10 +14,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/localenv"
@@ -224,6 +224,23 @@ func (w *realWorld) replacePods(t *testing.T, ctx context.Context, ns, deploymen
 			t.Fatal(err)
 		}
 	}
+	// The Deployment's status may still count the deleted pods ready:
+	// they are gone first.
+	for _, p := range pods {
+		probe := poll.Probe{Endpoint: "pod " + ns + "/" + p.Name, Expect: "gone", Within: 3 * time.Minute}
+		if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			_, err := w.client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return err
+			}
+			return poll.Saw("still there")
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	waitAvailable(t, ctx, w.client, ns, deployment)
 }
 
@@ -348,18 +365,7 @@ func newTemplateThatCannotStart(name string, change func(*appsv1.Deployment)) fu
 		}
 		before := d.Spec.Template.Spec.DeepCopy()
 		setTemplate := func(change func(*appsv1.Deployment)) {
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				d, err := deployments.Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				change(d)
-				_, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			updateDeployment(t, ctx, w.client, w.env.Namespace, name, change)
 		}
 		setTemplate(change)
 		probe := poll.Probe{Endpoint: "Deployment " + name, Expect: "a rollout under way", Within: time.Minute}

@@ -438,8 +438,15 @@ func settled(t *testing.T, ctx context.Context, client kubernetes.Interface, nam
 // rolled out.
 func update(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, name string, change func(*appsv1.Deployment)) {
 	t.Helper()
-	// The controller writes the Deployment's status meanwhile, as any
-	// operator's kubectl meets: read again and change again on a conflict.
+	updateDeployment(t, ctx, client, namespace, name, change)
+	waitAvailable(t, ctx, client, namespace, name)
+}
+
+// updateDeployment changes a Deployment. The controller writes its
+// status meanwhile, as any operator's kubectl meets: on a conflict it is
+// read and changed again.
+func updateDeployment(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, name string, change func(*appsv1.Deployment)) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -452,7 +459,6 @@ func update(t *testing.T, ctx context.Context, client kubernetes.Interface, name
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitAvailable(t, ctx, client, namespace, name)
 }
 
 func clusterClient(t *testing.T, env *localenv.Env) (kubernetes.Interface, *kube.Client) {

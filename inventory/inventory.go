@@ -591,6 +591,10 @@ type PodStatus struct {
 // does not count exits counts them as restarts.
 func (s *PodStatus) ExitCount() int { return max(s.Exits, s.RestartCount) }
 
+// AwaitsRestart says the service's last exit is not restarted yet: the
+// container ended, and the kubelet has not started it again.
+func (s *PodStatus) AwaitsRestart() bool { return !s.Running && s.Exits > s.RestartCount }
+
 // Exit is one end of a service's run, as a kubelet records a terminated
 // container.
 type Exit struct {

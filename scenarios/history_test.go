@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fediversity/podroles/inventory"
 )
 
 func TestUsernameTime(t *testing.T) {
@@ -39,5 +41,28 @@ func TestMatchLeases(t *testing.T) {
 	}
 	if _, err := matchLeases("p", map[string]time.Time{"l/1": at(5)}, users); err == nil || !strings.Contains(err.Error(), "no lease of p was issued") {
 		t.Errorf("no lease: %v", err)
+	}
+}
+
+// TestBackOffLeft: the wait before a restart is the kubelet's word where
+// it gives one, its longest where it gives none (a sidecar that exited 0),
+// and nothing for a container that runs or was started again.
+func TestBackOffLeft(t *testing.T) {
+	exit := &inventory.Exit{Code: 0, Reason: "Completed"}
+	for _, c := range []struct {
+		name string
+		st   inventory.PodStatus
+		want time.Duration
+	}{
+		{"runs", inventory.PodStatus{RestartCount: 2, Exits: 2, Running: true}, 0},
+		{"started again, not yet ready", inventory.PodStatus{RestartCount: 2, Exits: 2, LastExit: exit}, 0},
+		{"in a named back-off", inventory.PodStatus{RestartCount: 2, Exits: 3, LastExit: exit, BackOff: 40 * time.Second}, 40 * time.Second},
+		{"a sidecar that exited 0", inventory.PodStatus{RestartCount: 2, Exits: 3, LastExit: exit}, kubeletMaxBackOff},
+		{"a local status file", inventory.PodStatus{RestartCount: 2}, 0},
+	} {
+		got, why := backOffLeft(&c.st, "the sidecar of pod p")
+		if got != c.want || (got > 0) != strings.Contains(why, "the sidecar of pod p") {
+			t.Errorf("%s: %s (%q); want %s", c.name, got, why, c.want)
+		}
 	}
 }

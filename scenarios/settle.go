@@ -58,19 +58,30 @@ func noteBackOffs(ctx context.Context, s *State) error {
 	longest, who := time.Duration(0), ""
 	for _, c := range settledContainers(s) {
 		st, err := s.World.Status(ctx, c.pod, c.c)
-		if err != nil || st.Running {
+		if err != nil {
 			continue // the settle step says why
 		}
-		wait, why := st.BackOff, fmt.Sprintf("the kubelet's back-off of the %s of pod %s", c.what(), c.pod.Name)
-		if wait == 0 {
-			wait, why = kubeletMaxBackOff, fmt.Sprintf("the longest back-off of a kubelet, as the %s of pod %s has just ended", c.what(), c.pod.Name)
-		}
-		if wait > longest {
+		if wait, why := backOffLeft(st, fmt.Sprintf("the %s of pod %s", c.what(), c.pod.Name)); wait > longest {
 			longest, who = wait, why
 		}
 	}
 	s.Wait(longest, who)
 	return nil
+}
+
+// backOffLeft is how long the kubelet may hold back a container that
+// ended and awaits its restart, and why: the back-off its status names,
+// or the longest a kubelet holds one back where it names none (in the
+// moment after an exit, and through a sidecar's back-off after it exited
+// 0).
+func backOffLeft(st *inventory.PodStatus, what string) (time.Duration, string) {
+	switch {
+	case !st.AwaitsRestart():
+		return 0, ""
+	case st.BackOff > 0:
+		return st.BackOff, fmt.Sprintf("the kubelet's back-off of %s", what)
+	}
+	return kubeletMaxBackOff, fmt.Sprintf("the longest back-off of a kubelet, which names none for %s (%s)", what, st.LastExit)
 }
 
 // kubeletMaxBackOff is the longest a stock kubelet holds back a

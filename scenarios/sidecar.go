@@ -193,29 +193,54 @@ func podNow(ctx context.Context, s *State, pod inventory.Endpoint, files []strin
 }
 
 // restartSidecars is the second step of both: each pod's sidecar
-// restarts, and runs again.
+// restarts. It ends once each exit is counted; the kubelet's back-off
+// before the next run, which the status of a sidecar that exited 0 does
+// not name, widens the steps after it.
 var restartSidecars = Step[sidecarRestart]{Name: "restart each pod's sidecar", Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
 	var errs []error
+	longest, why := time.Duration(0), ""
 	for _, pod := range s.Inv.Roles[v.role].Pods {
 		b := v.before[pod.Name]
 		asked := restartSidecar(ctx, s, pod)
+		probe := poll.Probe{Endpoint: sidecarWhere(s, pod), Expect: fmt.Sprintf("the sidecar of pod %s to end at its restart", pod.Name), Within: s.Patience}
+		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			st, err := sidecarStatus(ctx, s, pod)
+			if err != nil {
+				return err
+			}
+			if st.ExitCount() <= b.sidecar.ExitCount() {
+				if asked != nil {
+					return poll.Saw("%d exits still; asking it to restart: %v", st.ExitCount(), asked)
+				}
+				return poll.Saw("%d exits still (last: %s)", st.ExitCount(), st.LastExit)
+			}
+			if wait, w := backOffLeft(st, "the sidecar of pod "+pod.Name); wait > longest {
+				longest, why = wait, w
+			}
+			return nil
+		})
+		errs = append(errs, err)
+	}
+	s.Wait(longest, why)
+	return joinErrors(errs)
+}}
+
+// sidecarsRunAgain is the third step of both: each pod's sidecar runs
+// again after its restart.
+var sidecarsRunAgain = Step[sidecarRestart]{Name: "each pod's sidecar runs again", Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
+	var errs []error
+	for _, pod := range s.Inv.Roles[v.role].Pods {
 		probe := poll.Probe{Endpoint: sidecarWhere(s, pod), Expect: fmt.Sprintf("the sidecar of pod %s to run again after its restart", pod.Name), Within: s.Patience}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			st, err := sidecarStatus(ctx, s, pod)
 			if err != nil {
 				return err
 			}
-			if st.ExitCount() > b.sidecar.ExitCount() && st.StartedAt.IsZero() && st.BackOff > 0 {
-				// It ended, and the kubelet starts it again after the
-				// back-off the pod's status shows: that wait is the
-				// world's, past the window, to the scenario's deadline.
-				return poll.NoAnswer(poll.Saw("it ended (%s) and waits out the kubelet's back-off of %s", st.LastExit, st.BackOff))
-			}
-			if st.ExitCount() <= b.sidecar.ExitCount() || st.StartedAt.IsZero() {
-				if asked != nil {
-					return poll.Saw("%d exits still, or not running again; asking it to restart: %v", st.ExitCount(), asked)
+			if !st.Running {
+				if st.BackOff > 0 {
+					return poll.Saw("not running again (last: %s; in a back-off of %s)", st.LastExit, st.BackOff)
 				}
-				return poll.Saw("%d exits still, or not running again (last: %s)", st.ExitCount(), st.LastExit)
+				return poll.Saw("not running again (last: %s)", st.LastExit)
 			}
 			s.Note("the sidecar of pod %s restarted (%s)", pod.Name, st.LastExit)
 			return nil
@@ -228,7 +253,7 @@ var restartSidecars = Step[sidecarRestart]{Name: "restart each pod's sidecar", D
 // sidecarRestartKeepsService: after a sidecar restart, the secrets with
 // restart (all KV entries) keep their values and the service runs on.
 func sidecarRestartKeepsService() Steps {
-	return Sequence(noteBeforeRestart(valuesKept), restartSidecars, Step[sidecarRestart]{
+	return Sequence(noteBeforeRestart(valuesKept), restartSidecars, sidecarsRunAgain, Step[sidecarRestart]{
 		Name: "no secret with restart changes, and the service runs on",
 		Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
 			// The new agent renders every template once it runs, and a KV
@@ -272,7 +297,7 @@ func sidecarRestartKeepsService() Steps {
 // engine that issues a value at each read holds a new value, and the
 // service restarted in the same pod for it.
 func sidecarRestartRestartsService() Steps {
-	return Sequence(noteBeforeRestart(newValues), restartSidecars, Step[sidecarRestart]{
+	return Sequence(noteBeforeRestart(newValues), restartSidecars, sidecarsRunAgain, Step[sidecarRestart]{
 		Name: "a new value, and the service restarted in the same pod",
 		Do: func(ctx context.Context, s *State, v *sidecarRestart) error {
 			var errs []error

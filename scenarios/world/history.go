@@ -50,7 +50,9 @@ func containerHistory(pod *corev1.Pod, c corev1.ContainerStatus) *inventory.PodS
 	last := c.LastTerminationState.Terminated
 	switch {
 	case c.State.Terminated != nil:
-		// Its latest run ended, and no new one is counted yet.
+		// Its latest run ended, and no new one is counted yet. A kubelet
+		// shows a sidecar that exited 0 so through its whole back-off,
+		// naming none: an init container's success, to its status.
 		last = c.State.Terminated
 		st.Exits++
 	case c.State.Waiting != nil && last != nil && c.State.Waiting.Reason != "ContainerCreating":

@@ -27,16 +27,17 @@ func (p Permission) String() string { return p.Verb + " on " + p.Resource }
 // (an upgraded GET) is authorized as create, as kubectl's are since
 // Kubernetes 1.35; the SPDY fallback is a POST, create too.
 var (
-	getDeployments = Permission{Group: "apps", Resource: "deployments", Verb: "get"}
-	getServices    = Permission{Resource: "services", Verb: "get"}
-	getPods        = Permission{Resource: "pods", Verb: "get"}
-	listPods       = Permission{Resource: "pods", Verb: "list"}
-	execInPods     = Permission{Resource: "pods/exec", Verb: "create"}
-	forwardPods    = Permission{Resource: "pods/portforward", Verb: "create"}
-	listServices   = Permission{Resource: "services", Verb: "list"}
-	listEndpoints  = Permission{Group: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
-	addContainers  = Permission{Resource: "pods/ephemeralcontainers", Verb: "update"}
-	attachToPods   = Permission{Resource: "pods/attach", Verb: "create"}
+	getDeployments  = Permission{Group: "apps", Resource: "deployments", Verb: "get"}
+	listReplicaSets = Permission{Group: "apps", Resource: "replicasets", Verb: "list"}
+	getServices     = Permission{Resource: "services", Verb: "get"}
+	getPods         = Permission{Resource: "pods", Verb: "get"}
+	listPods        = Permission{Resource: "pods", Verb: "list"}
+	execInPods      = Permission{Resource: "pods/exec", Verb: "create"}
+	forwardPods     = Permission{Resource: "pods/portforward", Verb: "create"}
+	listServices    = Permission{Resource: "services", Verb: "list"}
+	listEndpoints   = Permission{Group: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
+	addContainers   = Permission{Resource: "pods/ephemeralcontainers", Verb: "update"}
+	attachToPods    = Permission{Resource: "pods/attach", Verb: "create"}
 )
 
 // Capability is something the suites ask of a cluster, with the API
@@ -54,6 +55,9 @@ var (
 	// each Deployment's selector (deploymentsAsPlanned, nodeImagePods,
 	// readyPodsByRole, Discover).
 	capDeployments = Capability{Name: "the planned Deployments and their pods", Access: []Permission{getDeployments, listPods}}
+	// capRollouts reads the ReplicaSets of the Deployments, by each
+	// one's selector (newestReplicaSet).
+	capRollouts = Capability{Name: "the Deployments' ReplicaSets", Access: []Permission{listReplicaSets}}
 	// capServices reads the plan's Services and the pods each one's
 	// selector selects (servicesAsPlanned, targetPortsNotPlain, Discover).
 	capServices = Capability{Name: "the planned Services and the pods behind them", Access: []Permission{getServices, listPods}}

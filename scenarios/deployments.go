@@ -44,9 +44,9 @@ var deploymentsSuite = &Suite{
 		{
 			Name:  "deployments-as-planned",
 			Spec:  []string{"US1-1", "US1-6", "US1-7", "US1-10", "US1-14"},
-			Doc:   "each planned Deployment has its replicas ready; the contract's containers, the companion's program, the service's variables and values, the sidecar as a restartable init container with a startup probe, the token in the sidecar only; a role of the node's image runs the main pod's image, a service and its companion one image that is not the node's",
+			Doc:   "each planned Deployment has its replicas ready, every ready pod of its newest ReplicaSet; the contract's containers, the companion's program, the service's variables and values, the sidecar as a restartable init container with a startup probe, the token in the sidecar only; a role of the node's image runs the main pod's image, a service and its companion one image that is not the node's",
 			Skip:  needsCluster,
-			Uses:  []Capability{capDeployments},
+			Uses:  []Capability{capDeployments, capRollouts},
 			Steps: Checks(Check{Name: "compare each Deployment with the contract", Do: deploymentsAsPlanned}),
 		},
 		{
@@ -307,7 +307,11 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 			if len(pods) == 0 {
 				return poll.Saw("no Running pod of role %s", role)
 			}
-			if err := oneTemplate(got, pods, role); err != nil {
+			newest, err := newestReplicaSet(ctx, client, got)
+			if err != nil {
+				return err
+			}
+			if err := onNewestReplicaSet(got, newest, pods, role); err != nil {
 				return err
 			}
 			for _, pod := range pods {
@@ -411,23 +415,45 @@ func asTemplate(d *appsv1.Deployment, pod *corev1.Pod, role string) error {
 	return nil
 }
 
-// oneTemplate checks that the ready pods of a Deployment all come from
-// one ReplicaSet (their pod-template-hash): a pod of an old template may
-// stay ready beside new ones.
-func oneTemplate(d *appsv1.Deployment, pods []corev1.Pod, role string) error {
-	hashes := map[string][]string{}
-	for _, p := range pods {
-		if world.PodReady(&p) {
-			h := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
-			hashes[h] = append(hashes[h], p.Name)
+// revisionKey is the annotation by which the Deployment controller
+// numbers a Deployment's templates and their ReplicaSets.
+const revisionKey = "deployment.kubernetes.io/revision"
+
+// newestReplicaSet is the ReplicaSet of a Deployment's current template:
+// the one it controls with the Deployment's own revision. Until the
+// controller made it, there is none, and a wait tries again.
+func newestReplicaSet(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) (*appsv1.ReplicaSet, error) {
+	list, err := client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	if err != nil {
+		return nil, world.ObjectError("ReplicaSet", d.Namespace, d.Name+"-*", "list", err)
+	}
+	revision := d.Annotations[revisionKey]
+	for i, rs := range list.Items {
+		if metav1.IsControlledBy(&rs, d) && rs.DeletionTimestamp == nil && rs.Annotations[revisionKey] == revision {
+			return &list.Items[i], nil
 		}
 	}
-	if len(hashes) > 1 {
-		var parts []string
-		for _, h := range slices.Sorted(maps.Keys(hashes)) {
-			parts = append(parts, fmt.Sprintf("%s from template %s", strings.Join(hashes[h], ", "), h))
+	return nil, poll.Saw("Deployment %s/%s at revision %q: no ReplicaSet of it has that revision yet", d.Namespace, d.Name, revision)
+}
+
+// onNewestReplicaSet checks that every ready pod of a Deployment belongs
+// to its newest ReplicaSet. The counts of its status are the
+// controller's word; a pod is judged by its own owner: a pod of an older
+// template may stay ready beside new ones.
+func onNewestReplicaSet(d *appsv1.Deployment, newest *appsv1.ReplicaSet, pods []corev1.Pod, role string) error {
+	var old []string
+	for _, p := range pods {
+		if !world.PodReady(&p) || metav1.IsControlledBy(&p, newest) {
+			continue
 		}
-		return poll.Saw("role %s: Deployment %s has ready pods of more than one template: %s", role, d.Name, strings.Join(parts, "; "))
+		owner := "no ReplicaSet"
+		if ref := metav1.GetControllerOf(&p); ref != nil {
+			owner = fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+		}
+		old = append(old, fmt.Sprintf("pod %s (of %s)", p.Name, owner))
+	}
+	if len(old) > 0 {
+		return poll.Saw("role %s: Deployment %s has ready pods that are not of its newest ReplicaSet %s (revision %s): %s", role, d.Name, newest.Name, newest.Annotations[revisionKey], strings.Join(old, ", "))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fediversity/podroles/plan"
@@ -174,5 +175,38 @@ func TestSecretsShared(t *testing.T) {
 		if (err == nil) != (c.wantErr == "") || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.wantErr)
 		}
+	}
+}
+
+// The status's counts are the controller's word: a ready pod of an older
+// ReplicaSet fails the rollout though they say it is done, and one that
+// is not ready is the counts' business.
+func TestOnNewestReplicaSet(t *testing.T) {
+	d := deploymentWithStatus(1, appsv1.DeploymentStatus{})
+	d.UID = "dep"
+	controlled := func(kind, name, uid string) []metav1.OwnerReference {
+		yes := true
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID(uid), Controller: &yes}}
+	}
+	rs := func(name, uid, revision string) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid), Annotations: map[string]string{revisionKey: revision}, OwnerReferences: controlled("Deployment", d.Name, "dep")}}
+	}
+	newest, older := rs("directory-authelia-b", "rs-b", "3"), rs("directory-authelia-a", "rs-a", "2")
+	pod := func(name string, of *appsv1.ReplicaSet, ready bool) corev1.Pod {
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		return corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: controlled("ReplicaSet", of.Name, string(of.UID))},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
+		}
+	}
+	if err := onNewestReplicaSet(d, newest, []corev1.Pod{pod("p-new", newest, true), pod("p-old", older, false)}, "authelia"); err != nil {
+		t.Errorf("a ready pod of the newest ReplicaSet, an old one not ready: %v", err)
+	}
+	err := onNewestReplicaSet(d, newest, []corev1.Pod{pod("p-new", newest, true), pod("p-old", older, true)}, "authelia")
+	if err == nil || !strings.Contains(err.Error(), "pod p-old (of ReplicaSet directory-authelia-a)") || !strings.Contains(err.Error(), "newest ReplicaSet directory-authelia-b (revision 3)") {
+		t.Errorf("a ready pod of an older ReplicaSet: %v", err)
 	}
 }

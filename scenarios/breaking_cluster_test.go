@@ -511,6 +511,35 @@ func databaseInPod(t *testing.T, ctx context.Context, w *realWorld) func() {
 	return replaceInConfig("directory-lldap", false, "directory-lldap-agent", "agent.json", "@postgres."+w.env.Namespace+".svc/", "@127.0.0.1:5432/")(t, ctx, w)
 }
 
+// databaseAtOwnName puts lldap's database at its pods' own DNS name: each
+// pod is named lldap-db under a headless Service of their own (its
+// hostname and subdomain), and the URL names that name. It resolves in
+// each pod to the pod itself (the kubelet writes it to /etc/hosts), and
+// in the cluster's DNS to every pod of the role.
+func databaseAtOwnName(t *testing.T, ctx context.Context, w *realWorld) func() {
+	ns := w.env.Namespace
+	const subdomain = "directory-lldap-db"
+	headless := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: subdomain}, Spec: corev1.ServiceSpec{
+		ClusterIP: corev1.ClusterIPNone,
+		Selector:  map[string]string{plan.LabelNode: "directory", plan.LabelRole: "lldap"},
+		Ports:     []corev1.ServicePort{{Name: "pg", Port: 5432}},
+	}}
+	if _, err := w.client.CoreV1().Services(ns).Create(ctx, headless, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	url := replaceInConfig("directory-lldap", false, "directory-lldap-agent", "agent.json", "@postgres."+ns+".svc/", "@lldap-db."+subdomain+"."+ns+".svc.cluster.local:5432/")(t, ctx, w)
+	named := changeDeployment("directory-lldap", func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.Hostname, d.Spec.Template.Spec.Subdomain = "lldap-db", subdomain
+	})(t, ctx, w)
+	return func() {
+		named()
+		url()
+		if err := w.client.CoreV1().Services(ns).Delete(ctx, subdomain, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	}
+}
+
 // autheliaMetricsElsewhere serves authelia's metrics at another path than
 // the node's: the Service still points scrapers at the node's.
 var autheliaMetricsElsewhere = replaceInConfig("directory-authelia", true, "directory-authelia-podroles", "configuration.yml", "tcp://:9959/metrics", "tcp://:9959/elsewhere")
@@ -752,6 +781,13 @@ func clusterCases() map[string][]breakingCase {
 				}),
 				reasons:   []string{"pod {directory-lldap#0} reads its database (secret db.env) at postgres.directory.svc, in pod {directory-lldap#0} of role lldap (the pod's own loopback: postgres.directory.svc resolves to 127.0.0.1 in pod {directory-lldap#0}): its data would go with the pod"},
 				alsoFails: map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its pod's loopback, where nothing serves"},
+			},
+			{
+				// Each pod's own DNS name, under a headless Service: only
+				// the pod's resolver says it is the pod itself.
+				name: "lldap's database URL at its pods' own DNS name, under a headless Service", where: onCluster,
+				breakCluster: databaseAtOwnName,
+				reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at lldap-db.directory-lldap-db.directory.svc.cluster.local, in pod {directory-lldap#0} of role lldap (lldap-db.directory-lldap-db.directory.svc.cluster.local resolves to ", "its data would go with the pod"},
 			},
 		},
 		"deployments/ports-from-main-pod": {

@@ -2,7 +2,9 @@ package scenarios_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,6 +24,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/internal/kube"
+	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
@@ -540,6 +543,55 @@ func databaseAtOwnName(t *testing.T, ctx context.Context, w *realWorld) func() {
 	}
 }
 
+// mainAgentReadsElsewhere points the main pod's OpenBao agent at another
+// KV entry than the lldap role's sidecar reads: a stale copy of the bind
+// password, with another value, which the main pod's policy lets it read.
+// The reader's file then holds a password the role does not.
+func mainAgentReadsElsewhere(t *testing.T, ctx context.Context, w *realWorld) func() {
+	inv, err := inventory.Load(w.env.RealPods().Inventory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := inventory.ReadSecret(inv.OpenBao.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bao := openbao.New(inv.OpenBao.Address, token)
+	const entry, stale = "secret/data/lldap/authelia-bind", "secret/data/lldap/authelia-bind-stale"
+	policy := "sys/policies/acl/" + w.env.Namespace + "-" + plan.MainRole
+	var was struct {
+		Data struct {
+			Policy string `json:"policy"`
+		} `json:"data"`
+	}
+	if err := bao.Do(ctx, http.MethodGet, policy, nil, &was); err != nil || !strings.Contains(was.Data.Policy, entry) {
+		t.Fatalf("the main pod's policy %s: %v %q", policy, err, was.Data.Policy)
+	}
+	writes := []struct {
+		path string
+		data any
+	}{
+		{stale, map[string]any{"data": map[string]any{"env": "LLDAP_LDAP_USER_PASS=a-stale-password\n"}}},
+		{policy, map[string]any{"policy": was.Data.Policy + fmt.Sprintf("path %q { capabilities = [\"read\"] }\n", stale)}},
+	}
+	for _, wr := range writes {
+		if err := bao.Write(ctx, wr.path, wr.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The path as agent.json quotes it, inside the template's string.
+	config := replaceInConfig(w.env.Cluster.Name, false, w.env.Cluster.Name+"-agent", "agent.json", entry+`\"`, stale+`\"`)(t, ctx, w)
+	return func() {
+		config()
+		if err := bao.Write(ctx, policy, map[string]any{"policy": was.Data.Policy}); err != nil {
+			t.Error(err)
+		}
+		if err := bao.Do(ctx, http.MethodDelete, "secret/metadata/lldap/authelia-bind-stale", nil, nil); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // autheliaMetricsElsewhere serves authelia's metrics at another path than
 // the node's: the Service still points scrapers at the node's.
 var autheliaMetricsElsewhere = replaceInConfig("directory-authelia", true, "directory-authelia-podroles", "configuration.yml", "tcp://:9959/metrics", "tcp://:9959/elsewhere")
@@ -790,6 +842,12 @@ func clusterCases() map[string][]breakingCase {
 				reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at lldap-db.directory-lldap-db.directory.svc.cluster.local, in pod {directory-lldap#0} of role lldap (lldap-db.directory-lldap-db.directory.svc.cluster.local resolves to ", "its data would go with the pod"},
 			},
 		},
+		"ldap/reader-password-from-kv": {{
+			name: "the main pod's agent reading a stale copy of the bind password's KV entry", where: onCluster,
+			breakCluster: mainAgentReadsElsewhere,
+			run:          "ldap/reader-password-from-kv",
+			reasons:      []string{"the main pod's /var/lib/lldap-reader/bind-password (16 bytes) not variable LLDAP_LDAP_USER_PASS of field env of secret/data/lldap/authelia-bind"},
+		}},
 		"deployments/ports-from-main-pod": {
 			{
 				name: "a port on authelia's Service that no container serves", where: onCluster,

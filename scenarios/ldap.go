@@ -59,6 +59,14 @@ var ldapSuite = &Suite{
 			}}),
 		},
 		{
+			Name:  "reader-password-from-kv",
+			Spec:  []string{"SC-004", "Known Deviations"},
+			Doc:   "the reader's password file in the main pod (fediversity.lldap.readerBindPasswordFile) holds the KV entry of the bind password, as the sidecar of the lldap role renders it in bind-password in each of the role's pods: one value, read from OpenBao, in every pod",
+			Skip:  needsReaderPassword,
+			Uses:  []Capability{capExec},
+			Steps: Checks(Check{Name: "compare the main pod's file with the KV entry and the role's copies", Do: readerPasswordFromKV}),
+		},
+		{
 			Name:      "wrong-ca-refused",
 			Spec:      []string{"US1-15"},
 			Doc:       "the runner's own TLS client refuses the role's certificate with a CA that did not sign it: proves that the other ldap scenarios verify, not that the deployment does anything",
@@ -97,6 +105,89 @@ func needsLDAP(w world.World) string {
 		return "the inventory has no ldap contract"
 	}
 	return needsMainPod(w)
+}
+
+// roleBindPasswordSecret is the secret of the lldap role that holds the
+// reader's bind password: the file of lldap's bindPasswordFile in the
+// role's pods, which the node surface does not name.
+const roleBindPasswordSecret = "bind-password"
+
+// needsReaderPassword says why the reader's password file cannot be
+// compared with its KV entry.
+func needsReaderPassword(w world.World) string {
+	if why := needsLDAP(w); why != "" {
+		return why
+	}
+	inv := w.Inventory()
+	l := inv.LDAP
+	switch {
+	case inv.OpenBao == nil:
+		return "the inventory has no openbao"
+	case l.BindPasswordFile == "":
+		return "the ldap contract gives a reader no password file (fediversity.lldap.readerBindPasswordFile)"
+	}
+	r := inv.Roles[l.Role]
+	if r == nil {
+		return "the inventory has no role " + l.Role
+	}
+	secret, ok := r.Secrets[roleBindPasswordSecret]
+	switch {
+	case !ok:
+		return fmt.Sprintf("role %s has no secret %s: the KV entry of the reader's password is not known", l.Role, roleBindPasswordSecret)
+	case secret.Field == nil:
+		return fmt.Sprintf("secret %s of role %s is a template, not a KV entry's field", roleBindPasswordSecret, l.Role)
+	}
+	for _, p := range r.Pods {
+		if why := w.Lacks(p, world.NeedsStatusAndSecrets); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// readerPasswordFromKV compares the reader's password file in the main
+// pod, which the main pod's own agent renders, with the KV entry of the
+// bind password and with the role's copies of it: a drift between them
+// breaks every reader at the first rotation. The file is compared as the
+// reader binds with it, less a final line end.
+func readerPasswordFromKV(ctx context.Context, s *State) error {
+	l := s.Inv.LDAP
+	role := s.Inv.Roles[l.Role]
+	secret := role.Secrets[roleBindPasswordSecret]
+	bao, err := baoClient(s)
+	if err != nil {
+		return err
+	}
+	expect := describeField(secret)
+	probe := poll.Probe{Endpoint: fmt.Sprintf("the main pod's %s and %s in the pods of role %s", l.BindPasswordFile, roleBindPasswordSecret, l.Role), Expect: "each to hold " + expect, Within: s.Patience}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		want, err := fieldValue(ctx, bao, secret)
+		if err != nil {
+			return err
+		}
+		main, err := nodeSecret(ctx, s, l.BindPasswordFile)
+		if err != nil {
+			return err
+		}
+		var differ []string
+		if main != want {
+			differ = append(differ, fmt.Sprintf("the main pod's %s (%d bytes)", l.BindPasswordFile, len(main)))
+		}
+		for _, pod := range role.Pods {
+			held, err := readPodSecret(ctx, s, pod, roleBindPasswordSecret)
+			if err != nil {
+				return err
+			}
+			if string(held) != want {
+				differ = append(differ, fmt.Sprintf("%s in pod %s (%d bytes)", roleBindPasswordSecret, pod.Name, len(held)))
+			}
+		}
+		if len(differ) > 0 {
+			return poll.Saw("%s not %s (%d bytes)", strings.Join(differ, ", "), expect, len(want))
+		}
+		s.Note("the main pod's %s holds %s, as %s does in the %d pods of role %s", l.BindPasswordFile, expect, roleBindPasswordSecret, len(role.Pods), l.Role)
+		return nil
+	})
 }
 
 // eachPodFinds binds as the contract's reader at each pod of the role

@@ -66,6 +66,9 @@ type unitKind struct {
 	timer string
 	// requires are units the unit requires, as its NixOS module says.
 	requires []string
+	// agent: the platform's OpenBao agent, which runs for real in a pod
+	// given its configuration (the main pod, for the reader's password).
+	agent bool
 }
 
 // unitKinds are the units of the bundled examples that the stand-in
@@ -80,7 +83,15 @@ var unitKinds = map[string]unitKind{
 	"mastodon-media-auto-remove":            {oneshot: true, timer: "OnActiveSec=2s"},
 	"acme-order-renew-mastodon.example.org": {oneshot: true, timer: "OnActiveSec=1d"},
 	"mastodon-sidekiq-all":                  {requires: []string{"mastodon-init-dirs"}},
+	"openbao-agent":                         {agent: true},
 }
+
+// Where a pod of the node's image finds its OpenBao agent: Vault's static
+// program from the host, and the configuration its Deployment mounts.
+const (
+	nodeAgentProgram = "/podroles/bao"
+	nodeAgentConfig  = agentDir + "/agent.json"
+)
 
 // nodeUnit is the stand-in of a unit, as unitKinds says or else active
 // until stopped, in the pods whose role is one of roles (in every pod
@@ -100,9 +111,14 @@ func nodeUnit(node, unit string, roles []string) string {
 			fmt.Fprintf(&b, "ConditionPathExists=|%s/%s\n", PodRoleDir, r)
 		}
 	}
-	if kind.oneshot {
+	switch {
+	case kind.oneshot:
 		b.WriteString("\n[Service]\nType=oneshot\nExecStart=/bin/true\n")
-	} else {
+	case kind.agent:
+		// A pod with no configuration has nothing to render: the unit
+		// stays active, as everywhere else.
+		fmt.Fprintf(&b, "\n[Service]\nExecStart=/bin/sh -c 'if [ -e %[1]s ]; then exec %[2]s agent -config=%[1]s; fi; exec sleep infinity'\nRestart=always\nRestartSec=1\n", nodeAgentConfig, nodeAgentProgram)
+	default:
 		b.WriteString("\n[Service]\nExecStart=/bin/sleep infinity\n")
 	}
 	if kind.timer == "" {

@@ -21,7 +21,7 @@ func TestNodeImageUnits(t *testing.T) {
 		Units: map[string]facts.Unit{
 			"mastodon-web": {Enable: true}, "mastodon-sidekiq-all": {Enable: true}, "node-exporter": {Enable: true},
 			"nscd": {Enable: true}, "redis": {Enable: false}, "mastodon-media-auto-remove": {Enable: true},
-			"mastodon-init-dirs": {Enable: true},
+			"mastodon-init-dirs": {Enable: true}, "openbao-agent": {Enable: true},
 		},
 		PodRoles: facts.PodRoles{
 			MainUnits: []string{"mastodon-web", "mastodon-media-auto-remove", "mastodon-init-dirs"}, SharedUnits: []string{"node-exporter"},
@@ -87,6 +87,8 @@ func TestNodeImageUnits(t *testing.T) {
 		"mastodon-init-dirs":         "Type=oneshot\nExecStart=/bin/true",
 		"mastodon-media-auto-remove": "Type=oneshot\nExecStart=/bin/true",
 		"mastodon-sidekiq-all":       "Requires=mastodon-init-dirs.service\nAfter=mastodon-init-dirs.service",
+		// The platform's agent runs in a pod given its configuration.
+		"openbao-agent": "if [ -e " + nodeAgentConfig + " ]; then exec " + nodeAgentProgram + " agent -config=" + nodeAgentConfig + "; fi; exec sleep infinity",
 	} {
 		if !strings.Contains(string(file(unitsDir+"/"+unit+".service").Data), want) {
 			t.Errorf("%s: no %q in\n%s", unit, want, file(unitsDir+"/"+unit+".service").Data)

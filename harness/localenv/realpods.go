@@ -1,6 +1,7 @@
 package localenv
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +30,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/controlplane"
 	"github.com/fediversity/podroles/harness/kubenode"
+	"github.com/fediversity/podroles/harness/servers"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/oneline"
 	"github.com/fediversity/podroles/internal/poll"
@@ -80,7 +83,8 @@ const (
 	// trustedDir holds the PKI's CA, which the node names in its
 	// fediversity.*.caFile.
 	trustedDir = "/etc/ssl/podroles"
-	// agentDir holds the sidecar's agent configuration.
+	// agentDir holds an OpenBao agent's configuration: the sidecar's, and
+	// the main pod's.
 	agentDir = "/etc/podroles-agent"
 	// slapdDir is the directory's data in a pod of lldap, kept across
 	// restarts of the container (lldap keeps its in Postgres).
@@ -112,6 +116,9 @@ type podWorld struct {
 	nodeImage string
 	// podroles is the pod supervisor's binary on the host.
 	podroles string
+	// bao is Vault's program on the host, which the main pod's OpenBao
+	// agent runs.
+	bao string
 }
 
 // serverOf names the program that serves a modular service in the pods
@@ -170,6 +177,11 @@ func (r *RealPods) deploy(ctx context.Context, w *podWorld) error {
 	var err error
 	if w.podroles, err = r.env.site.podroles(); err != nil {
 		return err
+	}
+	if _, ok := readerPasswordSecret(w.node); ok {
+		if w.bao = cmp.Or(servers.Find("vault"), servers.Find("bao")); w.bao == "" {
+			return errors.New("the main pod's OpenBao agent (the stand-in of unit openbao-agent) runs Vault's program from the host, and none was found (make servers)")
+		}
 	}
 	for _, step := range []struct {
 		what string
@@ -271,14 +283,20 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 			"kubernetes_host": w.r.controlPlane.Server, "kubernetes_ca_cert": string(w.r.controlPlane.CA().PEM), "disable_local_ca_jwt": true,
 		}},
 	}
+	readers := map[string]map[string]facts.Secret{}
 	for _, r := range w.node.RoleNames() {
-		role := w.node.PodRoles.Roles[r]
-		if !role.Requested() || len(role.Secrets) == 0 {
-			continue
+		if role := w.node.PodRoles.Roles[r]; role.Requested() && len(role.Secrets) > 0 {
+			readers[r] = role.Secrets
 		}
+	}
+	// The main pod's agent reads the KV entry of the reader's password.
+	if secret, ok := readerPasswordSecret(w.node); ok {
+		readers[plan.MainRole] = map[string]facts.Secret{"": secret}
+	}
+	for _, r := range slices.Sorted(maps.Keys(readers)) {
 		var policy strings.Builder
 		paths := map[string]bool{}
-		for _, s := range role.Secrets {
+		for _, s := range readers[r] {
 			paths[s.Path] = true
 		}
 		for _, p := range slices.Sorted(maps.Keys(paths)) {
@@ -308,8 +326,11 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 
 // seedKV gives the KV fields that the node's secrets read a value where
 // the environment's OpenBao has none: random text, base64 encoded where
-// the secret decodes it, as VAR=VALUE where it takes a variable.
+// the secret decodes it, as VAR=VALUE where it takes a variable. The
+// reader's password is the directory's own (the password of its reader
+// user), which the main pod's agent renders for the reader.
 func (w *podWorld) seedKV(ctx context.Context) error {
+	reader, hasReader := readerPasswordSecret(w.node)
 	want := map[string]map[string]any{}
 	for _, r := range w.node.RoleNames() {
 		role := w.node.PodRoles.Roles[r]
@@ -330,6 +351,9 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 			}
 			have, _ := want[s.Path][*s.Field].(string)
 			value := randomPassword()
+			if hasReader && file == roleBindPasswordSecret && reflect.DeepEqual(s, reader) {
+				value = w.r.env.site.secrets.bind
+			}
 			switch {
 			case s.Variable != nil && strings.Contains(have, *s.Variable+"="):
 				continue
@@ -505,9 +529,10 @@ func (w *podWorld) nodeContainer(spec *corev1.PodSpec, c *corev1.Container, role
 // nodeFiles puts into the main pod the node's own files that a reader of
 // its contracts opens there: the CA files that fediversity.lldap.tls.caFile
 // and fediversity.authelia.caFile name (the PKI's CA), and the reader's
-// password file, fediversity.lldap.readerBindPasswordFile (which the main
-// pod's own OpenBao agent writes on the platform, from the KV entry of the
-// bind password).
+// password file, fediversity.lldap.readerBindPasswordFile. The main pod's
+// own OpenBao agent writes that one from the KV entry of the bind
+// password, as on the platform (mainAgent); a node whose lldap role has no
+// such secret gets the environment's password as a file instead.
 func (w *podWorld) nodeFiles(ctx context.Context, d *appsv1.Deployment, c *corev1.Container) error {
 	n := w.node
 	var caFiles []string
@@ -516,16 +541,70 @@ func (w *podWorld) nodeFiles(ctx context.Context, d *appsv1.Deployment, c *corev
 			caFiles = append(caFiles, *f)
 		}
 	}
+	secret, rendered := readerPasswordSecret(n)
 	files := map[string][]byte{}
-	if n.LLDAP.ReaderBindPasswordFile != nil {
+	if n.LLDAP.ReaderBindPasswordFile != nil && !rendered {
 		files["bind-password"] = []byte(w.r.env.site.secrets.bind)
 	}
 	if err := w.mountConfig(ctx, d, c, files, caFiles...); err != nil {
 		return err
 	}
-	if f := n.LLDAP.ReaderBindPasswordFile; f != nil {
+	switch f := n.LLDAP.ReaderBindPasswordFile; {
+	case rendered:
+		return w.mainAgent(ctx, d, c, *f, secret)
+	case f != nil:
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podroles-config", MountPath: *f, SubPath: "bind-password", ReadOnly: true})
 	}
+	return nil
+}
+
+// roleBindPasswordSecret is the secret of the lldap role that holds the
+// bind password of the reader: the file of the role's bindPasswordFile
+// (/run/secrets/bind-password), which the node surface does not name.
+const roleBindPasswordSecret = "bind-password"
+
+// readerPasswordSecret is the KV entry that the main pod's agent renders
+// into fediversity.lldap.readerBindPasswordFile: the one the sidecar of
+// the lldap role reads for its roleBindPasswordSecret (Known Deviations).
+// False where the node gives no reader's file, or its lldap role no such
+// secret of a KV field.
+func readerPasswordSecret(n *facts.Node) (facts.Secret, bool) {
+	if n.LLDAP.ReaderBindPasswordFile == nil {
+		return facts.Secret{}, false
+	}
+	for _, r := range n.RoleNames() {
+		role := n.PodRoles.Roles[r]
+		if role.Requested() && role.Service != nil && *role.Service == "lldap" {
+			s, ok := role.Secrets[roleBindPasswordSecret]
+			return s, ok && s.Field != nil
+		}
+	}
+	return facts.Secret{}, false
+}
+
+// mainAgent lets the main pod's OpenBao agent (the stand-in of the
+// platform's unit openbao-agent) render the reader's password file: its
+// configuration, the pod's token to log in with, and Vault's program from
+// the host.
+func (w *podWorld) mainAgent(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, file string, secret facts.Secret) error {
+	tmpl, err := agentTemplate(secret)
+	if err != nil {
+		return fmt.Errorf("the reader's password: %w", err)
+	}
+	config := agentConfig(w.ns+"-"+plan.MainRole, []map[string]any{{"contents": tmpl, "destination": file, "perms": "0600", "error_on_missing_key": true}})
+	if err := w.agentConfigMap(ctx, d, c, config); err != nil {
+		return err
+	}
+	spec := &d.Spec.Template.Spec
+	expiry, file0 := int64(3600), corev1.HostPathFile
+	spec.Volumes = append(spec.Volumes,
+		corev1.Volume{Name: "podroles-identity", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &expiry}},
+		}}}},
+		corev1.Volume{Name: "podroles-bao", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: w.bao, Type: &file0}}})
+	c.VolumeMounts = append(c.VolumeMounts,
+		corev1.VolumeMount{Name: "podroles-identity", MountPath: plan.IdentityDir, ReadOnly: true},
+		corev1.VolumeMount{Name: "podroles-bao", MountPath: nodeAgentProgram, ReadOnly: true})
 	return nil
 }
 
@@ -693,26 +772,42 @@ func (w *podWorld) sidecar(ctx context.Context, d *appsv1.Deployment, c *corev1.
 		}
 		templates = append(templates, map[string]any{"contents": tmpl, "destination": path.Join(plan.SecretsDir, file), "perms": "0600", "error_on_missing_key": true})
 	}
+	if err := w.agentConfigMap(ctx, d, c, agentConfig(w.ns+"-"+role, templates)); err != nil {
+		return err
+	}
+	c.Command, c.Args = []string{"bao", "agent", "-config=" + path.Join(agentDir, "agent.json")}, nil
+	c.Env = append(c.Env, corev1.EnvVar{Name: "HOME", Value: "/tmp"})
+	return nil
+}
+
+// agentConfig is an OpenBao agent's configuration: logged in as a role
+// of the kubernetes auth method with the pod's token, it renders the
+// templates, a KV entry again every 2 s.
+func agentConfig(authRole string, templates []map[string]any) []byte {
 	config := map[string]any{
 		"pid_file": "/tmp/agent.pid",
 		"vault":    map[string]any{"address": clusterOpenBaoURL()},
 		"auto_auth": map[string]any{"method": []any{map[string]any{
 			"type": "kubernetes", "mount_path": "auth/kubernetes",
-			"config": map[string]any{"role": w.ns + "-" + role, "token_path": path.Join(plan.IdentityDir, "token")},
+			"config": map[string]any{"role": authRole, "token_path": path.Join(plan.IdentityDir, "token")},
 		}}},
 		"template_config": map[string]any{"static_secret_render_interval": "2s"},
 		"template":        templates,
 	}
 	data, _ := json.MarshalIndent(config, "", "  ")
+	return data
+}
+
+// agentConfigMap puts an agent's configuration into a ConfigMap of the
+// Deployment (<deployment>-agent), mounted in container c at agentDir.
+func (w *podWorld) agentConfigMap(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, config []byte) error {
 	name := d.Name + "-agent"
-	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"agent.json": string(data)}}); err != nil {
+	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"agent.json": string(config)}}); err != nil {
 		return err
 	}
 	spec := &d.Spec.Template.Spec
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "podroles-agent", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}})
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podroles-agent", MountPath: agentDir, ReadOnly: true})
-	c.Command, c.Args = []string{"bao", "agent", "-config=" + path.Join(agentDir, "agent.json")}, nil
-	c.Env = append(c.Env, corev1.EnvVar{Name: "HOME", Value: "/tmp"})
 	return nil
 }
 

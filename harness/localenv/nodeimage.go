@@ -117,7 +117,7 @@ func nodeUnit(node, unit string, roles []string) string {
 	case kind.agent:
 		// A pod with no configuration has nothing to render: the unit
 		// stays active, as everywhere else.
-		fmt.Fprintf(&b, "\n[Service]\nExecStart=/bin/sh -c 'if [ -e %[1]s ]; then exec %[2]s agent -config=%[1]s; fi; exec sleep infinity'\nRestart=always\nRestartSec=1\n", nodeAgentConfig, nodeAgentProgram)
+		fmt.Fprintf(&b, "\n[Service]\nExecStart=/bin/sh -c 'if [ -e %[1]s ]; then exec %[2]s agent -config=%[1]s; fi; exec sleep infinity'\nEnvironment=HOME=/tmp\nRestart=always\nRestartSec=1\n", nodeAgentConfig, nodeAgentProgram)
 	default:
 		b.WriteString("\n[Service]\nExecStart=/bin/sleep infinity\n")
 	}

@@ -3,7 +3,6 @@ package nodecmd
 import (
 	"context"
 	"fmt"
-	"github.com/distribution/reference"
 	"io"
 	"maps"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/imageref"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
 )
@@ -183,7 +183,7 @@ func nodeImagesOf(values []string, nodes []*facts.Node) (map[string]string, erro
 // imageRef refuses an image reference that a container runtime would
 // refuse, before any evaluation: the flag that gave it is named.
 func imageRef(flag, image string) error {
-	if _, err := reference.ParseNormalizedNamed(image); err != nil {
+	if err := imageref.Check(image); err != nil {
 		return fmt.Errorf("%s: %q is no image reference (%v), e.g. registry.example.org/mastodon:1.2", flag, image, err)
 	}
 	return nil

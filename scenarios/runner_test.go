@@ -309,9 +309,9 @@ func TestDisruptiveScenariosSettle(t *testing.T) {
 		file := dir + "/" + name + ".json"
 		st := inventory.PodStatus{Pod: name, UID: "u", Running: running, ServicePID: 1}
 		if !running {
-			// In a back-off that it names: else the wait is a
-			// kubelet's longest, 5 minutes.
-			st.ServicePID, st.RestartCount, st.Exits, st.BackOff = 0, 1, 1, 200*time.Millisecond
+			// Its second exit awaits a restart, in a back-off that it
+			// names: else the wait is a kubelet's longest, 5 minutes.
+			st.ServicePID, st.RestartCount, st.Exits, st.BackOff = 0, 1, 2, 200*time.Millisecond
 			st.LastExit = &inventory.Exit{Code: 0, Reason: "Completed", FinishedAt: time.Now()}
 		}
 		data, _ := json.Marshal(st)

@@ -54,12 +54,21 @@ type ControlPlane struct {
 // NodeName is the fake node of a control plane with Nodes.
 const NodeName = "kwok-node-0"
 
+// The last octets of the control plane's addresses on its loopback
+// prefix: the API server's (and etcd's), and the fake node's kubelet's.
+// An environment's table of hosts (harness/localenv) lists them.
+const (
+	HostAPIServer = 60
+	HostFakeNode  = 70
+)
+
 // Options say where a control plane runs, and what it runs.
 type Options struct {
 	// Dir holds its certificates, data, logs and admin kubeconfig.
 	Dir string
 	// Loopback is the prefix of its addresses ("127.0.1" when empty):
-	// the API server at .60, the fake node's kubelet at .70.
+	// the API server at HostAPIServer, the fake node's kubelet at
+	// HostFakeNode.
 	Loopback string
 	// Nodes adds the controllers, the scheduler and a fake node.
 	Nodes bool
@@ -103,7 +112,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 			procs.Stop()
 		}
 	}()
-	addr := o.Loopback + ".60"
+	addr := fmt.Sprintf("%s.%d", o.Loopback, HostAPIServer)
 	ports, err := freePorts(addr, 3)
 	if err != nil {
 		return nil, err
@@ -237,7 +246,7 @@ func (cp *ControlPlane) startNodes(ctx context.Context, loopback string, fake bo
 			return fmt.Errorf("control plane: %s is not built: run make servers", name)
 		}
 	}
-	addr, kubeletAddr, cpDir := loopback+".60", loopback+".70", filepath.Join(cp.dir, "control-plane")
+	addr, kubeletAddr, cpDir := fmt.Sprintf("%s.%d", loopback, HostAPIServer), fmt.Sprintf("%s.%d", loopback, HostFakeNode), filepath.Join(cp.dir, "control-plane")
 	ports, err := freePorts(addr, 2)
 	if err != nil {
 		return err

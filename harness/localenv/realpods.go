@@ -98,7 +98,7 @@ const clusterOpenBaoPort = 8200
 
 // portalAddress is where the portal in front of the cluster's authelia
 // listens.
-func (r *RealPods) portalAddress() string { return r.env.Loopback + ".51" }
+func (r *RealPods) portalAddress() string { return r.env.site.host(hostClusterPortal) }
 
 // clusterOpenBaoURL is OpenBao's address as the pods reach it.
 func clusterOpenBaoURL() string {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fediversity/podroles/harness/controlplane"
 	"github.com/fediversity/podroles/harness/ready"
 )
 
@@ -98,21 +99,42 @@ func (s *site) reach(name, host string) string { return s.run.reach(name, host) 
 // site it belongs to, so the two never disagree.
 type layout struct{ *Options }
 
-// Addresses of the environment's pods and Services, on its loopback
-// prefix.
-func (s layout) podAddress(i int) string        { return fmt.Sprintf("%s.%d", s.Loopback, i+1) }
-func (s layout) serviceAddress() string         { return s.Loopback + ".10" }
-func (s layout) autheliaServiceAddress() string { return s.Loopback + ".11" }
+// Hosts are the last octet of every address an environment takes on
+// its loopback prefix, in one table, so that no two parts share one
+// (docs/environment.md lists them).
+const (
+	hostLLDAPPod        = 1 // and 2: the lldap role's pods
+	hostLLDAPService    = 10
+	hostAutheliaService = 11
+	hostPostgres        = 20
+	hostOpenBao         = 30
+	hostAutheliaPod     = 40
+	hostPortal          = 50
+	hostClusterPortal   = 51 // the portal in front of the cluster's authelia
+	hostWorkerPod       = 61
+	// The control plane's: its API server and etcd, and the fake node's
+	// kubelet.
+	hostAPIServer = controlplane.HostAPIServer
+	hostFakeNode  = controlplane.HostFakeNode
+)
+
+// host is the address of a host of the table on the loopback prefix.
+func (s layout) host(h int) string { return fmt.Sprintf("%s.%d", s.Loopback, h) }
+
+// Addresses of the environment's pods and Services.
+func (s layout) podAddress(i int) string        { return s.host(hostLLDAPPod + i) }
+func (s layout) serviceAddress() string         { return s.host(hostLLDAPService) }
+func (s layout) autheliaServiceAddress() string { return s.host(hostAutheliaService) }
 func (s layout) postgresAddress() string {
 	if s.Faults.PostgresInPod {
 		return s.podAddress(0)
 	}
-	return s.Loopback + ".20"
+	return s.host(hostPostgres)
 }
-func (s layout) openbaoAddress() string          { return s.Loopback + ".30" }
-func (s layout) autheliaPodAddress() string      { return s.Loopback + ".40" }
-func (s layout) portalAddress() string           { return s.Loopback + ".50" }
-func (s layout) workerAddress() string           { return s.Loopback + ".60" }
+func (s layout) openbaoAddress() string          { return s.host(hostOpenBao) }
+func (s layout) autheliaPodAddress() string      { return s.host(hostAutheliaPod) }
+func (s layout) portalAddress() string           { return s.host(hostPortal) }
+func (s layout) workerAddress() string           { return s.host(hostWorkerPod) }
 func (s layout) secretPath(name string) string   { return filepath.Join(s.Dir, "secrets", name) }
 func (s layout) podName(i int) string            { return fmt.Sprintf("%s-lldap-%d", s.Node, i) }
 func (s layout) autheliaPodName() string         { return s.Node + "-authelia-0" }

@@ -399,9 +399,6 @@ func Down(dir string) error {
 	return errors.Join(errs...)
 }
 
-// ServiceName is the DNS name of the lldap role's Service.
-func (e *Env) ServiceName() string { return e.site.serviceName() }
-
 // PostgresDSN returns the connection string of the role's database.
 func (e *Env) PostgresDSN() string { return e.postgres.dsn() }
 

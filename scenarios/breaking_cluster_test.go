@@ -846,7 +846,7 @@ func clusterCases() map[string][]breakingCase {
 			name: "the main pod's agent reading a stale copy of the bind password's KV entry", where: onCluster,
 			breakCluster: mainAgentReadsElsewhere,
 			run:          "ldap/reader-password-from-kv",
-			reasons:      []string{"the main pod's /var/lib/lldap-reader/bind-password (16 bytes) not variable LLDAP_LDAP_USER_PASS of field env of secret/data/lldap/authelia-bind"},
+			reasons:      []string{"the main pod's /var/lib/lldap-reader/bind-password (16 bytes) not field env of secret/data/lldap/authelia-bind, variable LLDAP_LDAP_USER_PASS with no line end"},
 		}},
 		"deployments/ports-from-main-pod": {
 			{

@@ -548,10 +548,8 @@ func databaseAtOwnName(t *testing.T, ctx context.Context, w *realWorld) func() {
 // password, with another value, which the main pod's policy lets it read.
 // The reader's file then holds a password the role does not.
 func mainAgentReadsElsewhere(t *testing.T, ctx context.Context, w *realWorld) func() {
-	inv, err := inventory.Load(w.env.RealPods().Inventory, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The cluster's pods log in to the local environment's OpenBao.
+	inv := loadInventory(t, w.env)
 	token, err := inventory.ReadSecret(inv.OpenBao.TokenFile)
 	if err != nil {
 		t.Fatal(err)
@@ -839,7 +837,8 @@ func clusterCases() map[string][]breakingCase {
 				// the pod's resolver says it is the pod itself.
 				name: "lldap's database URL at its pods' own DNS name, under a headless Service", where: onCluster,
 				breakCluster: databaseAtOwnName,
-				reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at lldap-db.directory-lldap-db.directory.svc.cluster.local, in pod {directory-lldap#0} of role lldap (lldap-db.directory-lldap-db.directory.svc.cluster.local resolves to ", "its data would go with the pod"},
+				reasons:      []string{"pod {directory-lldap#0} reads its database (secret db.env) at lldap-db.directory-lldap-db.directory.svc.cluster.local:5432, in pod {directory-lldap#0} of role lldap", "(lldap-db.directory-lldap-db.directory.svc.cluster.local resolves to ", "its data would go with the pod"},
+				alsoFails:    map[string]string{"postgres/one-opentofu-state": "the role's URL leads to its own pod, where nothing serves"},
 			},
 		},
 		"ldap/reader-password-from-kv": {{

@@ -60,7 +60,7 @@ func TestAccessOfEachSuite(t *testing.T) {
 		adds       []string
 		disruptive []string // what --disruptive adds besides
 	}{
-		{suite: "deployments", adds: append(slices.Clone(exec), probe...)},
+		{suite: "deployments", adds: append(slices.Clone(exec), append(slices.Clone(probe), "list on apps/replicasets")...)},
 		{suite: "units", adds: exec},
 		{suite: "ldap", adds: append(slices.Clone(exec), probe...)},
 		{suite: "lldap-http"},
@@ -83,6 +83,10 @@ func TestAccessOfEachSuite(t *testing.T) {
 			fromRunner := want
 			if tc.suite == "ldap" || tc.suite == "deployments" {
 				fromRunner = sorted(slices.Compact(sorted(append(slices.Clone(read), exec...))))
+			}
+			if tc.suite == "deployments" {
+				// deployments-as-planned reads the ReplicaSets.
+				fromRunner = sorted(append(fromRunner, "list on apps/replicasets"))
 			}
 			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true, FromRunner: true}, tc.suite)); !slices.Equal(got, fromRunner) {
 				t.Errorf("with --from-runner: got %q, want %q", got, fromRunner)
@@ -180,7 +184,7 @@ func TestRulesGroupVerbsByResource(t *testing.T) {
 	for _, r := range rules {
 		got = append(got, strings.Join([]string{strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), strings.Join(r.Verbs, ",")}, " "))
 	}
-	want := []string{" pods get,list", " pods/attach create", " pods/ephemeralcontainers update", " pods/exec create", " pods/portforward create", " services get,list", "apps deployments get", "discovery.k8s.io endpointslices list"}
+	want := []string{" pods get,list", " pods/attach create", " pods/ephemeralcontainers update", " pods/exec create", " pods/portforward create", " services get,list", "apps deployments get", "apps replicasets list", "discovery.k8s.io endpointslices list"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rules:\n got %q\nwant %q", got, want)
 	}

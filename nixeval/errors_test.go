@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -249,8 +250,11 @@ func errorCases() []errorCase {
 		{name: "cancel", kind: KindEval, run: func(t *testing.T, dir string) error {
 			nix, log := countingNix(t)
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(1500*time.Millisecond, cancel)
-			_, err := (&Evaluator{Nix: nix}).Extract(ctx, slowNode(t))
+			node := slowNode(t)
+			// Cancel once nix waits in the node's evaluation, not after a
+			// fixed time a loaded machine may not have reached it by.
+			go cancelOnceRead(t, filepath.Join(filepath.Dir(node[0].Path), "never-written"), cancel)
+			_, err := (&Evaluator{Nix: nix}).Extract(ctx, node)
 			requireNixGone(t, log, "cancel")
 			return err
 		}, want: map[string]string{
@@ -491,4 +495,19 @@ warning: Git tree '/src/hosts' is dirty
 	if want := "changed input nixpkgs, added input k8s-pod, dropped input old"; got != want {
 		t.Errorf("changes %q, want %q", got, want)
 	}
+}
+
+// cancelOnceRead cancels once a reader has the FIFO open: nix blocks in
+// the node's evaluation there. Its write end stays open until the test
+// ends, so that the reader never sees the end of the file.
+func cancelOnceRead(t *testing.T, fifo string, cancel func()) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			t.Cleanup(func() { f.Close() })
+			cancel()
+			return
+		}
+	}
+	cancel()
 }

@@ -584,7 +584,7 @@ func mainAgentReadsElsewhere(t *testing.T, ctx context.Context, w *realWorld) fu
 		if err := bao.Write(ctx, policy, map[string]any{"policy": was.Data.Policy}); err != nil {
 			t.Error(err)
 		}
-		if err := bao.Do(ctx, http.MethodDelete, "secret/metadata/lldap/authelia-bind-stale", nil, nil); err != nil {
+		if err := bao.Do(ctx, http.MethodDelete, strings.Replace(stale, "/data/", "/metadata/", 1), nil, nil); err != nil {
 			t.Error(err)
 		}
 	}

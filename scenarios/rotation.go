@@ -419,12 +419,11 @@ func usernameTime(user string) (int64, bool) {
 }
 
 // waitBackOff gives the steps after a restart the kubelet's crash-loop
-// back-off, when the pod's service waits in it: the service runs again
-// only after it, up to five minutes on a stock kubelet.
+// back-off, when the pod's service awaits its restart (backOffLeft, the
+// settle step's rule): the service runs again only after it, up to five
+// minutes on a stock kubelet.
 func waitBackOff(s *State, pod inventory.Endpoint, st *inventory.PodStatus) {
-	if st.BackOff > 0 {
-		s.Wait(st.BackOff, fmt.Sprintf("the kubelet's crash-loop back-off of pod %s's service", pod.Name))
-	}
+	s.Wait(backOffLeft(st, "the service of pod "+pod.Name))
 }
 
 // toPrecisionOf cuts t to the precision of a recorded time: a kubelet

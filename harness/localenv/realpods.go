@@ -13,7 +13,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -351,7 +350,7 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 			}
 			have, _ := want[s.Path][*s.Field].(string)
 			value := randomPassword()
-			if hasReader && file == roleBindPasswordSecret && reflect.DeepEqual(s, reader) {
+			if hasReader && file == roleBindPasswordSecret && s.Path == reader.Path && *s.Field == *reader.Field {
 				value = w.r.env.site.secrets.bind
 			}
 			switch {

@@ -3,11 +3,11 @@ package nixeval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +28,9 @@ type errorCase struct {
 	// want is the whole one-line error on each release the tests run on
 	// (nixtest.Releases), keyed by the releases that give it: the line is
 	// the same on all of them, but where a comment says why it differs.
-	want       map[string]string
+	want map[string]string
+	// vars, when set, gives more of want's placeholders once run ended.
+	vars       func() []string
 	kind       ErrorKind
 	assertions []string
 }
@@ -234,26 +236,19 @@ func errorCases() []errorCase {
 		{name: "a path: flake without flake.lock", kind: KindEval, run: lockFlake("path"), want: map[string]string{
 			"2.8 2.24 2.26 2.31": "eval flake path:$D/path#x: $D/path/flake.lock does not exist; nix build and nixos-rebuild would write it, podroles checks the flake as the checkout holds it: run nix flake lock $D/path",
 		}},
-		{name: "timeout", kind: KindTimeout, run: func(t *testing.T, dir string) error {
-			nix, log := countingNix(t)
-			start := time.Now()
-			// Long enough for nix to name the node on a loaded machine.
-			_, err := extract(t, &Evaluator{Nix: nix, Timeout: 2 * time.Second}, slowNode(t))
-			if elapsed := time.Since(start); elapsed > 20*time.Second {
-				t.Errorf("took %s to stop", elapsed)
-			}
-			requireNixGone(t, log, "the timeout")
-			return err
-		}, want: map[string]string{
-			"2.8 2.24 2.26 2.31": "eval node slow (file $T/slow.nix): nix did not finish within 2s; raise --timeout",
-		}},
+		timeoutCase(),
 		{name: "cancel", kind: KindEval, run: func(t *testing.T, dir string) error {
 			nix, log := countingNix(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			node := slowNode(t)
-			// Cancel once nix waits in the node's evaluation, not after a
+			// Cancel once nix is in the node's evaluation, not after a
 			// fixed time a loaded machine may not have reached it by.
-			go cancelOnceRead(t, filepath.Join(filepath.Dir(node[0].Path), "never-written"), cancel)
+			go func() {
+				ctx, stop := context.WithTimeout(ctx, time.Minute)
+				defer stop()
+				awaitReached(ctx, node)
+				cancel()
+			}()
 			_, err := (&Evaluator{Nix: nix}).Extract(ctx, node)
 			requireNixGone(t, log, "cancel")
 			return err
@@ -285,6 +280,43 @@ func errorCases() []errorCase {
 			"2.8 2.24 2.26 2.31": "$T/nix is nix 2.3.16, older than 2.8, the oldest nix podroles is tested on: upgrade nix or give --nix PATH to nix 2.8 or later",
 		}},
 	}
+}
+
+// timeoutCase runs into the Timeout while nix waits in the node, which
+// the error names. A loaded machine may not start nix before a short
+// Timeout ends: then the error names the file alone, rightly, and the case
+// runs again with a longer Timeout, so its verdict never hangs on a clock.
+func timeoutCase() errorCase {
+	var timeout time.Duration
+	return errorCase{name: "timeout", kind: KindTimeout, run: func(t *testing.T, dir string) error {
+		var err error
+		for _, timeout = range []time.Duration{2 * time.Second, 5 * time.Second, 15 * time.Second} {
+			nix, log := countingNix(t)
+			node := slowNode(t)
+			reached := make(chan bool, 1)
+			watchCtx, stopWatch := context.WithCancel(context.Background())
+			go func() {
+				reached <- awaitReached(watchCtx, node)
+			}()
+			start := time.Now()
+			_, err = extract(t, &Evaluator{Nix: nix, Timeout: timeout}, node)
+			if elapsed := time.Since(start); elapsed > timeout+20*time.Second {
+				t.Errorf("took %s to stop after a timeout of %s", elapsed, timeout)
+			}
+			stopWatch()
+			requireNixGone(t, log, "the timeout")
+			if <-reached {
+				return err
+			}
+			early := fmt.Sprintf("eval file $T/slow.nix: nix did not finish within %s; raise --timeout", timeout)
+			if err == nil || replaceTempDirs(err.Error()) != early {
+				t.Errorf("nix never reached the node within %s:\n got  %v\n want %s", timeout, err, early)
+			}
+		}
+		return err
+	}, want: map[string]string{
+		"2.8 2.24 2.26 2.31": "eval node slow (file $T/slow.nix): nix did not finish within $TIMEOUT; raise --timeout",
+	}, vars: func() []string { return []string{"$TIMEOUT", timeout.String()} }}
 }
 
 // gitFlake evaluates node of a flake in hosts/, a git work tree whose
@@ -428,7 +460,11 @@ func TestErrorTable(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			want = strings.NewReplacer("$F", file, "$D", dir).Replace(want)
+			vars := []string{"$F", file, "$D", dir}
+			if c.vars != nil {
+				vars = append(vars, c.vars()...)
+			}
+			want = strings.NewReplacer(vars...).Replace(want)
 			// The files of some cases are in folders of their own: $T.
 			got := replaceTempDirs(err.Error())
 			want = replaceTempDirs(want)
@@ -495,19 +531,4 @@ warning: Git tree '/src/hosts' is dirty
 	if want := "changed input nixpkgs, added input k8s-pod, dropped input old"; got != want {
 		t.Errorf("changes %q, want %q", got, want)
 	}
-}
-
-// cancelOnceRead cancels once a reader has the FIFO open: nix blocks in
-// the node's evaluation there. Its write end stays open until the test
-// ends, so that the reader never sees the end of the file.
-func cancelOnceRead(t *testing.T, fifo string, cancel func()) {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err == nil {
-			t.Cleanup(func() { f.Close() })
-			cancel()
-			return
-		}
-	}
-	cancel()
 }

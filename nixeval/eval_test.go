@@ -377,13 +377,38 @@ func TestEvalErrorNamesTheNode(t *testing.T) {
 
 // slowNode is a node that nix never finishes: it reads a named pipe that
 // nobody writes, and waits without CPU or memory. (A node that computes
-// for minutes grew nix by gigabytes within seconds.)
+// for minutes grew nix by gigabytes within seconds.) It reads another pipe
+// first, which awaitReached ends at once, to tell a test that nix is in
+// the node.
 func slowNode(t *testing.T) []Source {
-	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.fromJSON (builtins.readFile ./never-written); }`})
-	if err := syscall.Mkfifo(filepath.Join(dir, "never-written"), 0o600); err != nil {
-		t.Fatal(err)
+	dir := writeTree(t, map[string]string{"slow.nix": `{ systemd.services = builtins.seq (builtins.readFile ./reached) (builtins.fromJSON (builtins.readFile ./never-written)); }`})
+	for _, pipe := range []string{"reached", "never-written"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, pipe), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return mustSources(t, FileSource, filepath.Join(dir, "slow.nix"))
+}
+
+// awaitReached reports whether nix reached slowNode's node before ctx
+// ended: whether it opened the first pipe, which is then closed so that
+// nix reads it empty and goes on to wait on the second.
+func awaitReached(ctx context.Context, node []Source) bool {
+	pipe := filepath.Join(filepath.Dir(node[0].Path), "reached")
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		// Opening for writing without blocking fails until a reader has it.
+		if f, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
 }
 
 // requireNixGone fails when a nix that the counting wrapper started still

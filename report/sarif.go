@@ -1,12 +1,11 @@
 package report
 
 import (
+	"encoding/json"
 	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
-
-	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 )
 
 // SARIF 2.1.0 (OASIS), which GitHub's code scanning, Forgejo's and many
@@ -65,92 +64,164 @@ type SARIFResult struct {
 // was made in, which CI takes as the checkout's root.
 const srcRoot = "%SRCROOT%"
 
+// sarifSchema is where the schema of the log is published.
+const sarifSchema = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/main/sarif-2.1/schema/sarif-schema-2.1.0.json"
+
+// The log's own types hold only what podroles writes. (A library of every
+// SARIF object linked a JSON-schema validator whose start-up each run of
+// the checker paid, and wrote every empty list and default there is.)
+type (
+	sarifLog struct {
+		Schema  string     `json:"$schema"`
+		Version string     `json:"version"`
+		Runs    []sarifRun `json:"runs"`
+	}
+	sarifRun struct {
+		Tool               sarifTool                `json:"tool"`
+		OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds,omitempty"`
+		Invocations        []sarifInvocation        `json:"invocations,omitempty"`
+		Results            []sarifResult            `json:"results"`
+	}
+	sarifTool struct {
+		Driver sarifDriver `json:"driver"`
+	}
+	sarifDriver struct {
+		Name           string           `json:"name"`
+		Version        string           `json:"version,omitempty"`
+		InformationURI string           `json:"informationUri,omitempty"`
+		Rules          []sarifRuleEntry `json:"rules,omitempty"`
+	}
+	sarifRuleEntry struct {
+		ID                   string         `json:"id"`
+		Name                 string         `json:"name,omitempty"`
+		ShortDescription     sarifText      `json:"shortDescription"`
+		FullDescription      sarifText      `json:"fullDescription"`
+		Help                 sarifText      `json:"help"`
+		DefaultConfiguration sarifConfig    `json:"defaultConfiguration"`
+		Properties           map[string]any `json:"properties,omitempty"`
+	}
+	sarifConfig struct {
+		Level string `json:"level"`
+	}
+	sarifText struct {
+		Text     string `json:"text"`
+		Markdown string `json:"markdown,omitempty"`
+	}
+	sarifResult struct {
+		RuleID              string            `json:"ruleId"`
+		RuleIndex           *int              `json:"ruleIndex,omitempty"`
+		Level               string            `json:"level"`
+		Message             sarifText         `json:"message"`
+		Locations           []sarifPlace      `json:"locations,omitempty"`
+		RelatedLocations    []sarifPlace      `json:"relatedLocations,omitempty"`
+		PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
+		Properties          map[string]any    `json:"properties,omitempty"`
+	}
+	sarifPlace struct {
+		ID               *int `json:"id,omitempty"`
+		PhysicalLocation struct {
+			ArtifactLocation sarifArtifact `json:"artifactLocation"`
+			Region           *sarifRegion  `json:"region,omitempty"`
+		} `json:"physicalLocation"`
+		Message *sarifText `json:"message,omitempty"`
+	}
+	sarifArtifact struct {
+		URI       string `json:"uri"`
+		URIBaseID string `json:"uriBaseId,omitempty"`
+	}
+	sarifRegion struct {
+		StartLine   int `json:"startLine"`
+		StartColumn int `json:"startColumn,omitempty"`
+	}
+	sarifInvocation struct {
+		ExecutionSuccessful        bool                `json:"executionSuccessful"`
+		ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+	}
+	sarifNotification struct {
+		Level     string       `json:"level"`
+		Message   sarifText    `json:"message"`
+		Locations []sarifPlace `json:"locations,omitempty"`
+	}
+)
+
 // WriteSARIF writes a SARIF 2.1.0 log of one run. Relative files are
 // relative to base (an absolute folder, or "" when unknown). failures,
 // when there are any, are what kept the tool from running to its end:
 // the run's invocation then did not succeed, and has each as a
 // notification (of its Level, Message and Location).
 func WriteSARIF(w io.Writer, tool SARIFTool, base string, rules []SARIFRule, results []SARIFResult, failures []SARIFResult) error {
-	driver := sarif.NewToolComponent().WithName(tool.Name)
-	if tool.Version != "" {
-		driver.WithVersion(tool.Version)
-	}
-	if tool.InformationURI != "" {
-		driver.WithInformationURI(tool.InformationURI)
-	}
-	run := sarif.NewRun().WithTool(sarif.NewTool().WithDriver(driver))
+	run := sarifRun{Results: []sarifResult{}}
+	run.Tool.Driver = sarifDriver{Name: tool.Name, Version: tool.Version, InformationURI: tool.InformationURI}
 	if base != "" {
 		root := (&url.URL{Scheme: "file", Path: strings.TrimSuffix(filepath.ToSlash(base), "/") + "/"}).String()
-		// (AddOriginalUriBaseId writes into a map it has not made.)
-		run.WithOriginalUriBaseIds(map[string]sarif.ArtifactLocation{srcRoot: *sarif.NewArtifactLocation().WithURI(root)})
+		run.OriginalURIBaseIDs = map[string]sarifArtifact{srcRoot: {URI: root}}
 	}
-	for _, r := range rules {
-		props := sarif.NewPropertyBag().WithTags(r.Tags)
+	ruleIndex := map[string]int{}
+	for i, r := range rules {
+		ruleIndex[r.ID] = i
+		props := map[string]any{}
 		for k, v := range r.Properties {
-			props.Add(k, v)
+			props[k] = v
 		}
-		run.AddRule(r.ID).
-			WithName(r.Name).
-			WithShortDescription(sarif.NewMultiformatMessageString().WithText(r.Description)).
-			WithFullDescription(sarif.NewMultiformatMessageString().WithText(r.Description)).
-			WithHelp(sarif.NewMultiformatMessageString().WithText(r.Description).WithMarkdown(r.Help)).
-			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(r.Level)).
-			WithProperties(props)
+		if len(r.Tags) > 0 {
+			props["tags"] = r.Tags
+		}
+		entry := sarifRuleEntry{ID: r.ID, Name: r.Name,
+			ShortDescription: sarifText{Text: r.Description}, FullDescription: sarifText{Text: r.Description},
+			Help: sarifText{Text: r.Description, Markdown: r.Help}, Properties: props}
+		entry.DefaultConfiguration.Level = r.Level
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, entry)
 	}
 	for _, res := range results {
-		result := run.CreateResultForRule(res.RuleID).
-			WithLevel(res.Level).
-			WithMessage(sarif.NewTextMessage(res.Message))
+		result := sarifResult{RuleID: res.RuleID, Level: res.Level, Message: sarifText{Text: res.Message}, Properties: res.Properties}
+		if i, ok := ruleIndex[res.RuleID]; ok {
+			result.RuleIndex = &i
+		}
 		if res.Location != nil {
-			result.AddLocation(sarifLocation(*res.Location, base))
+			result.Locations = []sarifPlace{sarifLocation(*res.Location, base)}
 		}
 		for i, rel := range res.Related {
-			result.AddRelatedLocation(sarifLocation(rel, base).WithID(i).WithMessage(sarif.NewTextMessage(rel.Message)))
+			place := sarifLocation(rel, base)
+			place.ID, place.Message = &i, &sarifText{Text: rel.Message}
+			result.RelatedLocations = append(result.RelatedLocations, place)
 		}
 		if res.Fingerprint != "" {
-			result.WithPartialFingerprints(map[string]string{"podrolesFinding/v1": res.Fingerprint})
+			result.PartialFingerprints = map[string]string{"podrolesFinding/v1": res.Fingerprint}
 		}
-		if len(res.Properties) > 0 {
-			props := sarif.NewPropertyBag()
-			for k, v := range res.Properties {
-				props.Add(k, v)
-			}
-			result.WithProperties(props)
-		}
+		run.Results = append(run.Results, result)
 	}
 	if len(failures) > 0 {
-		invocation := sarif.NewInvocation().WithExecutionSuccessful(false)
+		invocation := sarifInvocation{ExecutionSuccessful: false}
 		for _, f := range failures {
-			n := sarif.NewNotification().WithLevel(f.Level).WithMessage(sarif.NewTextMessage(f.Message))
+			n := sarifNotification{Level: f.Level, Message: sarifText{Text: f.Message}}
 			if f.Location != nil {
-				n.WithLocations([]*sarif.Location{sarifLocation(*f.Location, base)})
+				n.Locations = []sarifPlace{sarifLocation(*f.Location, base)}
 			}
-			invocation.AddToolExecutionNotification(n)
+			invocation.ToolExecutionNotifications = append(invocation.ToolExecutionNotifications, n)
 		}
-		run.AddInvocation(invocation)
+		run.Invocations = []sarifInvocation{invocation}
 	}
-	log := sarif.NewReport()
-	log.AddRun(run)
-	return log.PrettyWrite(w)
+	out, err := json.MarshalIndent(sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
 }
 
-func sarifLocation(l SARIFLocation, base string) *sarif.Location {
-	artifact := sarif.NewArtifactLocation()
+func sarifLocation(l SARIFLocation, base string) sarifPlace {
+	var place sarifPlace
+	artifact := &place.PhysicalLocation.ArtifactLocation
 	if filepath.IsAbs(l.File) {
-		artifact.WithURI((&url.URL{Scheme: "file", Path: filepath.ToSlash(l.File)}).String())
+		artifact.URI = (&url.URL{Scheme: "file", Path: filepath.ToSlash(l.File)}).String()
 	} else {
-		artifact.WithURI((&url.URL{Path: filepath.ToSlash(l.File)}).String())
+		artifact.URI = (&url.URL{Path: filepath.ToSlash(l.File)}).String()
 		if base != "" {
-			artifact.WithURIBaseID(srcRoot)
+			artifact.URIBaseID = srcRoot
 		}
 	}
-	physical := sarif.NewPhysicalLocation().WithArtifactLocation(artifact)
 	if l.Line > 0 {
-		region := sarif.NewRegion().WithStartLine(l.Line)
-		if l.Column > 0 {
-			region.WithStartColumn(l.Column)
-		}
-		physical.WithRegion(region)
+		place.PhysicalLocation.Region = &sarifRegion{StartLine: l.Line, StartColumn: max(l.Column, 0)}
 	}
-	return sarif.NewLocationWithPhysicalLocation(physical)
+	return place
 }

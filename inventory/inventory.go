@@ -90,6 +90,9 @@ type Rotation struct {
 	Restart *SecretRef `json:"restart,omitempty"`
 	// NoRestart is a KV field secret without restart.
 	NoRestart *SecretRef `json:"noRestart,omitempty"`
+	// ReaderPassword is the secret of the ldap role that holds the
+	// reader's password (its KV entry is the one the main pod renders).
+	ReaderPassword *SecretRef `json:"readerPassword,omitempty"`
 }
 
 // SecretRef is one secret of a role.
@@ -515,7 +518,9 @@ func (inv *Inventory) Validate() error {
 		return fmt.Errorf("portal.url: missing")
 	}
 	if r := inv.Rotation; r != nil {
-		for field, ref := range map[string]*SecretRef{"rotation.restart": r.Restart, "rotation.noRestart": r.NoRestart} {
+		refs := map[string]*SecretRef{"rotation.restart": r.Restart, "rotation.noRestart": r.NoRestart, "rotation.readerPassword": r.ReaderPassword}
+		for _, field := range slices.Sorted(maps.Keys(refs)) {
+			ref := refs[field]
 			if ref == nil {
 				continue
 			}

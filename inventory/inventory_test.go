@@ -206,6 +206,8 @@ func TestDocsExampleLoads(t *testing.T) {
 	n := node()
 	n.LLDAP.Host = "directory-lldap.directory.svc.cluster.local"
 	n.PodRoles.Roles["lldap"].Secrets["key-seed"] = facts.Secret{Path: "secret/data/lldap/key-seed", Restart: true}
+	field, variable := "env", "LLDAP_LDAP_USER_PASS"
+	n.PodRoles.Roles["lldap"].Secrets["bind-password"] = facts.Secret{Path: "secret/data/lldap/authelia-bind", Field: &field, Variable: &variable}
 	url := "LLDAP_DATABASE_URL=postgres://{{ .Data.username }}:{{ .Data.password }}@postgres.directory.svc/lldap"
 	n.PodRoles.Roles["lldap"].Secrets["db.env"] = facts.Secret{Path: "database/creds/lldap", Template: &url, Restart: true}
 	data, _ := facts.Marshal(&facts.Document{Version: facts.FactsVersion, Nodes: []*facts.Node{n}})
@@ -214,7 +216,7 @@ func TestDocsExampleLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("docs/inventory.md's example: %v", err)
 	}
-	if inv.LDAP == nil || inv.Postgres == nil || inv.OpenBao == nil || inv.Portal == nil || inv.Rotation == nil || inv.Cluster == nil || len(inv.Roles["lldap"].Pods) != 2 {
+	if inv.LDAP == nil || inv.Postgres == nil || inv.OpenBao == nil || inv.Portal == nil || inv.Rotation == nil || inv.Rotation.ReaderPassword == nil || inv.Cluster == nil || len(inv.Roles["lldap"].Pods) != 2 {
 		t.Errorf("docs/inventory.md's example lacks a part: %+v", inv)
 	}
 	if inv.Portal.CAFile != filepath.Join(dir, "tls", "ca.pem") {

@@ -177,7 +177,7 @@ func (r *RealPods) deploy(ctx context.Context, w *podWorld) error {
 	if w.podroles, err = r.env.site.podroles(); err != nil {
 		return err
 	}
-	if _, ok := readerPasswordSecret(w.node); ok {
+	if _, _, ok := readerPasswordSecret(w.node); ok {
 		if w.bao = cmp.Or(servers.Find("vault"), servers.Find("bao")); w.bao == "" {
 			return errors.New("the main pod's OpenBao agent (the stand-in of unit openbao-agent) runs Vault's program from the host, and none was found (make servers)")
 		}
@@ -289,7 +289,7 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 		}
 	}
 	// The main pod's agent reads the KV entry of the reader's password.
-	if secret, ok := readerPasswordSecret(w.node); ok {
+	if _, secret, ok := readerPasswordSecret(w.node); ok {
 		readers[plan.MainRole] = map[string]facts.Secret{"": secret}
 	}
 	for _, r := range slices.Sorted(maps.Keys(readers)) {
@@ -329,7 +329,7 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 // reader's password is the directory's own (the password of its reader
 // user), which the main pod's agent renders for the reader.
 func (w *podWorld) seedKV(ctx context.Context) error {
-	reader, hasReader := readerPasswordSecret(w.node)
+	_, reader, hasReader := readerPasswordSecret(w.node)
 	want := map[string]map[string]any{}
 	for _, r := range w.node.RoleNames() {
 		role := w.node.PodRoles.Roles[r]
@@ -540,7 +540,7 @@ func (w *podWorld) nodeFiles(ctx context.Context, d *appsv1.Deployment, c *corev
 			caFiles = append(caFiles, *f)
 		}
 	}
-	secret, rendered := readerPasswordSecret(n)
+	_, secret, rendered := readerPasswordSecret(n)
 	files := map[string][]byte{}
 	if n.LLDAP.ReaderBindPasswordFile != nil && !rendered {
 		files["bind-password"] = []byte(w.r.env.site.secrets.bind)
@@ -564,21 +564,21 @@ const roleBindPasswordSecret = "bind-password"
 
 // readerPasswordSecret is the KV entry that the main pod's agent renders
 // into fediversity.lldap.readerBindPasswordFile: the one the sidecar of
-// the lldap role reads for its roleBindPasswordSecret (Known Deviations).
-// False where the node gives no reader's file, or its lldap role no such
-// secret of a KV field.
-func readerPasswordSecret(n *facts.Node) (facts.Secret, bool) {
+// the lldap role reads for its roleBindPasswordSecret (Known Deviations),
+// and that role. False where the node gives no reader's file, or its
+// lldap role no such secret of a KV field.
+func readerPasswordSecret(n *facts.Node) (string, facts.Secret, bool) {
 	if n.LLDAP.ReaderBindPasswordFile == nil {
-		return facts.Secret{}, false
+		return "", facts.Secret{}, false
 	}
 	for _, r := range n.RoleNames() {
 		role := n.PodRoles.Roles[r]
 		if role.Requested() && role.Service != nil && *role.Service == "lldap" {
 			s, ok := role.Secrets[roleBindPasswordSecret]
-			return s, ok && s.Field != nil
+			return r, s, ok && s.Field != nil
 		}
 	}
-	return facts.Secret{}, false
+	return "", facts.Secret{}, false
 }
 
 // mainAgent lets the main pod's OpenBao agent (the stand-in of the
@@ -978,8 +978,14 @@ func (rp *RealPods) writeInventory() error {
 		}
 	}
 	inv.OpenBao = &inventory.OpenBao{Address: rp.env.OpenBaoURL(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}
-	if restart != nil || noRestart != nil {
-		inv.Rotation = &inventory.Rotation{Restart: restart, NoRestart: noRestart}
+	// The reader's password is the lldap role's, which the main pod's
+	// agent renders too (mainAgent).
+	var readerPassword *inventory.SecretRef
+	if r, _, ok := readerPasswordSecret(n); ok && inv.LDAP != nil {
+		readerPassword = &inventory.SecretRef{Role: r, File: roleBindPasswordSecret}
+	}
+	if restart != nil || noRestart != nil || readerPassword != nil {
+		inv.Rotation = &inventory.Rotation{Restart: restart, NoRestart: noRestart, ReaderPassword: readerPassword}
 	}
 	if inv.Roles["authelia"] != nil && len(rp.env.Faults.CertNames) == 0 {
 		inv.Portal = &inventory.Portal{

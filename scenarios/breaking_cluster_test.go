@@ -590,6 +590,12 @@ func mainAgentReadsElsewhere(t *testing.T, ctx context.Context, w *realWorld) fu
 	}
 }
 
+// mainAgentRendersDaily gives the main pod's OpenBao agent a render
+// interval of a day, as an agent left at a long default would have.
+func mainAgentRendersDaily(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return replaceInConfig(w.env.Cluster.Name, false, w.env.Cluster.Name+"-agent", "agent.json", `"static_secret_render_interval": "2s"`, `"static_secret_render_interval": "24h"`)(t, ctx, w)
+}
+
 // autheliaMetricsElsewhere serves authelia's metrics at another path than
 // the node's: the Service still points scrapers at the node's.
 var autheliaMetricsElsewhere = replaceInConfig("directory-authelia", true, "directory-authelia-podroles", "configuration.yml", "tcp://:9959/metrics", "tcp://:9959/elsewhere")
@@ -846,6 +852,15 @@ func clusterCases() map[string][]breakingCase {
 			breakCluster: mainAgentReadsElsewhere,
 			run:          "ldap/reader-password-from-kv",
 			reasons:      []string{"the main pod's /var/lib/lldap-reader/bind-password (16 bytes) not field env of secret/data/lldap/authelia-bind, variable LLDAP_LDAP_USER_PASS with no line end"},
+		}},
+		"rotation/reader-password-follows-rotation": {{
+			// The main pod's agent renders the entry when it starts, and
+			// not again within the scenario: its copy is right until the
+			// first rotation.
+			name: "the main pod's agent rendering the reader's password once a day", where: onCluster,
+			breakCluster: mainAgentRendersDaily,
+			run:          "rotation/reader-password-follows-rotation",
+			reasons:      []string{"the main pod's /var/lib/lldap-reader/bind-password (", " bytes) not the new value (32 bytes)"},
 		}},
 		"deployments/ports-from-main-pod": {
 			{

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
@@ -151,17 +152,33 @@ func needsReaderPassword(w world.World) string {
 // breaks every reader at the first rotation. The file is compared as the
 // reader binds with it, less a final line end.
 func readerPasswordFromKV(ctx context.Context, s *State) error {
-	l := s.Inv.LDAP
-	role := s.Inv.Roles[l.Role]
-	secret := role.Secrets[roleBindPasswordSecret]
 	bao, err := baoClient(s)
 	if err != nil {
 		return err
 	}
-	expect := describeField(secret)
-	probe := poll.Probe{Endpoint: fmt.Sprintf("the main pod's %s and %s in the pods of role %s", l.BindPasswordFile, roleBindPasswordSecret, l.Role), Expect: "each to hold " + expect, Within: s.Patience}
+	return readerCopiesHold(ctx, s, s.Patience, "", func(ctx context.Context) (string, error) {
+		return fieldValue(ctx, bao, readerPassword(s.Inv))
+	})
+}
+
+// readerPassword is the lldap role's secret that holds the reader's
+// password.
+func readerPassword(inv *inventory.Inventory) facts.Secret {
+	return inv.Roles[inv.LDAP.Role].Secrets[roleBindPasswordSecret]
+}
+
+// readerCopiesHold waits within patience until the main pod's reader's
+// password file and the lldap role's copies each hold what want reads;
+// what names that value in the failure (by default the KV field).
+func readerCopiesHold(ctx context.Context, s *State, within time.Duration, what string, want func(context.Context) (string, error)) error {
+	l := s.Inv.LDAP
+	role := s.Inv.Roles[l.Role]
+	if what == "" {
+		what = describeField(readerPassword(s.Inv))
+	}
+	probe := poll.Probe{Endpoint: fmt.Sprintf("the main pod's %s and %s in the pods of role %s", l.BindPasswordFile, roleBindPasswordSecret, l.Role), Expect: "each to hold " + what, Within: within}
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		want, err := fieldValue(ctx, bao, secret)
+		want, err := want(ctx)
 		if err != nil {
 			return err
 		}
@@ -183,9 +200,9 @@ func readerPasswordFromKV(ctx context.Context, s *State) error {
 			}
 		}
 		if len(differ) > 0 {
-			return poll.Saw("%s not %s (%d bytes)", strings.Join(differ, ", "), expect, len(want))
+			return poll.Saw("%s not %s (%d bytes)", strings.Join(differ, ", "), what, len(want))
 		}
-		s.Note("the main pod's %s holds %s, as %s does in the %d pods of role %s", l.BindPasswordFile, expect, roleBindPasswordSecret, len(role.Pods), l.Role)
+		s.Note("the main pod's %s holds %s, as %s does in the %d pods of role %s", l.BindPasswordFile, what, roleBindPasswordSecret, len(role.Pods), l.Role)
 		return nil
 	})
 }

@@ -52,6 +52,17 @@ var rotationSuite = &Suite{
 		kvRotation("secret-without-restart-restarts-nothing", false,
 			"a new value of a KV secret without restart reaches each pod's file and restarts nothing, from the new value until the old one is back (an exit while a secret with restart changed too is inconclusive)"),
 		{
+			Name:       "reader-password-follows-rotation",
+			Spec:       []string{"SC-004", "Known Deviations"},
+			Doc:        "a new value of the reader's password in its KV entry reaches the main pod's file (fediversity.lldap.readerBindPasswordFile) and the lldap role's bind-password in each pod, as every reader needs after a rotation; the old value is put back",
+			Skip:       needsReaderPasswordRotation,
+			Window:     renderWindow(func(inv *inventory.Inventory) string { return inv.LDAP.Role }),
+			Exclusive:  true,
+			Disruptive: true,
+			Uses:       []Capability{capPodStatus, capExec},
+			Steps:      Checks(Check{Name: "write a new reader's password and compare every copy", Do: readerPasswordRotated}),
+		},
+		{
 			Name:       "sidecar-restart-restarts-nothing",
 			Spec:       []string{"US1-13"},
 			Doc:        "a restart of the sidecar of a pod whose secrets with restart are all KV entries (their value is the same at a new read) rewrites none of them and restarts nothing, for the agent's render interval and the time a restart takes",
@@ -553,9 +564,8 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	raw := make([]byte, 24)
 	rand.Read(raw)
 	want := base64.RawURLEncoding.EncodeToString(raw)
-	data[*sec.Field] = want
-	if sec.Encoding != nil && *sec.Encoding == "base64" {
-		data[*sec.Field] = base64.StdEncoding.EncodeToString([]byte(want))
+	if err := setFieldValue(data, sec, want); err != nil {
+		return poll.Permanent(err)
 	}
 	before := map[string]*inventory.PodStatus{}
 	files := map[string][]byte{}
@@ -644,6 +654,72 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 			errs = append(errs, restartsNothing(lookCtx, s, pod, r, before[pod.Name], others[pod.Name], 0, fmt.Sprintf("pod %s to have left its service running from the new value of %s until the old one was back (%s)", pod.Name, file, window)))
 		}
 	}
+	return joinErrors(errs)
+}
+
+// needsReaderPasswordRotation says why the reader's password may not be
+// given a new value here.
+func needsReaderPasswordRotation(w world.World) string {
+	if why := needsReaderPassword(w); why != "" {
+		return why
+	}
+	inv := w.Inventory()
+	want := inventory.SecretRef{Role: inv.LDAP.Role, File: roleBindPasswordSecret}
+	if inv.Rotation == nil || inv.Rotation.ReaderPassword == nil || *inv.Rotation.ReaderPassword != want {
+		return fmt.Sprintf("the inventory's rotation does not let the suite write the reader's password (rotation.readerPassword: {role: %s, file: %s})", want.Role, want.File)
+	}
+	return needsRotation(w, want.Role, false)
+}
+
+// readerPasswordRotated writes a new reader's password into its KV entry
+// and waits until the main pod's file and the role's copies all hold it:
+// a main pod that rendered it once, or from another entry, keeps a
+// password the directory no longer takes after a rotation. The old value
+// is put back, and every copy must hold it again.
+func readerPasswordRotated(ctx context.Context, s *State) error {
+	sec := readerPassword(s.Inv)
+	role := s.Inv.LDAP.Role
+	pods, err := podsOf(s.Inv, role)
+	if err != nil {
+		return err
+	}
+	bao, err := baoClient(s)
+	if err != nil {
+		return err
+	}
+	data, err := bao.KV(ctx, sec.Path)
+	if err != nil {
+		return err
+	}
+	original := maps.Clone(data)
+	raw := make([]byte, 24)
+	rand.Read(raw)
+	want := base64.RawURLEncoding.EncodeToString(raw)
+	if err := setFieldValue(data, sec, want); err != nil {
+		return poll.Permanent(err)
+	}
+	files := map[string][]byte{}
+	for _, pod := range pods {
+		if files[pod.Name], err = readPodSecret(ctx, s, pod, roleBindPasswordSecret); err != nil {
+			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
+		}
+	}
+	render, _ := agentRender(ctx, s.World, role)
+	if err := bao.Write(ctx, sec.Path, map[string]any{"data": data}); err != nil {
+		return err
+	}
+	s.Note("wrote a new reader's password into %s", describeField(sec))
+	// The agents render a KV entry again once each render interval.
+	errs := []error{readerCopiesHold(ctx, s, render+s.Patience, "the new value", func(context.Context) (string, error) { return want, nil })}
+	// The deployment is left as it was found, the old value in every copy.
+	restarted := map[string]bool{}
+	for _, pod := range pods {
+		restarted[pod.Name] = sec.Restart
+	}
+	errs = append(errs, putBack(ctx, s, bao, pods, kvChange{path: sec.Path, file: roleBindPasswordSecret, data: original, files: files, restarted: restarted, render: render}))
+	backCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), render+s.Patience)
+	defer cancel()
+	errs = append(errs, readerCopiesHold(backCtx, s, render+s.Patience, "", func(ctx context.Context) (string, error) { return fieldValue(ctx, bao, sec) }))
 	return joinErrors(errs)
 }
 

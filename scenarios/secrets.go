@@ -210,6 +210,12 @@ func fieldValue(ctx context.Context, bao *openbao.Client, s facts.Secret) (strin
 	if err != nil {
 		return "", err
 	}
+	return fieldOf(data, s)
+}
+
+// fieldOf is what the file of a field secret holds for data, a KV entry's
+// data.
+func fieldOf(data map[string]any, s facts.Secret) (string, error) {
 	v, ok := data[*s.Field].(string)
 	if !ok {
 		return "", poll.Permanent(fmt.Errorf("%s has no string field %s", s.Path, *s.Field))
@@ -230,6 +236,30 @@ func fieldValue(ctx context.Context, bao *openbao.Client, s facts.Secret) (strin
 		return "", poll.Permanent(fmt.Errorf("field %s of %s has no variable %s", *s.Field, s.Path, *s.Variable))
 	}
 	return v, nil
+}
+
+// setFieldValue puts v into data, a KV entry's data, so that the file of
+// the field secret s holds v: fieldOf's inverse.
+func setFieldValue(data map[string]any, s facts.Secret, v string) error {
+	if s.Variable != nil {
+		held, _ := data[*s.Field].(string)
+		lines := strings.Split(held, "\n")
+		found := false
+		for i, line := range lines {
+			if strings.HasPrefix(line, *s.Variable+"=") {
+				lines[i], found = *s.Variable+"="+v, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("field %s of %s has no variable %s", *s.Field, s.Path, *s.Variable)
+		}
+		v = strings.Join(lines, "\n")
+	}
+	if s.Encoding != nil && *s.Encoding == "base64" {
+		v = base64.StdEncoding.EncodeToString([]byte(v))
+	}
+	data[*s.Field] = v
+	return nil
 }
 
 var templateAction = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)

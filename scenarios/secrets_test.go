@@ -1,9 +1,13 @@
 package scenarios
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/fediversity/podroles/facts"
 )
 
 // A file of the second that the kubelet's start names is tied with it.
@@ -15,5 +19,38 @@ func TestTiedWithStart(t *testing.T) {
 	}
 	if got := tiedWithStart(written, time.Unix(100, 5)); got != nil {
 		t.Errorf("a start to the nanosecond ties nothing: %v", got)
+	}
+}
+
+// TestSetFieldValue writes a value into a KV entry's data as each kind of
+// field secret holds it, and reads it back as the agents render it; the
+// entry's other variables and fields are kept.
+func TestSetFieldValue(t *testing.T) {
+	field, variable, base64 := "env", "PASS", "base64"
+	for _, c := range []struct {
+		name   string
+		secret facts.Secret
+		data   map[string]any
+		want   map[string]any
+	}{
+		{"plain", facts.Secret{Field: &field}, map[string]any{"env": "old", "other": "x"}, map[string]any{"env": "new", "other": "x"}},
+		{"base64", facts.Secret{Field: &field, Encoding: &base64}, map[string]any{"env": "b2xk"}, map[string]any{"env": "bmV3"}},
+		{"variable", facts.Secret{Field: &field, Variable: &variable}, map[string]any{"env": "A=1\nPASS=old\nB=2\n"}, map[string]any{"env": "A=1\nPASS=new\nB=2\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := setFieldValue(c.data, c.secret, "new"); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.data, c.want) {
+				t.Errorf("data = %q, want %q", c.data, c.want)
+			}
+			if got, err := fieldOf(c.data, c.secret); err != nil || got != "new" {
+				t.Errorf("read back %q, %v", got, err)
+			}
+		})
+	}
+	// A variable the entry lacks is no place to write.
+	if err := setFieldValue(map[string]any{"env": "A=1\n"}, facts.Secret{Path: "secret/data/x", Field: &field, Variable: &variable}, "new"); err == nil || !strings.Contains(err.Error(), "has no variable PASS") {
+		t.Errorf("err = %v", err)
 	}
 }

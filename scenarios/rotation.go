@@ -539,6 +539,43 @@ func kvSecret(inv *inventory.Inventory, restart bool) *inventory.SecretRef {
 	return inv.Rotation.NoRestart
 }
 
+// fieldWrite is a new value of a KV field secret, not yet written.
+type fieldWrite struct {
+	// pods are the role's, which the new value must reach.
+	pods []inventory.Endpoint
+	bao  *openbao.Client
+	// data is the entry with the new value, original as it was.
+	data, original map[string]any
+	// want is what the secret's file must hold.
+	want string
+}
+
+// newFieldValue reads the KV entry of a role's field secret and puts a
+// new random value in it. Nothing is written for a role with no pod to
+// watch.
+func newFieldValue(ctx context.Context, s *State, role string, sec facts.Secret) (*fieldWrite, error) {
+	pods, err := podsOf(s.Inv, role)
+	if err != nil {
+		return nil, err
+	}
+	bao, err := baoClient(s)
+	if err != nil {
+		return nil, err
+	}
+	data, err := bao.KV(ctx, sec.Path)
+	if err != nil {
+		return nil, err
+	}
+	original := maps.Clone(data)
+	raw := make([]byte, 24)
+	rand.Read(raw)
+	want := base64.RawURLEncoding.EncodeToString(raw)
+	if err := setFieldValue(data, sec, want); err != nil {
+		return nil, poll.Permanent(err)
+	}
+	return &fieldWrite{pods: pods, bao: bao, data: data, original: original, want: want}, nil
+}
+
 // newKVValue writes a new value of a KV secret and watches each pod: the
 // file gets it, and the service restarts in the same pod exactly when the
 // secret has restart.
@@ -547,26 +584,11 @@ func newKVValue(ctx context.Context, s *State, restart bool) error {
 	role, file := ref.Role, ref.File
 	r := s.Inv.Roles[role]
 	sec := r.Secrets[file]
-	// Nothing is written for a role with no pod to watch.
-	pods, err := podsOf(s.Inv, role)
+	kw, err := newFieldValue(ctx, s, role, sec)
 	if err != nil {
 		return err
 	}
-	bao, err := baoClient(s)
-	if err != nil {
-		return err
-	}
-	data, err := bao.KV(ctx, sec.Path)
-	if err != nil {
-		return err
-	}
-	original := maps.Clone(data)
-	raw := make([]byte, 24)
-	rand.Read(raw)
-	want := base64.RawURLEncoding.EncodeToString(raw)
-	if err := setFieldValue(data, sec, want); err != nil {
-		return poll.Permanent(err)
-	}
+	pods, bao, data, original, want := kw.pods, kw.bao, kw.data, kw.original, kw.want
 	before := map[string]*inventory.PodStatus{}
 	files := map[string][]byte{}
 	// The other secrets with restart, whose new values would restart the
@@ -679,25 +701,11 @@ func needsReaderPasswordRotation(w world.World) string {
 func readerPasswordRotated(ctx context.Context, s *State) error {
 	sec := readerPassword(s.Inv)
 	role := s.Inv.LDAP.Role
-	pods, err := podsOf(s.Inv, role)
+	kw, err := newFieldValue(ctx, s, role, sec)
 	if err != nil {
 		return err
 	}
-	bao, err := baoClient(s)
-	if err != nil {
-		return err
-	}
-	data, err := bao.KV(ctx, sec.Path)
-	if err != nil {
-		return err
-	}
-	original := maps.Clone(data)
-	raw := make([]byte, 24)
-	rand.Read(raw)
-	want := base64.RawURLEncoding.EncodeToString(raw)
-	if err := setFieldValue(data, sec, want); err != nil {
-		return poll.Permanent(err)
-	}
+	pods, bao, data, original, want := kw.pods, kw.bao, kw.data, kw.original, kw.want
 	files := map[string][]byte{}
 	for _, pod := range pods {
 		if files[pod.Name], err = readPodSecret(ctx, s, pod, roleBindPasswordSecret); err != nil {

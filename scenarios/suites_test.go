@@ -82,7 +82,7 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, "run slapd standing in for lldap") {
 				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
 			}
-		case id == readerPasswordFromKV:
+		case readerPasswordScenarios[id]:
 			// The local lldap role has no bind-password secret (the real
 			// node's has, and runs it).
 			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, "has no secret bind-password") {
@@ -103,8 +103,8 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 			t.Errorf("%s is not marked seeded: %q", id, r.Seeded)
 		}
 	}
-	if len(results) != 23 {
-		t.Errorf("ran %d scenarios, want 23", len(results))
+	if len(results) != 24 {
+		t.Errorf("ran %d scenarios, want 24", len(results))
 	}
 	for _, id := range []string{"rotation/new-credential-restarts-authelia", "rotation/new-credential-restarts-lldap-replicas"} {
 		if r := results[id]; r != nil && r.Status == scenarios.Passed {
@@ -147,7 +147,7 @@ func TestSuitesSameOnBothProviders(t *testing.T) {
 			t.Errorf("%s: %s on processes, %v on containers", id, r.Status, c)
 		}
 		// Only lldap's HTTP API is not here, and no cluster.
-		if skip := strings.HasPrefix(id, "lldap-http/") || strings.HasPrefix(id, "deployments/") || strings.HasPrefix(id, "units/") || id == readerPasswordFromKV; skip == (r.Status == scenarios.Passed) {
+		if skip := strings.HasPrefix(id, "lldap-http/") || strings.HasPrefix(id, "deployments/") || strings.HasPrefix(id, "units/") || readerPasswordScenarios[id]; skip == (r.Status == scenarios.Passed) {
 			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
 		}
 	}
@@ -265,6 +265,6 @@ func probeAnswersAsTheReader(t *testing.T, env *localenv.Env) {
 	}
 }
 
-// readerPasswordFromKV runs only where the lldap role has a bind-password
-// secret: on the real node, not in the local environment.
-const readerPasswordFromKV = "ldap/reader-password-from-kv"
+// readerPasswordScenarios run only where the lldap role has a
+// bind-password secret: on the real node, not in the local environment.
+var readerPasswordScenarios = map[string]bool{"ldap/reader-password-from-kv": true, "rotation/reader-password-follows-rotation": true}

@@ -5,7 +5,7 @@
 buildGoModule {
   inherit pname version src;
   # `go mod vendor` of go.mod; flaketest checks it against go.mod.
-  vendorHash = "sha256-rG/wgaiVdJRf5QS9rM7deOB0MvTL7ig3qR9LgJOrCwA=";
+  vendorHash = "sha256-nxqNfV5r4snp20/6BEO37JK+dkZVxZ2gpdPTIpIDgSQ=";
   subPackages = [ "cmd/${pname}" ];
   env.CGO_ENABLED = 0;
   ldflags = [ "-s" "-w" "-X main.version=${version}" ];

@@ -241,8 +241,17 @@ func fieldOf(data map[string]any, s facts.Secret) (string, error) {
 // setFieldValue puts v into data, a KV entry's data, so that the file of
 // the field secret s holds v: fieldOf's inverse.
 func setFieldValue(data map[string]any, s facts.Secret, v string) error {
+	base64Field := s.Encoding != nil && *s.Encoding == "base64"
 	if s.Variable != nil {
 		held, _ := data[*s.Field].(string)
+		if base64Field {
+			// The variables are in the decoded field, as fieldOf reads them.
+			decoded, err := base64.StdEncoding.DecodeString(held)
+			if err != nil {
+				return fmt.Errorf("field %s of %s is not base64: %w", *s.Field, s.Path, err)
+			}
+			held = string(decoded)
+		}
 		lines := strings.Split(held, "\n")
 		found := false
 		for i, line := range lines {
@@ -255,7 +264,7 @@ func setFieldValue(data map[string]any, s facts.Secret, v string) error {
 		}
 		v = strings.Join(lines, "\n")
 	}
-	if s.Encoding != nil && *s.Encoding == "base64" {
+	if base64Field {
 		v = base64.StdEncoding.EncodeToString([]byte(v))
 	}
 	data[*s.Field] = v

@@ -36,6 +36,8 @@ func TestSetFieldValue(t *testing.T) {
 		{"plain", facts.Secret{Field: &field}, map[string]any{"env": "old", "other": "x"}, map[string]any{"env": "new", "other": "x"}},
 		{"base64", facts.Secret{Field: &field, Encoding: &base64}, map[string]any{"env": "b2xk"}, map[string]any{"env": "bmV3"}},
 		{"variable", facts.Secret{Field: &field, Variable: &variable}, map[string]any{"env": "A=1\nPASS=old\nB=2\n"}, map[string]any{"env": "A=1\nPASS=new\nB=2\n"}},
+		// base64 of "A=1\nPASS=old\n", then of "A=1\nPASS=new\n".
+		{"variable in base64", facts.Secret{Field: &field, Variable: &variable, Encoding: &base64}, map[string]any{"env": "QT0xClBBU1M9b2xkCg=="}, map[string]any{"env": "QT0xClBBU1M9bmV3Cg=="}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := setFieldValue(c.data, c.secret, "new"); err != nil {

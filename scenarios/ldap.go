@@ -156,8 +156,9 @@ func readerPasswordFromKV(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	return readerCopiesHold(ctx, s, s.Patience, "", func(ctx context.Context) (string, error) {
-		return fieldValue(ctx, bao, readerPassword(s.Inv))
+	secret := readerPassword(s.Inv)
+	return readerCopiesHold(ctx, s, s.Patience, describeField(secret), func(ctx context.Context) (string, error) {
+		return fieldValue(ctx, bao, secret)
 	})
 }
 
@@ -169,13 +170,10 @@ func readerPassword(inv *inventory.Inventory) facts.Secret {
 
 // readerCopiesHold waits within patience until the main pod's reader's
 // password file and the lldap role's copies each hold what want reads;
-// what names that value in the failure (by default the KV field).
+// what names that value in the failure.
 func readerCopiesHold(ctx context.Context, s *State, within time.Duration, what string, want func(context.Context) (string, error)) error {
 	l := s.Inv.LDAP
 	role := s.Inv.Roles[l.Role]
-	if what == "" {
-		what = describeField(readerPassword(s.Inv))
-	}
 	probe := poll.Probe{Endpoint: fmt.Sprintf("the main pod's %s and %s in the pods of role %s", l.BindPasswordFile, roleBindPasswordSecret, l.Role), Expect: "each to hold " + what, Within: within}
 	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
 		want, err := want(ctx)

@@ -56,7 +56,7 @@ var rotationSuite = &Suite{
 			Spec:       []string{"SC-004", "Known Deviations"},
 			Doc:        "a new value of the reader's password in its KV entry reaches the main pod's file (fediversity.lldap.readerBindPasswordFile) and the lldap role's bind-password in each pod, as every reader needs after a rotation; the old value is put back",
 			Skip:       needsReaderPasswordRotation,
-			Window:     renderWindow(func(inv *inventory.Inventory) string { return inv.LDAP.Role }),
+			Window:     renderWindowOf(readerRender),
 			Exclusive:  true,
 			Disruptive: true,
 			Uses:       []Capability{capPodStatus, capExec},
@@ -690,7 +690,20 @@ func needsReaderPasswordRotation(w world.World) string {
 	if inv.Rotation == nil || inv.Rotation.ReaderPassword == nil || *inv.Rotation.ReaderPassword != want {
 		return fmt.Sprintf("the inventory's rotation does not let the suite write the reader's password (rotation.readerPassword: {role: %s, file: %s})", want.Role, want.File)
 	}
-	return needsRotation(w, want.Role, false)
+	return ""
+}
+
+// readerRender bounds how long the copies of the reader's password take
+// to follow its entry: the lldap role's agents' render interval, or the
+// inventory's openbao.renderInterval if longer. That is the word for the
+// main pod's agent, the platform's unit openbao-agent, whose
+// configuration is no file of the contract.
+func readerRender(ctx context.Context, w world.World) (time.Duration, string) {
+	render, where := agentRender(ctx, w, w.Inventory().LDAP.Role)
+	if stated := w.Inventory().OpenBao.Render(); stated > render {
+		return stated, "the inventory's openbao.renderInterval, which the main pod's agent follows"
+	}
+	return render, where
 }
 
 // readerPasswordRotated writes a new reader's password into its KV entry
@@ -712,7 +725,7 @@ func readerPasswordRotated(ctx context.Context, s *State) error {
 			return poll.Permanent(fmt.Errorf("pod %s: %w", pod.Name, err))
 		}
 	}
-	render, _ := agentRender(ctx, s.World, role)
+	render, _ := readerRender(ctx, s.World)
 	if err := bao.Write(ctx, sec.Path, map[string]any{"data": data}); err != nil {
 		return err
 	}
@@ -727,7 +740,7 @@ func readerPasswordRotated(ctx context.Context, s *State) error {
 	errs = append(errs, putBack(ctx, s, bao, pods, kvChange{path: sec.Path, file: roleBindPasswordSecret, data: original, files: files, restarted: restarted, render: render}))
 	backCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), render+s.Patience)
 	defer cancel()
-	errs = append(errs, readerCopiesHold(backCtx, s, render+s.Patience, "", func(ctx context.Context) (string, error) { return fieldValue(ctx, bao, sec) }))
+	errs = append(errs, readerCopiesHold(backCtx, s, render+s.Patience, describeField(sec), func(ctx context.Context) (string, error) { return fieldValue(ctx, bao, sec) }))
 	return joinErrors(errs)
 }
 

@@ -102,9 +102,17 @@ func needsSidecarRestart(w world.World, c sidecarCase) string {
 // KV entry by the agents of the role that role picks: one render
 // interval, and a restart's reaction.
 func renderWindow(role func(*inventory.Inventory) string) func(context.Context, world.World) (time.Duration, string) {
+	return renderWindowOf(func(ctx context.Context, w world.World) (time.Duration, string) {
+		return agentRender(ctx, w, role(w.Inventory()))
+	})
+}
+
+// renderWindowOf is renderWindow for the render interval that render
+// reads, and where from.
+func renderWindowOf(render func(context.Context, world.World) (time.Duration, string)) func(context.Context, world.World) (time.Duration, string) {
 	return func(ctx context.Context, w world.World) (time.Duration, string) {
-		render, where := agentRender(ctx, w, role(w.Inventory()))
-		return render + restartReaction, fmt.Sprintf("the agents' render interval %s (%s), and %s for a restart to act", render, where, restartReaction)
+		interval, where := render(ctx, w)
+		return interval + restartReaction, fmt.Sprintf("the agents' render interval %s (%s), and %s for a restart to act", interval, where, restartReaction)
 	}
 }
 

@@ -92,7 +92,7 @@ var localCases = map[string][]breakingCase{
 			name: "another CA in the contract's CA file", where: onLocal,
 			breakLocal: func(t *testing.T, env *localenv.Env) {
 				other, _ := pki.NewCA("another CA")
-				writeNodeFile(t, env, env.LDAPCAFile(), other.PEM)
+				writeNodeFile(t, env, env.Servers().LDAPCAFile(), other.PEM)
 			},
 			reasons:   []string{"certificate signed by unknown authority"},
 			alsoFails: map[string]string{"ldap/each-pod-binds": "the pods' certificates are the Service's"},
@@ -109,7 +109,7 @@ var localCases = map[string][]breakingCase{
 		{
 			name: "the reader's password changed in the directory, not in the contract's file", where: onLocal,
 			breakLocal: func(t *testing.T, env *localenv.Env) {
-				if err := env.ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
+				if err := env.Servers().ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -150,7 +150,7 @@ var localCases = map[string][]breakingCase{
 		name: "the admin's password changed in lldap, not in its file", where: onLocal, needs: "lldap",
 		opts: lldapOptions(),
 		breakLocal: func(t *testing.T, env *localenv.Env) {
-			if err := env.ChangePassword(context.Background(), "admin", "a-new-password"); err != nil {
+			if err := env.Servers().ChangePassword(context.Background(), "admin", "a-new-password"); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -181,7 +181,7 @@ var localCases = map[string][]breakingCase{
 		name: "a second OpenTofu state", where: onLocal,
 		breakLocal: func(t *testing.T, env *localenv.Env) {
 			ctx := context.Background()
-			db, err := pgx.Connect(ctx, env.PostgresDSN())
+			db, err := pgx.Connect(ctx, env.Servers().PostgresDSN())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +236,7 @@ var localCases = map[string][]breakingCase{
 	"authelia/wrong-password-refused": {{
 		name: "the directory takes a wrong password of the admin too", where: onLocal,
 		breakLocal: func(t *testing.T, env *localenv.Env) {
-			if err := env.AcceptPassword(context.Background(), "admin", scenarios.WrongPassword("admin")); err != nil {
+			if err := env.Servers().AcceptPassword(context.Background(), "admin", scenarios.WrongPassword("admin")); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -472,7 +472,7 @@ func lldapOptions() localenv.Options {
 
 func stop(t *testing.T, env *localenv.Env, name string) {
 	t.Helper()
-	if err := env.Stop(name); err != nil {
+	if err := env.Servers().Stop(name); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -490,7 +490,7 @@ func loadInventory(t *testing.T, env *localenv.Env) *inventory.Inventory {
 // it.
 func writeNodeFile(t *testing.T, env *localenv.Env, path string, data []byte) {
 	t.Helper()
-	if err := os.WriteFile(env.MainPodFile(path), data, 0o644); err != nil {
+	if err := os.WriteFile(env.Servers().MainPodFile(path), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -534,7 +534,7 @@ func testRealPodsPassEverySuite(t *testing.T) {
 		}
 	}
 	// A plain run changes nothing: no KV write, no revocation.
-	before, err := env.OpenBaoChanges()
+	before, err := env.Servers().OpenBaoChanges()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +548,7 @@ func testRealPodsPassEverySuite(t *testing.T) {
 			t.Errorf("%s ran without --disruptive: %s", r.ID(), r.Status)
 		}
 	}
-	if after, err := env.OpenBaoChanges(); err != nil || len(after) != len(before) {
+	if after, err := env.Servers().OpenBaoChanges(); err != nil || len(after) != len(before) {
 		t.Errorf("a run without --disruptive changed secrets in OpenBao: %v %q", err, after[min(len(before), len(after)):])
 	}
 	// A plain run after the first adds nothing to any pod's spec: the

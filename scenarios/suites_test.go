@@ -56,7 +56,7 @@ func runWith(t *testing.T, env *localenv.Env, opts scenarios.Options, suites ...
 // it, and skips it where no one did (a bare go test on a laptop).
 func requireOpenBao(t *testing.T, env *localenv.Env) {
 	t.Helper()
-	if env.OpenBaoURL() != "" {
+	if env.Servers().OpenBaoURL() != "" {
 		return
 	}
 	if os.Getenv(servers.DirEnv) != "" {
@@ -88,7 +88,7 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 			if r.Status != scenarios.Skipped || !strings.Contains(r.Reason, "has no secret bind-password") {
 				t.Errorf("%s: %s %s", id, r.Status, r.Reason)
 			}
-		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/") || strings.HasPrefix(id, "rotation/") || strings.HasPrefix(id, "postgres/")) && env.OpenBaoURL() == "":
+		case (strings.HasPrefix(id, "secrets/") || strings.HasPrefix(id, "authelia/") || strings.HasPrefix(id, "rotation/") || strings.HasPrefix(id, "postgres/")) && env.Servers().OpenBaoURL() == "":
 			if r.Status != scenarios.Skipped {
 				t.Errorf("%s without OpenBao: %s %s", id, r.Status, r.Reason)
 			}
@@ -113,7 +113,7 @@ func TestSuitesPassOnLocalEnvironment(t *testing.T) {
 	}
 	// Runs repeat: a wrong password tried at each run locks no one out
 	// (Authelia bans a user after 3 failures in 2 minutes).
-	if env.OpenBaoURL() != "" {
+	if env.Servers().OpenBaoURL() != "" {
 		for run := 2; run <= 4; run++ {
 			for id, r := range runWith(t, env, scenarios.Options{Run: regexp.MustCompile("^authelia/")}, "authelia") {
 				if r.Status != scenarios.Passed {
@@ -151,7 +151,7 @@ func TestSuitesSameOnBothProviders(t *testing.T) {
 			t.Errorf("%s: %s: %s", id, r.Status, r.Reason)
 		}
 	}
-	if err := containers.Stop("slapd-1"); err != nil {
+	if err := containers.Servers().Stop("slapd-1"); err != nil {
 		t.Fatal(err)
 	}
 	r := runMatching(t, containers, 2*time.Second, regexp.MustCompile("each-pod-binds"), "ldap")["ldap/each-pod-binds"]
@@ -165,10 +165,10 @@ func TestSuitesSameOnBothProviders(t *testing.T) {
 // no write of a secret and no revocation made during it.
 func plainRunChangesNothing(t *testing.T, env *localenv.Env) {
 	t.Helper()
-	if env.OpenBaoURL() == "" {
+	if env.Servers().OpenBaoURL() == "" {
 		return
 	}
-	before, err := env.OpenBaoChanges()
+	before, err := env.Servers().OpenBaoChanges()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func plainRunChangesNothing(t *testing.T, env *localenv.Env) {
 	if disruptive == 0 {
 		t.Error("no scenario is marked disruptive")
 	}
-	after, err := env.OpenBaoChanges()
+	after, err := env.Servers().OpenBaoChanges()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func plainRunChangesNothing(t *testing.T, env *localenv.Env) {
 // lease was revoked since: the rotation revokes only the pods' leases.
 func anotherConsumersLease(t *testing.T, env *localenv.Env) func() {
 	t.Helper()
-	if env.OpenBaoURL() == "" {
+	if env.Servers().OpenBaoURL() == "" {
 		return nil
 	}
 	inv := loadInventory(t, env)

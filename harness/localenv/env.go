@@ -36,7 +36,6 @@ import (
 	"github.com/fediversity/podroles/harness/controlplane"
 	"github.com/fediversity/podroles/harness/kubenode"
 	"github.com/fediversity/podroles/harness/procgroup"
-	"github.com/fediversity/podroles/plan"
 )
 
 // Options of a local environment.
@@ -182,8 +181,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		if e.openbao == nil {
 			return nil, errors.New("env: the cluster's pods get their secrets from OpenBao: make servers builds Vault, which serves its API")
 		}
-		e.realPods = &RealPods{env: e}
-		if e.realPods.plan, err = plan.Make(e.Cluster, plan.Options{Namespace: e.Namespace}); err != nil {
+		if e.realPods, err = newRealPods(e.Options, s, e.postgres, e.openbao, e.directory); err != nil {
 			return nil, fmt.Errorf("env: cluster: %w", err)
 		}
 	}
@@ -353,9 +351,6 @@ func (e *Env) Down() error {
 	return errors.Join(errs...)
 }
 
-// Stop stops one server, e.g. "slapd-1", as a pod that goes away.
-func (e *Env) Stop(name string) error { return e.site.run.stop(name) }
-
 // Down stops the servers that an environment in dir started, by their
 // PIDs, and removes its containers and network through the engine.
 func Down(dir string) error {
@@ -399,48 +394,58 @@ func Down(dir string) error {
 	return errors.Join(errs...)
 }
 
+// Servers is what a test reaches inside a running environment: its
+// servers' addresses, and the changes a breaking case makes to them.
+type Servers struct{ e *Env }
+
+// Servers reaches the environment's servers.
+func (e *Env) Servers() Servers { return Servers{e} }
+
+// Stop stops one server, e.g. "slapd-1", as a pod that goes away.
+func (v Servers) Stop(name string) error { return v.e.site.run.stop(name) }
+
 // PostgresDSN returns the connection string of the role's database.
-func (e *Env) PostgresDSN() string { return e.postgres.dsn() }
+func (v Servers) PostgresDSN() string { return v.e.postgres.dsn() }
 
 // OpenBaoURL is the base URL of the OpenBao API, or "" without one.
-func (e *Env) OpenBaoURL() string {
-	if e.openbao == nil {
+func (v Servers) OpenBaoURL() string {
+	if v.e.openbao == nil {
 		return ""
 	}
-	return e.openbao.url()
+	return v.e.openbao.url()
 }
 
 // OpenBaoChanges are the changes to secrets that OpenBao's audit log
 // holds since it started ("update secret/data/worker/api-key", say):
 // writes and deletes of KV entries and revocations of leases.
-func (e *Env) OpenBaoChanges() ([]string, error) {
-	if e.openbao == nil {
+func (v Servers) OpenBaoChanges() ([]string, error) {
+	if v.e.openbao == nil {
 		return nil, errors.New("the environment has no OpenBao")
 	}
-	return e.openbao.changes()
+	return v.e.openbao.changes()
 }
 
 // ChangePassword sets a user's password in every replica of the
 // directory, bound as its admin.
-func (e *Env) ChangePassword(ctx context.Context, uid, password string) error {
-	return e.directory.changePassword(ctx, uid, password)
+func (v Servers) ChangePassword(ctx context.Context, uid, password string) error {
+	return v.e.directory.changePassword(ctx, uid, password)
 }
 
 // AcceptPassword makes every replica of the directory take password for
 // uid as well as its own (slapd only): a test's wrong password then logs
 // in.
-func (e *Env) AcceptPassword(ctx context.Context, uid, password string) error {
-	return e.directory.acceptPassword(ctx, uid, password)
+func (v Servers) AcceptPassword(ctx context.Context, uid, password string) error {
+	return v.e.directory.acceptPassword(ctx, uid, password)
 }
 
 // LDAPCAFile is the CA file of the node's ldap contract
 // (fediversity.lldap.tls.caFile), a path in its main pod.
-func (e *Env) LDAPCAFile() string { return lldapCAFile }
+func (v Servers) LDAPCAFile() string { return lldapCAFile }
 
 // MainPodFile is where the main pod keeps a file of the node's, by its
 // path in the node (the contract's CA file, the reader's password).
-func (e *Env) MainPodFile(path string) string {
-	return filepath.Join(e.site.podRoot(e.site.mainPodName()), path)
+func (v Servers) MainPodFile(path string) string {
+	return filepath.Join(v.e.site.podRoot(v.e.site.mainPodName()), path)
 }
 
 // checkAddresses refuses to start when a port the environment needs is

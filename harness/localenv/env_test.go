@@ -211,7 +211,7 @@ func TestChangePassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
+	if err := env.Servers().ChangePassword(context.Background(), "authelia-bind", "a-new-password"); err != nil {
 		t.Fatal(err)
 	}
 	dn := inv.LDAP.BindDN

@@ -60,7 +60,17 @@ import (
 // control plane of its own, the machine's real node, and the node's plan
 // running there as real pods.
 type RealPods struct {
-	env          *Env
+	// opts are the environment's options, final once Up has filled in
+	// their defaults.
+	opts Options
+	// The environment's servers that the pods use: the site's PKI,
+	// secrets and programs; Postgres and OpenBao, which the pods reach
+	// on the node's address; the directory's configuration, which the
+	// lldap role's slapd serves.
+	site         *site
+	postgres     *postgres
+	openbao      *openBao
+	directory    *directory
 	controlPlane *controlplane.ControlPlane
 	node         *kubenode.Node
 	plan         *plan.Plan
@@ -69,6 +79,16 @@ type RealPods struct {
 	// Inventory is the base inventory of the cluster's suites
 	// (scenarios run --kubeconfig ... --inventory).
 	Inventory string
+}
+
+// newRealPods plans the node of opts.Cluster for the environment's
+// servers; Up starts the pods later, after those servers.
+func newRealPods(opts Options, s *site, pg *postgres, bao *openBao, dir *directory) (*RealPods, error) {
+	p, err := plan.Make(opts.Cluster, plan.Options{Namespace: opts.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	return &RealPods{opts: opts, site: s, postgres: pg, openbao: bao, directory: dir, plan: p}, nil
 }
 
 // Where the real pods find what the environment gives them.
@@ -97,7 +117,7 @@ const clusterOpenBaoPort = 8200
 
 // portalAddress is where the portal in front of the cluster's authelia
 // listens.
-func (r *RealPods) portalAddress() string { return r.env.site.host(hostClusterPortal) }
+func (r *RealPods) portalAddress() string { return r.site.host(hostClusterPortal) }
 
 // clusterOpenBaoURL is OpenBao's address as the pods reach it.
 func clusterOpenBaoURL() string {
@@ -125,17 +145,17 @@ type podWorld struct {
 func (r *RealPods) serverOf(service string) (server, image string, err error) {
 	switch service {
 	case "lldap":
-		if r.env.Images.LLDAP != "" {
+		if r.opts.Images.LLDAP != "" {
 			return "", "", errors.New("lldap's own image on the real node is not supported: the role is served by slapd from the servers' image (give --image lldap= or unset PODROLES_IMAGE_LLDAP)")
 		}
-		if r.env.Images.Slapd != "" {
-			return inventory.StandInSlapd, r.env.Images.Slapd, nil
+		if r.opts.Images.Slapd != "" {
+			return inventory.StandInSlapd, r.opts.Images.Slapd, nil
 		}
-		return inventory.StandInSlapd, r.env.Images.Servers, nil
+		return inventory.StandInSlapd, r.opts.Images.Servers, nil
 	case "authelia":
-		return "authelia", r.env.Images.Authelia, nil
+		return "authelia", r.opts.Images.Authelia, nil
 	case workerRole:
-		return workerRole, r.env.Images.Servers, nil
+		return workerRole, r.opts.Images.Servers, nil
 	}
 	return "", "", fmt.Errorf("no local image serves the modular service %s on the real node (there are lldap, served by slapd, authelia, and the test's worker)", service)
 }
@@ -147,7 +167,7 @@ func (r *RealPods) startPods(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.deploy(ctx, &podWorld{r: r, node: r.env.Cluster, plan: r.plan, ns: r.env.Namespace, client: client})
+	return r.deploy(ctx, &podWorld{r: r, node: r.opts.Cluster, plan: r.plan, ns: r.opts.Namespace, client: client})
 }
 
 // Deploy deploys another node's plan as real pods on the cluster, in a
@@ -174,7 +194,7 @@ func (r *RealPods) Node() *kubenode.Node { return r.node }
 // deploy makes a plan's pods run.
 func (r *RealPods) deploy(ctx context.Context, w *podWorld) error {
 	var err error
-	if w.podroles, err = r.env.site.podroles(); err != nil {
+	if w.podroles, err = r.site.podroles(); err != nil {
 		return err
 	}
 	if _, _, ok := readerPasswordSecret(w.node); ok {
@@ -195,8 +215,8 @@ func (r *RealPods) deploy(ctx context.Context, w *podWorld) error {
 		if err := step.do(ctx); err != nil {
 			return fmt.Errorf("%s: %w", step.what, err)
 		}
-		if r.env.Progress != nil {
-			fmt.Fprintf(r.env.Progress, "env: pods: %s in %s\n", step.what, time.Since(start).Round(10*time.Millisecond))
+		if r.opts.Progress != nil {
+			fmt.Fprintf(r.opts.Progress, "env: pods: %s in %s\n", step.what, time.Since(start).Round(10*time.Millisecond))
 		}
 	}
 	return nil
@@ -221,26 +241,26 @@ func (w *podWorld) importImages(ctx context.Context) error {
 		needsAgent = needsAgent || len(role.Secrets) > 0
 	}
 	if needsAgent {
-		if w.r.env.Images.OpenBao == "" {
+		if w.r.opts.Images.OpenBao == "" {
 			return errors.New("the secrets sidecars run OpenBao's image, and none is given (PODROLES_IMAGE_OPENBAO, make images)")
 		}
-		refs[w.r.env.Images.OpenBao] = true
+		refs[w.r.opts.Images.OpenBao] = true
 	}
-	if w.r.env.Images.Runner != "" {
+	if w.r.opts.Images.Runner != "" {
 		// For the suites' Job (scenarios manifest).
-		refs[w.r.env.Images.Runner] = true
+		refs[w.r.opts.Images.Runner] = true
 	}
 	// One after the other: they share Debian's layer, which containerd
 	// then unpacks once.
 	if err := w.r.node.ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
 		return err
 	}
-	base := filepath.Join(clusterDir(w.r.env.Dir), "node-base.oci.tar")
+	base := filepath.Join(clusterDir(w.r.opts.Dir), "node-base.oci.tar")
 	defer os.Remove(base)
-	if err := kubenode.SaveLocal(ctx, containerEngine(), w.r.env.Images.Node, base); err != nil {
+	if err := kubenode.SaveLocal(ctx, containerEngine(), w.r.opts.Images.Node, base); err != nil {
 		return err
 	}
-	img := NodeImage(w.node, w.r.env.Images.Node, base)
+	img := NodeImage(w.node, w.r.opts.Images.Node, base)
 	w.nodeImage = img.Ref
 	return w.r.node.Import(ctx, img)
 }
@@ -261,10 +281,10 @@ func containerEngine() string {
 // the namespace's pods. The KV entries that the node's secrets name get
 // values where the environment has none.
 func (w *podWorld) configureOpenBao(ctx context.Context) error {
-	if w.r.env.openbao == nil {
+	if w.r.openbao == nil {
 		return nil
 	}
-	bao := w.r.env.openbao.client
+	bao := w.r.openbao.client
 	var mounts map[string]any
 	if err := bao.Do(ctx, http.MethodGet, "sys/auth", nil, &mounts); err != nil {
 		return err
@@ -341,7 +361,7 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 			if s.Field == nil || s.Template != nil || !strings.Contains(s.Path, "/data/") {
 				continue
 			}
-			fields := w.r.env.openbao.kv[s.Path]
+			fields := w.r.openbao.kv[s.Path]
 			if fields == nil {
 				fields = map[string]any{}
 			}
@@ -351,7 +371,7 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 			have, _ := want[s.Path][*s.Field].(string)
 			value := randomPassword()
 			if hasReader && file == roleBindPasswordSecret && s.Path == reader.Path && *s.Field == *reader.Field {
-				value = w.r.env.site.secrets.bind
+				value = w.r.site.secrets.bind
 			}
 			switch {
 			case s.Variable != nil && strings.Contains(have, *s.Variable+"="):
@@ -368,13 +388,13 @@ func (w *podWorld) seedKV(ctx context.Context) error {
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(want)) {
-		if maps.Equal(want[p], w.r.env.openbao.kv[p]) {
+		if maps.Equal(want[p], w.r.openbao.kv[p]) {
 			continue
 		}
-		if err := w.r.env.openbao.client.Write(ctx, p, map[string]any{"data": want[p]}); err != nil {
+		if err := w.r.openbao.client.Write(ctx, p, map[string]any{"data": want[p]}); err != nil {
 			return err
 		}
-		w.r.env.openbao.kv[p] = want[p]
+		w.r.openbao.kv[p] = want[p]
 	}
 	return nil
 }
@@ -397,7 +417,7 @@ func (w *podWorld) apply(ctx context.Context) error {
 	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, review, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create ClusterRoleBinding %s: %w", review.Name, err)
 	}
-	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podroles-ca"}, Data: map[string]string{caFileName: string(w.r.env.site.caPEM)}}); err != nil {
+	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podroles-ca"}, Data: map[string]string{caFileName: string(w.r.site.caPEM)}}); err != nil {
 		return err
 	}
 	for _, svc := range w.plan.Services {
@@ -430,12 +450,12 @@ func (w *podWorld) postgresService(ctx context.Context) error {
 	const name, port = "postgres", 5432
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: name, Port: port, TargetPort: intstr.FromInt(w.r.env.postgres.port), Protocol: corev1.ProtocolTCP}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: name, Port: port, TargetPort: intstr.FromInt(w.r.postgres.port), Protocol: corev1.ProtocolTCP}}},
 	}
 	if _, err := w.client.CoreV1().Services(w.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create Service %s: %w", name, err)
 	}
-	portName, target, tcp, ready := name, int32(w.r.env.postgres.port), corev1.ProtocolTCP, true
+	portName, target, tcp, ready := name, int32(w.r.postgres.port), corev1.ProtocolTCP, true
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: name + "-host", Labels: map[string]string{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "podroles-env"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -543,7 +563,7 @@ func (w *podWorld) nodeFiles(ctx context.Context, d *appsv1.Deployment, c *corev
 	_, secret, rendered := readerPasswordSecret(n)
 	files := map[string][]byte{}
 	if n.LLDAP.ReaderBindPasswordFile != nil && !rendered {
-		files["bind-password"] = []byte(w.r.env.site.secrets.bind)
+		files["bind-password"] = []byte(w.r.site.secrets.bind)
 	}
 	if err := w.mountConfig(ctx, d, c, files, caFiles...); err != nil {
 		return err
@@ -676,8 +696,8 @@ func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.
 	case inventory.StandInSlapd:
 		tls := slapdTLS{ca: path.Join(trustedDir, caFileName), cert: path.Join(plan.SecretsDir, "tls.pem"), key: path.Join(plan.SecretsDir, "tls.pem")}
 		files := map[string][]byte{
-			"slapd.conf":     []byte(w.r.env.directory.slapdConfig(slapdDir, tls, "/etc/ldap/schema", "/usr/lib/ldap")),
-			"directory.ldif": []byte(w.r.env.directory.ldif()),
+			"slapd.conf":     []byte(w.r.directory.slapdConfig(slapdDir, tls, "/etc/ldap/schema", "/usr/lib/ldap")),
+			"directory.ldif": []byte(w.r.directory.ldif()),
 		}
 		if err := w.mountConfig(ctx, d, c, files, caFileOf(w.node.LLDAP.TLS.CAFile)); err != nil {
 			return err
@@ -695,14 +715,14 @@ func (w *podWorld) service(ctx context.Context, d *appsv1.Deployment, c *corev1.
 		if f := w.node.LLDAP.ReaderBindPasswordFile; f != nil {
 			bindPassword = *f
 		}
-		config := w.r.env.site.autheliaConfig(autheliaSettings{
+		config := w.r.site.autheliaConfig(autheliaSettings{
 			trusted: trustedDir, listen: fmt.Sprintf(":%d", PortAuthelia), secrets: plan.SecretsDir,
 			ldap:     net.JoinHostPort(w.node.LLDAP.Host, fmt.Sprint(PortLDAPS)),
-			postgres: net.JoinHostPort(kubenode.NodeIP, fmt.Sprint(w.r.env.postgres.port)),
+			postgres: net.JoinHostPort(kubenode.NodeIP, fmt.Sprint(w.r.postgres.port)),
 			database: clusterAutheliaDatabase, notifier: "/tmp", bindPassword: bindPassword,
 			metrics: metricsAddress(r.Metrics),
 		})
-		files := map[string][]byte{"configuration.yml": []byte(config), "bind-password": []byte(w.r.env.site.secrets.bind)}
+		files := map[string][]byte{"configuration.yml": []byte(config), "bind-password": []byte(w.r.site.secrets.bind)}
 		if err := w.mountConfig(ctx, d, c, files, caFileOf(w.node.Authelia.CAFile)); err != nil {
 			return err
 		}
@@ -762,7 +782,7 @@ func (w *podWorld) companion(ctx context.Context, spec *corev1.PodSpec, c *corev
 // the kubernetes auth method, it writes each secret of the role into
 // /run/secrets, as the node defines it.
 func (w *podWorld) sidecar(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, role string, r facts.Role) error {
-	c.Image, c.ImagePullPolicy = w.r.env.Images.OpenBao, corev1.PullNever
+	c.Image, c.ImagePullPolicy = w.r.opts.Images.OpenBao, corev1.PullNever
 	var templates []map[string]any
 	for _, file := range slices.Sorted(maps.Keys(r.Secrets)) {
 		tmpl, err := agentTemplate(r.Secrets[file])
@@ -876,22 +896,22 @@ func PodTrouble(ctx context.Context, client kubernetes.Interface, d *appsv1.Depl
 
 // hasRole says the cluster's node requests a role of that name.
 func (r *RealPods) hasRole(name string) bool {
-	role, ok := r.env.Cluster.PodRoles.Roles[name]
+	role, ok := r.opts.Cluster.PodRoles.Roles[name]
 	return ok && role.Requested()
 }
 
 // start starts the control plane and the machine's real node, whose
 // address the local servers then listen on too.
 func (r *RealPods) start(ctx context.Context) error {
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: clusterDir(r.env.Dir), Loopback: r.env.Loopback, Nodes: true, RealNode: true,
-		ServiceCIDR: kubenode.ServiceSubnet, Detached: r.env.Detached})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: clusterDir(r.opts.Dir), Loopback: r.opts.Loopback, Nodes: true, RealNode: true,
+		ServiceCIDR: kubenode.ServiceSubnet, Detached: r.opts.Detached})
 	if err != nil {
 		return err
 	}
 	r.controlPlane = cp
 	r.node, err = kubenode.Start(ctx, kubenode.Options{
-		Dir: filepath.Join(clusterDir(r.env.Dir), "node"), Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig,
-		Detached: r.env.Detached, Wait: r.env.NodeWait, StopHint: "podroles env down --dir " + r.env.Dir,
+		Dir: filepath.Join(clusterDir(r.opts.Dir), "node"), Server: cp.Server, CA: cp.CA(), AdminKubeconfig: cp.Kubeconfig,
+		Detached: r.opts.Detached, Wait: r.opts.NodeWait, StopHint: "podroles env down --dir " + r.opts.Dir,
 	})
 	return err
 }
@@ -904,11 +924,11 @@ func (r *RealPods) startPortal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	svc, err := client.CoreV1().Services(r.env.Namespace).Get(ctx, r.env.Cluster.Name+"-authelia", metav1.GetOptions{})
+	svc, err := client.CoreV1().Services(r.opts.Namespace).Get(ctx, r.opts.Cluster.Name+"-authelia", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	r.portal = &portal{site: r.env.site, openbao: r.env.openbao, name: "nginx-cluster", at: r.portalAddress(),
+	r.portal = &portal{site: r.site, openbao: r.openbao, name: "nginx-cluster", at: r.portalAddress(),
 		upstream: net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(PortAuthelia))}
 	return r.portal.start(ctx)
 }
@@ -939,7 +959,7 @@ func NodeImageStandIns(n *facts.Node) map[string]*inventory.Role {
 // write); the runner finds the pods and Services, and takes the rest (the
 // contract's host and files, the roles' secrets) from the node.
 func (rp *RealPods) writeInventory() error {
-	n := rp.env.Cluster
+	n := rp.opts.Cluster
 	inv := &inventory.Inventory{Node: n.Name, Roles: map[string]*inventory.Role{}}
 	var restart, noRestart *inventory.SecretRef
 	maps.Copy(inv.Roles, NodeImageStandIns(n))
@@ -977,7 +997,7 @@ func (rp *RealPods) writeInventory() error {
 			inv.Postgres = &inventory.Postgres{Role: r, Schema: "lldap_provision", UsersTable: "users"}
 		}
 	}
-	inv.OpenBao = &inventory.OpenBao{Address: rp.env.OpenBaoURL(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}
+	inv.OpenBao = &inventory.OpenBao{Address: rp.openbao.url(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}
 	// The reader's password is the lldap role's, which the main pod's
 	// agent renders too (mainAgent).
 	var readerPassword *inventory.SecretRef
@@ -987,15 +1007,15 @@ func (rp *RealPods) writeInventory() error {
 	if restart != nil || noRestart != nil || readerPassword != nil {
 		inv.Rotation = &inventory.Rotation{Restart: restart, NoRestart: noRestart, ReaderPassword: readerPassword}
 	}
-	if inv.Roles["authelia"] != nil && len(rp.env.Faults.CertNames) == 0 {
+	if inv.Roles["authelia"] != nil && len(rp.opts.Faults.CertNames) == 0 {
 		inv.Portal = &inventory.Portal{
 			URL: "https://" + portalHost, Address: net.JoinHostPort(rp.portalAddress(), fmt.Sprint(PortPortal)),
 			CAFile: "tls/ca.pem", StorageDSNFile: "secrets/authelia-cluster-storage-dsn",
 		}
 	}
-	rp.Inventory = filepath.Join(rp.env.Dir, "cluster-inventory.yaml")
+	rp.Inventory = filepath.Join(rp.opts.Dir, "cluster-inventory.yaml")
 	return inv.Write(rp.Inventory)
 }
 
 // Kubeconfig is the admin's kubeconfig of the cluster.
-func (r *RealPods) Kubeconfig() string { return filepath.Join(clusterDir(r.env.Dir), "kubeconfig") }
+func (r *RealPods) Kubeconfig() string { return filepath.Join(clusterDir(r.opts.Dir), "kubeconfig") }

@@ -55,7 +55,7 @@ func TestScenariosRun(t *testing.T) {
 	// The local lldap role has no bind-password secret, whose KV entry
 	// reader-password-from-kv compares (the real node's has).
 	want := "node directory: 7 passed, 0 failed, 1 skipped"
-	if env.OpenBaoURL() == "" {
+	if env.Servers().OpenBaoURL() == "" {
 		// No sidecar writes the URL the postgres suite reads in the pods.
 		want = "node directory: 5 passed, 0 failed, 3 skipped"
 	}
@@ -93,7 +93,7 @@ func TestScenariosRun(t *testing.T) {
 		t.Errorf("self-checks and each-pod-binds: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 
-	env.Stop("slapd-0")
+	env.Servers().Stop("slapd-0")
 	r = run(t, "scenarios", "run", "--inventory", env.Inventory, "--run", "each-pod", "--patience", "2s")
 	if r.Code != cli.ExitFailed || !strings.Contains(r.Out, "FAILED  ldap/each-pod-binds") || !strings.Contains(r.Out, "pod directory-lldap-0") {
 		t.Errorf("a stopped replica: exit %d\n%s", r.Code, r.Out)

@@ -481,7 +481,7 @@ func hostPID(t *testing.T, ctx context.Context, env *localenv.Env, pod corev1.Po
 			id = strings.TrimPrefix(s.ContainerID, "containerd://")
 		}
 	}
-	pid, err := env.RealPods().Node().TaskPID(ctx, id)
+	pid, err := env.RealPods().Node().Containerd().TaskPID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func BenchmarkNodeColdStart(b *testing.B) {
 			took[s.What] += s.Took
 		}
 		mark := time.Now()
-		if err := n.ImportLocal(ctx, "podman", baseImage); err != nil {
+		if err := n.Containerd().ImportLocal(ctx, "podman", baseImage); err != nil {
 			b.Fatal(err)
 		}
 		took["image import"] += time.Since(mark)

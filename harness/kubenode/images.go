@@ -11,9 +11,30 @@ import (
 	"strings"
 )
 
+// Containerd is the node's containerd as its users reach it: the images
+// it holds and the tasks that run its pods' containers. Its methods run
+// ctr on the node's socket, so they work while the node runs.
+type Containerd struct{ socket string }
+
+// Containerd reaches the node's containerd.
+func (n *Node) Containerd() Containerd { return Containerd{containerdSocket(n.Dir)} }
+
+// ctr runs containerd's ctr in the CRI's namespace, with stdin from in.
+func (c Containerd) ctr(ctx context.Context, in io.Reader, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", c.socket, "--namespace", "k8s.io"}, args...)...)
+	if in != nil {
+		cmd.Stdin = in
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("ctr %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
 // Import imports an image that kubenode writes (Image) into the node's
 // containerd, streaming its archive into ctr import.
-func (n *Node) Import(ctx context.Context, img Image) error {
+func (c Containerd) Import(ctx context.Context, img Image) error {
 	r, w := io.Pipe()
 	written := make(chan error, 1)
 	go func() {
@@ -21,7 +42,7 @@ func (n *Node) Import(ctx context.Context, img Image) error {
 		w.CloseWithError(err)
 		written <- err
 	}()
-	_, err := n.ctr(ctx, r, "images", "import", "--snapshotter", "overlayfs", "-")
+	_, err := c.ctr(ctx, r, "images", "import", "--snapshotter", "overlayfs", "-")
 	r.Close()
 	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
 		return fmt.Errorf("image %s: %w", img.Ref, werr)
@@ -35,16 +56,16 @@ func (n *Node) Import(ctx context.Context, img Image) error {
 // ImportLocal imports images of the local container engine's store
 // (make images builds them) into the node's containerd, without a
 // registry: `podman save | ctr import`. The engine's store is only read.
-func (n *Node) ImportLocal(ctx context.Context, engine string, refs ...string) error {
+func (c Containerd) ImportLocal(ctx context.Context, engine string, refs ...string) error {
 	for _, ref := range refs {
-		if err := n.importLocal(ctx, engine, ref); err != nil {
+		if err := c.importLocal(ctx, engine, ref); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (n *Node) importLocal(ctx context.Context, engine, ref string) error {
+func (c Containerd) importLocal(ctx context.Context, engine, ref string) error {
 	save := exec.CommandContext(ctx, engine, "save", "--format", "oci-archive", ref)
 	var saveErr strings.Builder
 	save.Stderr = &saveErr
@@ -59,7 +80,7 @@ func (n *Node) importLocal(ctx context.Context, engine, ref string) error {
 		return fmt.Errorf("%s save %s: %w", engine, ref, err)
 	}
 	w.Close()
-	_, importErr := n.ctr(ctx, r, "images", "import", "--snapshotter", "overlayfs", "-")
+	_, importErr := c.ctr(ctx, r, "images", "import", "--snapshotter", "overlayfs", "-")
 	r.Close()
 	if err := save.Wait(); err != nil {
 		return fmt.Errorf("%s save %s: %v: %s (make images builds it)", engine, ref, err, strings.TrimSpace(saveErr.String()))
@@ -81,8 +102,8 @@ func SaveLocal(ctx context.Context, engine, ref, file string) error {
 }
 
 // Images lists the images of the node's containerd.
-func (n *Node) Images(ctx context.Context) ([]string, error) {
-	out, err := n.ctr(ctx, nil, "images", "ls", "-q")
+func (c Containerd) Images(ctx context.Context) ([]string, error) {
+	out, err := c.ctr(ctx, nil, "images", "ls", "-q")
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +112,8 @@ func (n *Node) Images(ctx context.Context) ([]string, error) {
 
 // TaskPID is the host PID of a container's process (its ID as the pod's
 // status gives it, less the runtime's prefix).
-func (n *Node) TaskPID(ctx context.Context, containerID string) (int, error) {
-	out, err := n.ctr(ctx, nil, "tasks", "ls")
+func (c Containerd) TaskPID(ctx context.Context, containerID string) (int, error) {
+	out, err := c.ctr(ctx, nil, "tasks", "ls")
 	if err != nil {
 		return 0, err
 	}

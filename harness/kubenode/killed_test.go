@@ -43,7 +43,7 @@ func TestHelperNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.ImportLocal(ctx, "podman", baseImage); err != nil {
+	if err := n.Containerd().ImportLocal(ctx, "podman", baseImage); err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)

@@ -19,7 +19,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -445,7 +444,7 @@ func (n *Node) startContainerd(ctx context.Context, t tools) error {
 		return err
 	}
 	return n.until(ctx, n.containerd, 20*time.Second, func() error {
-		_, err := n.ctr(ctx, nil, "version")
+		_, err := n.Containerd().ctr(ctx, nil, "version")
 		return err
 	})
 }
@@ -470,19 +469,6 @@ func (n *Node) until(ctx context.Context, p *procgroup.Proc, within time.Duratio
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// ctr runs containerd's ctr in the CRI's namespace, with stdin from in.
-func (n *Node) ctr(ctx context.Context, in io.Reader, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket(n.Dir), "--namespace", "k8s.io"}, args...)...)
-	if in != nil {
-		cmd.Stdin = in
-	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("ctr %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
 }
 
 // kubeletConfig is the kubelet's configuration. Everything it can be told
@@ -666,7 +652,7 @@ func (n *Node) deletePods() error {
 			return fmt.Errorf("%d pods still on node %s", len(pods.Items), n.Name)
 		}
 		// The kubelet removes a pod's sandbox after the pod is gone.
-		if out, err := n.ctr(ctx, nil, "tasks", "ls", "-q"); err != nil || strings.TrimSpace(out) != "" {
+		if out, err := n.Containerd().ctr(ctx, nil, "tasks", "ls", "-q"); err != nil || strings.TrimSpace(out) != "" {
 			return fmt.Errorf("containerd still runs tasks: %s %v", oneline.Of(out), err)
 		}
 		return nil
@@ -678,15 +664,15 @@ func (n *Node) deletePods() error {
 func (n *Node) removeTasks() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if out, err := n.ctr(ctx, nil, "tasks", "ls", "-q"); err == nil {
+	if out, err := n.Containerd().ctr(ctx, nil, "tasks", "ls", "-q"); err == nil {
 		for _, id := range strings.Fields(out) {
-			n.ctr(ctx, nil, "tasks", "kill", "--signal", "SIGKILL", id)
-			n.ctr(ctx, nil, "tasks", "delete", "--force", id)
+			n.Containerd().ctr(ctx, nil, "tasks", "kill", "--signal", "SIGKILL", id)
+			n.Containerd().ctr(ctx, nil, "tasks", "delete", "--force", id)
 		}
 	}
-	if out, err := n.ctr(ctx, nil, "containers", "ls", "-q"); err == nil {
+	if out, err := n.Containerd().ctr(ctx, nil, "containers", "ls", "-q"); err == nil {
 		for _, id := range strings.Fields(out) {
-			n.ctr(ctx, nil, "containers", "delete", id)
+			n.Containerd().ctr(ctx, nil, "containers", "delete", id)
 		}
 	}
 	return n.containerd.Stop(10 * time.Second)
@@ -752,7 +738,7 @@ func (n *Node) importPause(ctx context.Context) error {
 	}
 	img := Image{Ref: n.PauseImage, Files: []File{{Name: "pause", Mode: 0o755, Data: data}}}
 	img.Config.Entrypoint, img.Config.User = []string{"/pause"}, "65535:65535"
-	return n.Import(ctx, img)
+	return n.Containerd().Import(ctx, img)
 }
 
 // PauseEnv names the pause program, when it is not beside podroles.

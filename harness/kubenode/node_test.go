@@ -93,7 +93,7 @@ func node(t *testing.T) (*kubenode.Node, kubernetes.Interface, *rest.Config) {
 		if shared.err != nil {
 			return
 		}
-		shared.err = shared.node.ImportLocal(ctx, "podman", baseImage)
+		shared.err = shared.node.Containerd().ImportLocal(ctx, "podman", baseImage)
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)
@@ -253,7 +253,7 @@ func TestNodeRunsRealPods(t *testing.T) {
 			id = strings.TrimPrefix(c.ContainerID, "containerd://")
 		}
 	}
-	pid, err := n.TaskPID(ctx, id)
+	pid, err := n.Containerd().TaskPID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -252,7 +252,7 @@ func (w *podWorld) importImages(ctx context.Context) error {
 	}
 	// One after the other: they share Debian's layer, which containerd
 	// then unpacks once.
-	if err := w.r.node.ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
+	if err := w.r.node.Containerd().ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
 		return err
 	}
 	base := filepath.Join(clusterDir(w.r.opts.Dir), "node-base.oci.tar")
@@ -262,7 +262,7 @@ func (w *podWorld) importImages(ctx context.Context) error {
 	}
 	img := NodeImage(w.node, w.r.opts.Images.Node, base)
 	w.nodeImage = img.Ref
-	return w.r.node.Import(ctx, img)
+	return w.r.node.Containerd().Import(ctx, img)
 }
 
 // containerEngine is the command of the engine whose store holds the

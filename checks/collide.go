@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/fediversity/podroles/facts"
-	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 )
 
 // planned is a Deployment, and the Service beside it, that the plan of a
-// node makes. The names and labels are the plan's own (package plan), so
+// node makes. The names and labels are the plan's own (package names), so
 // that the rules compare what `podroles plan` makes and not a copy of it.
 type planned struct {
 	node string
@@ -29,14 +29,14 @@ type planned struct {
 // pod's Deployment first, then each requested role's, of roles (sorted).
 func plannedObjects(n *facts.Node, name string, roles []string) []planned {
 	out := make([]planned, 1, len(roles)+1)
-	out[0] = planned{node: name, deployment: plan.MainName(name), labels: plan.Labels(name, plan.MainRole)}
+	out[0] = planned{node: name, deployment: names.MainName(name), labels: names.Labels(name, names.MainRole)}
 	for _, r := range roles {
 		role := n.PodRoles.Roles[r]
 		if !role.Requested() {
 			continue
 		}
-		o := planned{node: name, role: r, deployment: plan.RoleName(name, r), labels: plan.Labels(name, r)}
-		if plan.HasService(role) {
+		o := planned{node: name, role: r, deployment: names.RoleName(name, r), labels: names.Labels(name, r)}
+		if names.HasService(role) {
 			o.service = o.deployment
 		}
 		out = append(out, o)

@@ -14,21 +14,18 @@ import (
 	"strings"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/plan/names"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Labels and annotations the plan puts on what it makes.
+// The annotation the plan puts on pod templates (names has the labels).
 const (
-	LabelNode = "podroles.fediversity.eu/node"
-	LabelRole = "podroles.fediversity.eu/role"
 	// AnnotationUnits lists, on a pod template, the units that its pods
 	// may run (k8s FR-004b: the node runs in each pod only those).
 	AnnotationUnits = "podroles.fediversity.eu/units"
-	// MainRole is the role label of the main pod.
-	MainRole = "main"
 )
 
 // Container names.
@@ -120,7 +117,7 @@ func Make(n *facts.Node, o Options) (*Plan, error) {
 	nodeImage := p.image(o.NodeImage, n.Name+":latest", "--node-image "+n.Name+"=IMAGE")
 
 	mainUnits := facts.UniqueNames(append(slices.Clone(n.PodRoles.MainUnits), n.PodRoles.SharedUnits...))
-	main := deployment(MainName(n.Name), Labels(n.Name, MainRole), o.Namespace, 1, mainUnits, []corev1.Container{{Name: ContainerNode, Image: nodeImage}})
+	main := deployment(names.MainName(n.Name), names.Labels(n.Name, names.MainRole), o.Namespace, 1, mainUnits, []corev1.Container{{Name: ContainerNode, Image: nodeImage}})
 	p.Deployments = append(p.Deployments, main)
 
 	for _, r := range n.RoleNames() {
@@ -131,7 +128,7 @@ func Make(n *facts.Node, o Options) (*Plan, error) {
 		if role.RunsNodeImage() {
 			units := facts.UniqueNames(append(slices.Clone(role.Units), n.PodRoles.SharedUnits...))
 			node := corev1.Container{Name: ContainerNode, Image: nodeImage, Ports: containerPorts(role)}
-			p.Deployments = append(p.Deployments, deployment(RoleName(n.Name, r), Labels(n.Name, r), o.Namespace, int32(*role.Replicas), units, []corev1.Container{node}))
+			p.Deployments = append(p.Deployments, deployment(names.RoleName(n.Name, r), names.Labels(n.Name, r), o.Namespace, int32(*role.Replicas), units, []corev1.Container{node}))
 		} else {
 			d, err := p.serviceDeployment(n, r, role, o)
 			if err != nil {
@@ -139,7 +136,7 @@ func Make(n *facts.Node, o Options) (*Plan, error) {
 			}
 			p.Deployments = append(p.Deployments, d)
 		}
-		if HasService(role) {
+		if names.HasService(role) {
 			p.Services = append(p.Services, service(n.Name, r, o.Namespace, role))
 		}
 	}
@@ -170,7 +167,7 @@ func (p *Plan) serviceDeployment(n *facts.Node, r string, role facts.Role, o Opt
 		}
 		containers = append(containers, corev1.Container{Name: ContainerCompanion, Image: image, Command: []string{program}})
 	}
-	d := deployment(RoleName(n.Name, r), Labels(n.Name, r), o.Namespace, int32(*role.Replicas), nil, containers)
+	d := deployment(names.RoleName(n.Name, r), names.Labels(n.Name, r), o.Namespace, int32(*role.Replicas), nil, containers)
 	spec := &d.Spec.Template.Spec
 	// The service never needs the pod's identity; only the sidecar does.
 	no := false
@@ -237,26 +234,6 @@ func identity() *corev1.ProjectedVolumeSource {
 
 func ptr[T any](v T) *T { return &v }
 
-// MainName is the name of the Deployment of the main pod of node
-// (node-surface: "Names Kubernetes sees").
-func MainName(node string) string { return node }
-
-// RoleName is the name of the Deployment of role of node, and of the
-// role's Service.
-func RoleName(node, role string) string { return node + "-" + role }
-
-// Labels are the labels of the pods of role of node, by which its
-// Deployment and Service select them. The main pod's role is MainRole.
-func Labels(node, role string) map[string]string {
-	return map[string]string{LabelNode: node, LabelRole: role}
-}
-
-// HasService reports whether the plan makes a Service for a requested
-// role: only for one with ports or a metrics port, the Service's ports
-// (containerPorts). It builds no ports, so that the rules can ask it of
-// every role for next to nothing.
-func HasService(r facts.Role) bool { return len(r.Ports) > 0 || r.Metrics != nil }
-
 func deployment(name string, labels map[string]string, namespace string, replicas int32, units []string, containers []corev1.Container) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
@@ -293,8 +270,8 @@ func containerPorts(role facts.Role) []corev1.ContainerPort {
 func service(node, role, namespace string, r facts.Role) *corev1.Service {
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName(node, role), Namespace: namespace, Labels: Labels(node, role)},
-		Spec:       corev1.ServiceSpec{Selector: Labels(node, role)},
+		ObjectMeta: metav1.ObjectMeta{Name: names.RoleName(node, role), Namespace: namespace, Labels: names.Labels(node, role)},
+		Spec:       corev1.ServiceSpec{Selector: names.Labels(node, role)},
 	}
 	for _, p := range containerPorts(r) {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, Protocol: p.Protocol, TargetPort: intstr.FromString(p.Name)})

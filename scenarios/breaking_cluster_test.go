@@ -28,6 +28,7 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/world"
 )
@@ -524,7 +525,7 @@ func databaseAtOwnName(t *testing.T, ctx context.Context, w *realWorld) func() {
 	const subdomain = "directory-lldap-db"
 	headless := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: subdomain}, Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone,
-		Selector:  map[string]string{plan.LabelNode: "directory", plan.LabelRole: "lldap"},
+		Selector:  map[string]string{names.LabelNode: "directory", names.LabelRole: "lldap"},
 		Ports:     []corev1.ServicePort{{Name: "pg", Port: 5432}},
 	}}
 	if _, err := w.client.CoreV1().Services(ns).Create(ctx, headless, metav1.CreateOptions{}); err != nil {
@@ -556,7 +557,7 @@ func mainAgentReadsElsewhere(t *testing.T, ctx context.Context, w *realWorld) fu
 	}
 	bao := openbao.New(inv.OpenBao.Address, token)
 	const entry, stale = "secret/data/lldap/authelia-bind", "secret/data/lldap/authelia-bind-stale"
-	policy := "sys/policies/acl/" + w.env.Namespace + "-" + plan.MainRole
+	policy := "sys/policies/acl/" + w.env.Namespace + "-" + names.MainRole
 	var was struct {
 		Data struct {
 			Policy string `json:"policy"`

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/world"
 )
@@ -86,7 +87,7 @@ func TestDeploymentsJudgeByContract(t *testing.T) {
 // the contract leaves to the method done another way.
 func asAPlatformWould(p *plan.Plan) {
 	for _, d := range p.Deployments {
-		role := d.Spec.Template.Labels[plan.LabelRole]
+		role := d.Spec.Template.Labels[names.LabelRole]
 		labels := map[string]string{"app.kubernetes.io/name": p.Node, "app.kubernetes.io/component": role, "app.kubernetes.io/managed-by": "fediversity"}
 		d.Labels = labels
 		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
@@ -113,7 +114,7 @@ func asAPlatformWould(p *plan.Plan) {
 		}
 	}
 	for _, svc := range p.Services {
-		role := svc.Labels[plan.LabelRole]
+		role := svc.Labels[names.LabelRole]
 		svc.Labels = map[string]string{"app.kubernetes.io/name": p.Node, "app.kubernetes.io/component": role}
 		svc.Spec.Selector = map[string]string{"app.kubernetes.io/name": p.Node, "app.kubernetes.io/component": role, "app.kubernetes.io/managed-by": "fediversity"}
 		for i := range svc.Spec.Ports {

@@ -20,6 +20,7 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios/world"
 )
 
@@ -676,7 +677,7 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 	client, p := c.Clientset, c.Plan
 	var errs []error
 	for _, want := range p.Services {
-		role := want.Labels[plan.LabelRole]
+		role := want.Labels[names.LabelRole]
 		probe := poll.Probe{Endpoint: "Service " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("exactly the ports of role %s, and its ready pods behind it", role), Within: s.Patience}
 		var behind []string
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {

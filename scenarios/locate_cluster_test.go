@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fediversity/podroles/inventory"
-	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/world"
 )
@@ -36,7 +36,7 @@ func TestLocateDatabaseOnAControlPlane(t *testing.T) {
 	_, client := applyPlan(t, ctx, cp, node, ns)
 	// A database in the lldap role's pods, behind a Service of its own.
 	inPods := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db-in-pods"}, Spec: corev1.ServiceSpec{
-		Selector: map[string]string{plan.LabelNode: "directory", plan.LabelRole: "lldap"},
+		Selector: map[string]string{names.LabelNode: "directory", names.LabelRole: "lldap"},
 		Ports:    []corev1.ServicePort{{Name: "pg", Port: 5432, TargetPort: intstr.FromInt(5432)}},
 	}}
 	// The platform's database out of the cluster, behind a Service
@@ -59,7 +59,7 @@ func TestLocateDatabaseOnAControlPlane(t *testing.T) {
 	if _, err := client.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: plan.LabelRole + "=lldap"})
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: names.LabelRole + "=lldap"})
 	if err != nil || len(pods.Items) == 0 {
 		t.Fatalf("lldap's pods: %v", err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
-	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/world"
 )
@@ -253,7 +253,7 @@ func (r *runnerAccount) discover(ctx context.Context, direct bool) (*world.Clust
 func (r *runnerAccount) newMainPod(ctx context.Context) {
 	t := r.t
 	t.Helper()
-	main := plan.MainName(r.node.Name)
+	main := names.MainName(r.node.Name)
 	for _, p := range podsOf(t, ctx, r.client, r.ns, main) {
 		if err := r.client.CoreV1().Pods(r.ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)

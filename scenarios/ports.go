@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fediversity/podroles/internal/poll"
-	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios/world"
 )
 
@@ -99,7 +99,7 @@ func portsFromMainPod(ctx context.Context, s *State) error {
 	defer done()
 	var errs []error
 	for _, want := range c.Plan.Services {
-		role := want.Labels[plan.LabelRole]
+		role := want.Labels[names.LabelRole]
 		got, err := c.Clientset.CoreV1().Services(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
 			errs = append(errs, world.ObjectError("Service", want.Namespace, want.Name, "get", err))

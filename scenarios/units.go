@@ -17,6 +17,7 @@ import (
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios/world"
 )
 
@@ -163,7 +164,7 @@ func nodeImagePods(ctx context.Context, c *world.Cluster) ([]nodePod, error) {
 			continue
 		}
 		permitted := n.PodRoles.MainUnits
-		if role != plan.MainRole {
+		if role != names.MainRole {
 			permitted = r.Units
 		}
 		permitted = append(slices.Clone(permitted), n.PodRoles.SharedUnits...)

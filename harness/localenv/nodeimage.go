@@ -9,7 +9,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/kubenode"
-	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 )
 
 // The pods of a node's image on the real node run a stand-in of the
@@ -45,8 +45,8 @@ func nodeUnitPods(n *facts.Node) map[string][]string {
 			}
 		}
 	}
-	add(plan.MainRole, n.PodRoles.MainUnits)
-	add(plan.MainRole, n.PodRoles.SharedUnits)
+	add(names.MainRole, n.PodRoles.MainUnits)
+	add(names.MainRole, n.PodRoles.SharedUnits)
 	for _, r := range n.RoleNames() {
 		role := n.PodRoles.Roles[r]
 		if role.Requested() && role.RunsNodeImage() {

@@ -35,6 +35,7 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 )
 
 // With a cluster, the node's plan runs as real pods on the machine's real
@@ -310,7 +311,7 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 	}
 	// The main pod's agent reads the KV entry of the reader's password.
 	if _, secret, ok := readerPasswordSecret(w.node); ok {
-		readers[plan.MainRole] = map[string]facts.Secret{"": secret}
+		readers[names.MainRole] = map[string]facts.Secret{"": secret}
 	}
 	for _, r := range slices.Sorted(maps.Keys(readers)) {
 		var policy strings.Builder
@@ -489,11 +490,11 @@ func (w *podWorld) create(ctx context.Context, obj any) error {
 // ports, the secrets volume and the sidecar) stays as planned.
 func (w *podWorld) runnable(ctx context.Context, d *appsv1.Deployment) error {
 	spec := &d.Spec.Template.Spec
-	role := d.Spec.Template.Labels[plan.LabelRole]
+	role := d.Spec.Template.Labels[names.LabelRole]
 	grace := int64(5)
 	spec.TerminationGracePeriodSeconds = &grace
 	var r facts.Role
-	if role != plan.MainRole {
+	if role != names.MainRole {
 		r = w.node.PodRoles.Roles[role]
 	}
 	for i := range spec.InitContainers {
@@ -510,7 +511,7 @@ func (w *podWorld) runnable(ctx context.Context, d *appsv1.Deployment) error {
 		switch c.Name {
 		case plan.ContainerNode:
 			w.nodeContainer(spec, c, role)
-			if role == plan.MainRole {
+			if role == names.MainRole {
 				err = w.nodeFiles(ctx, d, c)
 			}
 		case plan.ContainerCompanion:
@@ -540,7 +541,7 @@ func (w *podWorld) nodeContainer(spec *corev1.PodSpec, c *corev1.Container, role
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: m.name, MountPath: m.at})
 	}
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "podrole", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
-		Items: []corev1.DownwardAPIVolumeFile{{Path: role, FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.labels['%s']", plan.LabelRole)}}},
+		Items: []corev1.DownwardAPIVolumeFile{{Path: role, FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.labels['%s']", names.LabelRole)}}},
 	}}})
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podrole", MountPath: PodRoleDir, ReadOnly: true})
 }
@@ -610,7 +611,7 @@ func (w *podWorld) mainAgent(ctx context.Context, d *appsv1.Deployment, c *corev
 	if err != nil {
 		return fmt.Errorf("the reader's password: %w", err)
 	}
-	config := agentConfig(w.ns+"-"+plan.MainRole, []map[string]any{{"contents": tmpl, "destination": file, "perms": "0600", "error_on_missing_key": true}})
+	config := agentConfig(w.ns+"-"+names.MainRole, []map[string]any{{"contents": tmpl, "destination": file, "perms": "0600", "error_on_missing_key": true}})
 	if err := w.agentConfigMap(ctx, d, c, config); err != nil {
 		return err
 	}
@@ -945,7 +946,7 @@ const StandInNodeUnits = "the node image's stand-in units, which serve no port"
 func NodeImageStandIns(n *facts.Node) map[string]*inventory.Role {
 	out := map[string]*inventory.Role{}
 	for _, r := range n.RoleNames() {
-		if role := n.PodRoles.Roles[r]; role.Requested() && role.RunsNodeImage() && plan.HasService(role) {
+		if role := n.PodRoles.Roles[r]; role.Requested() && role.RunsNodeImage() && names.HasService(role) {
 			out[r] = &inventory.Role{StandIn: StandInNodeUnits}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 )
 
 // Cluster is a node's world found in a cluster (Discover): a pod tells
@@ -63,7 +64,7 @@ func (c *Cluster) Dial(ctx context.Context, e inventory.Endpoint, port int) (net
 // RoleOf is the node's role of a planned Deployment (the main pod's is
 // the zero Role with the name main).
 func (c *Cluster) RoleOf(d *appsv1.Deployment) (string, facts.Role) {
-	name := d.Spec.Template.Labels[plan.LabelRole]
+	name := d.Spec.Template.Labels[names.LabelRole]
 	return name, c.Node.PodRoles.Roles[name]
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 )
 
 // DiscoverOptions say where a node's world is in a cluster.
@@ -98,7 +99,7 @@ func Discover(ctx context.Context, o DiscoverOptions) (_ *Cluster, err error) {
 		if err != nil {
 			return nil, ObjectError("Deployment", o.Namespace, want.Name, "get", err)
 		}
-		roleName := want.Spec.Template.Labels[plan.LabelRole]
+		roleName := want.Spec.Template.Labels[names.LabelRole]
 		// The container of the pod's service, by the contract's name: the
 		// service's, or node.
 		service := plan.ContainerNode

@@ -17,7 +17,7 @@ import (
 	"github.com/fediversity/podroles/internal/loopback"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
-	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 )
 
 // Place is where an address that a pod connects to leads, as the pod
@@ -84,8 +84,8 @@ type namespacePods struct {
 // place is the database served by pod p: a pod of the node (by the plan's
 // labels), or another pod of the namespace.
 func (n *namespacePods) place(p *corev1.Pod, where string, reach func(context.Context) (string, func(), error)) *Place {
-	if p.Labels[plan.LabelNode] == n.node {
-		return &Place{Pod: p.Name, Role: p.Labels[plan.LabelRole], Where: where, Reach: reach}
+	if p.Labels[names.LabelNode] == n.node {
+		return &Place{Pod: p.Name, Role: p.Labels[names.LabelRole], Where: where, Reach: reach}
 	}
 	return &Place{Where: where + ", a pod of the namespace that is none of the node's", Reach: reach}
 }

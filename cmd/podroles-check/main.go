@@ -1,8 +1,8 @@
-// Command podroles-check is podroles' node commands alone (check, facts,
-// rules, plan). It is what the flake's lib.mkCheck and node module run
-// in a build. It links neither a Kubernetes client nor a container
-// engine's, so that it builds quickly and small; podroles has every
-// command.
+// Command podroles-check is podroles' checker alone (check, facts,
+// rules). It is what the flake's lib.mkCheck and node module run in a
+// build. It links neither Kubernetes' types nor a container engine's
+// client, so that it starts fast and builds small; podroles has every
+// command, plan among them.
 package main
 
 import (
@@ -27,11 +27,10 @@ and checks the pod roles they declare:
   facts  print what it reads from nodes, as a facts document that check
          --facts reads back without nix
   rules  list the rules of check, and explain each
-  plan   print the Deployments and Services the k8s method makes of nodes
 
 Exit status: 0 when no error was found, 1 when one was, 2 when a command
-could not run. podroles has these and the scenario suites and their
-environments.`,
+could not run. podroles has these, plan (the Kubernetes objects of
+nodes), and the scenario suites and their environments.`,
 	Version: version,
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/cmd/internal/harnesscmd"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
+	"github.com/fediversity/podroles/cmd/internal/plancmd"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -37,14 +38,15 @@ they declare:
              suites, optionally with a Kubernetes control plane
 
 Exit status: 0 when all is well, 1 when a check or a scenario failed, 2
-when a command could not run. podroles-check has check, facts, rules and
-plan alone, for the flake's checks.`,
+when a command could not run. podroles-check has check, facts and rules
+alone, for the flake's checks.`,
 	Version: version,
 }
 
 // newRoot is the root command with every command of the binary.
 func newRoot(ios *cli.Streams) *cobra.Command {
-	return cli.NewRoot(root, ios, append(nodecmd.Commands(ios), harnesscmd.Commands(ios)...)...)
+	commands := append(nodecmd.Commands(ios), plancmd.NewCmd(ios))
+	return cli.NewRoot(root, ios, append(commands, harnesscmd.Commands(ios)...)...)
 }
 
 func main() { cli.Exec(newRoot) }

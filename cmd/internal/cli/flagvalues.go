@@ -3,11 +3,9 @@ package cli
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // CountVar defines a flag of a count of at least one. Its zero default
@@ -108,15 +106,3 @@ func (d *durationValue) String() string {
 
 // Type names the flag's value in --help.
 func (d *durationValue) Type() string { return "duration" }
-
-// CheckNamespace refuses a --namespace that Kubernetes would refuse: a
-// DNS label (RFC 1123). "" is no namespace.
-func CheckNamespace(ns string) error {
-	if ns == "" {
-		return nil
-	}
-	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-		return fmt.Errorf("--namespace %q: %s", ns, strings.Join(errs, "; "))
-	}
-	return nil
-}

@@ -216,7 +216,7 @@ func Checker(checker *cobra.Command, full string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, generated, "the checker's commands")
 	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", checker.Name(), upperFirst(checker.Short))
-	fmt.Fprintf(&b, "`%s` is `%s` with the node commands alone: the same commands, flags and\nexit codes, in a smaller binary with no Kubernetes or container client.\nIts commands, each with podroles's page of it:\n\n", checker.Name(), full)
+	fmt.Fprintf(&b, "`%s` is `%s` with the checker's commands alone: the same commands, flags and\nexit codes, in a smaller binary with none of Kubernetes' types and no container client.\nIts commands, each with podroles's page of it:\n\n", checker.Name(), full)
 	writeTableHead(&b, "command", "what it does")
 	for _, c := range checker.Commands() {
 		if !c.IsAvailableCommand() || c.Name() == "completion" {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/kubeflag"
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/scenarios"
@@ -128,7 +129,7 @@ func (o *ScenariosManifestOptions) check() ([]*scenarios.Suite, *regexp.Regexp, 
 	if o.Namespace == "" {
 		return nil, nil, fmt.Errorf("give --namespace: the node's namespace, where the runner runs")
 	}
-	if err := cli.CheckNamespace(o.Namespace); err != nil {
+	if err := kubeflag.CheckNamespace(o.Namespace); err != nil {
 		return nil, nil, err
 	}
 	if err := cli.CheckOutput(o.Output); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/kubeflag"
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/oneline"
@@ -158,7 +159,7 @@ func RunScenarios(ctx context.Context, o *ScenariosRunOptions) error {
 	if err := cli.CheckOutput(o.Output); err != nil {
 		return err
 	}
-	if err := cli.CheckNamespace(o.Namespace); err != nil {
+	if err := kubeflag.CheckNamespace(o.Namespace); err != nil {
 		return err
 	}
 	// The kubeconfig is read before the node is evaluated, which may take

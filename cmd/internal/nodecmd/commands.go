@@ -6,8 +6,8 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/cli"
 )
 
-// Commands are the commands that read nodes, in the order --help lists
-// them.
+// Commands are the commands that read nodes and judge them, in the order
+// --help lists them. podroles adds plan (package plancmd) after them.
 func Commands(ios *cli.Streams) []*cobra.Command {
-	return []*cobra.Command{NewCheckCmd(ios), NewFactsCmd(ios), NewRulesCmd(ios), NewPlanCmd(ios)}
+	return []*cobra.Command{NewCheckCmd(ios), NewFactsCmd(ios), NewRulesCmd(ios)}
 }

@@ -1,4 +1,8 @@
-package nodecmd
+// Package plancmd is podroles plan: the Kubernetes objects of nodes.
+//
+// It is a package of its own, apart from the node commands, so that
+// podroles-check links none of Kubernetes' types; podroles has it.
+package plancmd
 
 import (
 	"context"
@@ -12,14 +16,15 @@ import (
 
 	"github.com/fediversity/podroles/checks"
 	"github.com/fediversity/podroles/cmd/internal/cli"
+	"github.com/fediversity/podroles/cmd/internal/kubeflag"
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/imageref"
 	"github.com/fediversity/podroles/plan"
 	"github.com/fediversity/podroles/report"
 )
 
-// PlanOptions are podroles plan's.
-type PlanOptions struct {
+// Options are podroles plan's.
+type Options struct {
 	IO      *cli.Streams
 	Sources cli.SourceOptions
 	// Args are the nodes named without a flag.
@@ -35,9 +40,9 @@ type PlanOptions struct {
 	NodeImages []string
 }
 
-// NewPlanCmd is podroles plan.
-func NewPlanCmd(ios *cli.Streams) *cobra.Command {
-	o := &PlanOptions{IO: ios}
+// NewCmd is podroles plan.
+func NewCmd(ios *cli.Streams) *cobra.Command {
+	o := &Options{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "plan [NODE.nix | FACTS.json | FLAKE#NODE ...]",
 		Short: "Print the Kubernetes objects the k8s method must make of nodes",
@@ -55,7 +60,7 @@ placeholders, named in the YAML's comments (on standard
 error with --format json).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
-			return RunPlan(cmd.Context(), o)
+			return Run(cmd.Context(), o)
 		},
 	}
 	o.Sources.AddFlags(cmd)
@@ -69,16 +74,16 @@ error with --format json).`,
 	return cmd
 }
 
-// RunPlan plans the nodes and writes the objects; a node with errors of
+// Run plans the nodes and writes the objects; a node with errors of
 // podroles check is refused.
-func RunPlan(ctx context.Context, o *PlanOptions) error {
+func Run(ctx context.Context, o *Options) error {
 	if o.Format != "yaml" && o.Format != "json" {
 		return fmt.Errorf("--format %q: want yaml or json", o.Format)
 	}
 	if err := o.Sources.CheckOutput(o.Output, o.Args); err != nil {
 		return err
 	}
-	if err := cli.CheckNamespace(o.Plan.Namespace); err != nil {
+	if err := kubeflag.CheckNamespace(o.Plan.Namespace); err != nil {
 		return err
 	}
 	opts := o.Plan
@@ -121,7 +126,7 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	if opts.SidecarImage != "" && !anySidecar(nodes) {
 		return fmt.Errorf("--sidecar-image %s: no requested role of the nodes has secrets, so no pod runs the OpenBao agent", opts.SidecarImage)
 	}
-	plans, err := Plans(nodes, opts, nodeImages)
+	plans, err := planAll(nodes, opts, nodeImages)
 	if err != nil {
 		return err
 	}
@@ -131,10 +136,10 @@ func RunPlan(ctx context.Context, o *PlanOptions) error {
 	return cli.WriteOutput(ctx, o.Output, o.IO.Out, func(w io.Writer) error { return plan.Write(w, o.Format, plans) })
 }
 
-// Plans plans each node; a node with errors of podroles check is refused,
+// planAll plans each node; a node with errors of podroles check is refused,
 // named with its first error. The nodes are checked together, as check
 // checks them: two nodes whose objects collide (PR614) are refused.
-func Plans(nodes []*facts.Node, opts plan.Options, nodeImages map[string]string) ([]*plan.Plan, error) {
+func planAll(nodes []*facts.Node, opts plan.Options, nodeImages map[string]string) ([]*plan.Plan, error) {
 	var plans []*plan.Plan
 	for i, res := range checks.Check(nodes) {
 		if e, _ := res.Count(); e > 0 {

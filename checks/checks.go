@@ -104,10 +104,6 @@ type Rule struct {
 	Spec string
 	// Doc is one line: what the rule refuses.
 	Doc string
-	// Long is the reference text of the rule, in Markdown: why the spec
-	// refuses it, exactly what the rule counts and what it does not, and
-	// how to fix a node. Paragraphs are separated by a blank line.
-	Long     string
 	Severity Severity
 	Scope    Scope
 	check    func(n *node, report reportFunc)

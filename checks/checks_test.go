@@ -27,8 +27,8 @@ func TestRulesAreWellFormed(t *testing.T) {
 		if r.Severity != SeverityError && r.Severity != SeverityWarning {
 			t.Errorf("%s: severity %q", r.ID, r.Severity)
 		}
-		paragraphs := strings.Split(r.Long, "\n\n")
-		if !strings.HasPrefix(paragraphs[len(paragraphs)-1], "Fix: ") || !strings.Contains(r.Long, strings.SplitN(r.Spec, ",", 2)[0]) {
+		paragraphs := strings.Split(r.Long(), "\n\n")
+		if !strings.HasPrefix(paragraphs[len(paragraphs)-1], "Fix: ") || !strings.Contains(r.Long(), strings.SplitN(r.Spec, ",", 2)[0]) {
 			t.Errorf("%s: the long text must cite the rule's spec (%s) and end in how to fix a node (\"Fix: \")", r.ID, r.Spec)
 		}
 	}

@@ -3,11 +3,11 @@ package checks
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/lazyregexp"
 )
 
 // roleRules judge the roles and the variables of their services' images
@@ -83,7 +83,7 @@ func looksSecret(name, value string) string {
 }
 
 // urlWithPassword is scheme://user:password@host.
-var urlWithPassword = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)
+var urlWithPassword = lazyregexp.New(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)
 
 func serviceVariableSecret(n *node, report reportFunc) {
 	n.eachServiceVariables(func(s string, vars map[string]string) {

@@ -2,11 +2,11 @@ package checks
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/lazyregexp"
 )
 
 // unitRules judge the names of units (FR-008): on every method, once a
@@ -191,7 +191,7 @@ func misspelledAs(u string, near map[string]string) string {
 // initdb, setup, migrate, migration(s), provision or bootstrap. systemd's
 // own units (systemd-tmpfiles-setup, ...) set up each pod's system and are
 // not marked.
-var runOncePatterns = regexp.MustCompile(`^acme-|(^|[-_@.])(init|initdb|setup|migrate|migrations?|provision|bootstrap)([-_@.]|$)`)
+var runOncePatterns = lazyregexp.New(`^acme-|(^|[-_@.])(init|initdb|setup|migrate|migrations?|provision|bootstrap)([-_@.]|$)`)
 
 // perMachineUnits are NixOS units whose names look run-once but that set up
 // each machine, so each pod.

@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fediversity/podroles/internal/lazyregexp"
 	"github.com/fediversity/podroles/internal/oneline"
 )
 
@@ -224,23 +224,23 @@ func (e *Evaluator) evalError(runErr error, stderr []byte, sources []Source, own
 // is the same on every release. Nix says the same in other words, and
 // --show-trace still shows its own.
 var rewordings = []struct {
-	from *regexp.Regexp
+	from *lazyregexp.Regexp
 	to   string
 }{
 	// 2.26 and 2.31 name the builtin and the list's length.
-	{regexp.MustCompile(`^'builtins\.elemAt' called with index (-?\d+) on a list of size \d+$`), "list index $1 is out of bounds"},
-	{regexp.MustCompile(`^'builtins\.head' called on an empty list$`), "list index 0 is out of bounds"},
-	{regexp.MustCompile(`^'builtins\.tail' called on an empty list$`), "'tail' called on an empty list"},
+	{lazyregexp.New(`^'builtins\.elemAt' called with index (-?\d+) on a list of size \d+$`), "list index $1 is out of bounds"},
+	{lazyregexp.New(`^'builtins\.head' called on an empty list$`), "list index 0 is out of bounds"},
+	{lazyregexp.New(`^'builtins\.tail' called on an empty list$`), "'tail' called on an empty list"},
 }
 
 // downloadFailed is nix's message for a failed download: "unable to
 // download 'URL': TEXT (CODE)", TEXT being curl's for its error CODE. 2.26
 // and 2.31 add curl's own detail after it, which may hold a duration.
-var downloadFailed = regexp.MustCompile(`(?s)^(unable to [a-z]+ '[^']*': )(.+?) \((\d+)\)(?:[ \n].*)?$`)
+var downloadFailed = lazyregexp.New(`(?s)^(unable to [a-z]+ '[^']*': )(.+?) \((\d+)\)(?:[ \n].*)?$`)
 
 // usageHint is the hint nix prints after a usage error, naming its own
 // binary, even when a builtin's argument was wrong.
-var usageHint = regexp.MustCompile(`\s*Try '[^']*' for more information\.$`)
+var usageHint = lazyregexp.New(`\s*Try '[^']*' for more information\.$`)
 
 // asNix224Says is message as nix 2.24 words it (rewordings); a failed
 // download without curl's detail, in the words of curl before 8 (Debian
@@ -262,8 +262,8 @@ func asNix224Says(message string) string {
 // fetchingInput is the frame of an input nix was fetching, a flake's or
 // builtins.fetchGit's; flakeInput the frame of the flake's input it was.
 var (
-	fetchingInput = regexp.MustCompile(`^while fetching the input '(git\+file://[^']+)'$`)
-	flakeInput    = regexp.MustCompile(`^while updating the flake input '([^']+)'$`)
+	fetchingInput = lazyregexp.New(`^while fetching the input '(git\+file://[^']+)'$`)
+	flakeInput    = lazyregexp.New(`^while updating the flake input '([^']+)'$`)
 )
 
 // missingGitInput says, where nix failed to fetch a git+file: input whose
@@ -422,10 +422,10 @@ func frames(lines []string) []frame {
 
 // The frames that nixpkgs' module system adds (lib.addErrorContext).
 var (
-	optionFrame      = regexp.MustCompile("^while evaluating the option `([^']+)'$")
-	definitionsFrame = regexp.MustCompile("^while evaluating definitions from `([^']+)'$")
+	optionFrame      = lazyregexp.New("^while evaluating the option `([^']+)'$")
+	definitionsFrame = lazyregexp.New("^while evaluating definitions from `([^']+)'$")
 	// "- In `/path/a.nix': value", in a conflict or a type error.
-	definitionInMessage = regexp.MustCompile("(?m)^- In `([^']+)'")
+	definitionInMessage = lazyregexp.New("(?m)^- In `([^']+)'")
 )
 
 // failedAssertion is the condition of the assertion whose equality failed,
@@ -442,7 +442,7 @@ func (tr trace) failedAssertion() (string, bool) {
 
 // listOption is an option that holds a list of units (or the set of roles,
 // whose names the lists follow).
-var listOption = regexp.MustCompile(`^fediversity\.podRoles\.(mainUnits|sharedUnits|roles(\..+\.units)?)$`)
+var listOption = lazyregexp.New(`^fediversity\.podRoles\.(mainUnits|sharedUnits|roles(\..+\.units)?)$`)
 
 // listsWithUnits are the options of the lists that nix was evaluating
 // together with systemd.services, outermost first: in an infinite
@@ -592,7 +592,7 @@ func checkoutPaths(text, root, checkout string) string {
 // missingInStore reads nix's message for a file it could not find: 2.8
 // says "getting status of 'P': No such file or directory", 2.24 "path 'P'
 // does not exist".
-var missingInStore = regexp.MustCompile(`^(?:getting status of '([^']+)': No such file or directory|path '([^']+)' does not exist)$`)
+var missingInStore = lazyregexp.New(`^(?:getting status of '([^']+)': No such file or directory|path '([^']+)' does not exist)$`)
 
 // missingFlakeFile explains nix's message that a file of the flake's
 // source in the store (root) does not exist. In a git work tree nix copies
@@ -624,7 +624,7 @@ func missingFlakeFile(message, root string, s Source) (string, bool) {
 }
 
 // storeSource is a path in the store's copy of a flake's source.
-var storeSource = regexp.MustCompile(`/nix/store/[0-9a-z]{32}-source(/|$)`)
+var storeSource = lazyregexp.New(`/nix/store/[0-9a-z]{32}-source(/|$)`)
 
 // flakeStorePath asks nix where the source of the flake s is in the store
 // (nix flake prefetch, which neither reads flake.nix nor locks), or "".
@@ -713,7 +713,7 @@ const notWritingLock = "warning: not writing modified lock file of flake '"
 
 // lockChange is a change of that warning: "• Updated input 'a':", "•
 // Added input 'b':", "• Removed input 'c'".
-var lockChange = regexp.MustCompile(`^• (Updated|Added|Removed) input '([^']+)'`)
+var lockChange = lazyregexp.New(`^• (Updated|Added|Removed) input '([^']+)'`)
 
 // changesAfter reads the changes that lines (after nix's warning) list,
 // as flake.nix made them, until the list ends.

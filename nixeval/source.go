@@ -6,8 +6,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/fediversity/podroles/internal/lazyregexp"
 )
 
 // SourceKind says how a node is read.
@@ -105,9 +106,9 @@ func flakeSource(arg string, bare bool) (Source, error) {
 var (
 	// flakeID is nix's short form of a registry entry: an identifier,
 	// optionally with /REF or /REV (nixpkgs, nixpkgs/nixos-26.05).
-	flakeID = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]*(/[a-zA-Z0-9@][a-zA-Z0-9_.@+-]*(/[a-zA-Z0-9@][a-zA-Z0-9_.@+-]*)?)?$`)
+	flakeID = lazyregexp.New(`^[a-zA-Z][a-zA-Z0-9_-]*(/[a-zA-Z0-9@][a-zA-Z0-9_.@+-]*(/[a-zA-Z0-9@][a-zA-Z0-9_.@+-]*)?)?$`)
 	// urlScheme starts a URL (github:, git+https:, tarball+file:, ...).
-	urlScheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+	urlScheme = lazyregexp.New(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 )
 
 // pathURL makes the folder of a path: reference absolute, since

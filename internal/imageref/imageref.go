@@ -4,9 +4,9 @@ package imageref
 
 import (
 	"errors"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/fediversity/podroles/internal/lazyregexp"
 )
 
 // The grammar of a reference (distribution's reference/reference.go):
@@ -27,12 +27,10 @@ const (
 
 // grammar is compiled when a reference is first checked: a command that
 // checks none (check, facts, rules) pays nothing at its start.
-var grammar = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(` + name + `)(?::(` + tag + `))?(?:@(` + digest + `))?$`)
-})
+var grammar = lazyregexp.New(`^(` + name + `)(?::(` + tag + `))?(?:@(` + digest + `))?$`)
 
 // anyHex64 is an image ID, which is no name.
-var anyHex64 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-f0-9]{64}$`) })
+var anyHex64 = lazyregexp.New(`^[a-f0-9]{64}$`)
 
 // maxNameLength is the longest name a registry takes.
 const maxNameLength = 255
@@ -40,15 +38,15 @@ const maxNameLength = 255
 // Check refuses what a container runtime would refuse as an image
 // reference, saying why: as distribution's ParseNormalizedNamed does.
 func Check(ref string) error {
-	if anyHex64().MatchString(ref) {
+	if anyHex64.MatchString(ref) {
 		return errors.New("an image ID (64 hexadecimal digits) is no repository name")
 	}
-	m := grammar().FindStringSubmatch(ref)
+	m := grammar.FindStringSubmatch(ref)
 	if m == nil {
 		if ref == "" {
 			return errors.New("an empty reference")
 		}
-		if lower := strings.ToLower(ref); lower != ref && grammar().MatchString(lower) {
+		if lower := strings.ToLower(ref); lower != ref && grammar.MatchString(lower) {
 			return errors.New("its repository name must be lower case")
 		}
 		return errors.New("invalid reference format")

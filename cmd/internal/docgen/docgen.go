@@ -58,7 +58,7 @@ func Rules() []byte {
 		fmt.Fprintf(&b, "\n## %s\n\n", ruleHeading(r))
 		fmt.Fprintf(&b, "%s; applies to %s; spec: %s.\n\n", r.Severity, r.Scope, r.Spec)
 		fmt.Fprintf(&b, "Refuses: %s\n\n", r.Doc)
-		b.WriteString(r.Long + "\n")
+		b.WriteString(r.Long() + "\n")
 		b.WriteString("\n" + ruleSources(r, fixtures[r.ID]) + "\n")
 	}
 	return b.Bytes()

@@ -332,7 +332,7 @@ func TestRulesExplain(t *testing.T) {
 			}
 		}
 		// The same words as the registry's text, only folded.
-		if got, want := strings.Fields(r.Out), strings.Fields(rule.Long); !slices.Equal(got[len(got)-len(want):], want) {
+		if got, want := strings.Fields(r.Out), strings.Fields(rule.Long()); !slices.Equal(got[len(got)-len(want):], want) {
 			t.Errorf("explain %s does not end in the rule's long text", rule.ID)
 		}
 	}

@@ -129,7 +129,7 @@ func RunRulesExplain(o *RulesExplainOptions) error {
 func writeExplanation(w io.Writer, r *checks.Rule) {
 	fmt.Fprintf(w, "%s %s: %s\nSpec: %s\nApplies to: %s\n\n", r.ID, r.Name, r.Severity, r.Spec, r.Scope)
 	fmt.Fprintln(w, fold(r.Doc, explainWidth, ""))
-	for _, para := range strings.Split(r.Long, "\n\n") {
+	for _, para := range strings.Split(r.Long(), "\n\n") {
 		fmt.Fprintln(w)
 		for _, line := range strings.Split(para, "\n") {
 			if item, ok := strings.CutPrefix(line, "- "); ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -216,6 +217,27 @@ func restartOn(file string) func(*appsv1.Deployment) {
 		c := &d.Spec.Template.Spec.Containers[0]
 		at := slices.Index(c.Command, "--")
 		c.Command = slices.Insert(c.Command, at, "--restart-on", "/run/secrets/"+file)
+	}
+}
+
+// restartOnAgentToken has a Deployment's OpenBao agent keep its token in
+// a file beside the secrets, and the pod supervisor restart the service
+// when that file changes: an operator's slip that a restarted agent, which
+// logs in anew, turns into a restart of the service that no secret asked
+// for. Mending puts both back, each in new pods.
+func restartOnAgentToken(deployment string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	const token = "agent-token"
+	sink := fmt.Sprintf(`"auto_auth": {
+    "sink": [{"type": "file", "config": {"path": %q, "mode": 420}}],`, path.Join(plan.SecretsDir, token))
+	keepToken := replaceInConfig(deployment, false, deployment+"-agent", "agent.json", `"auto_auth": {`, sink)
+	watchToken := changeDeployment(deployment, restartOn(token))
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		mendConfig := keepToken(t, ctx, w)
+		mendDeployment := watchToken(t, ctx, w)
+		return func() {
+			mendDeployment()
+			mendConfig()
+		}
 	}
 }
 
@@ -893,6 +915,12 @@ func clusterCases() map[string][]breakingCase {
 			breakCluster: changeDeployment("directory-authelia", restartOn("jwt")),
 			run:          "rotation/secret-without-restart-restarts-nothing",
 			reasons:      []string{"pod {directory-authelia#0}", "its service exited (", "and no secret with restart changed: none was due"},
+		}},
+		"rotation/sidecar-restart-restarts-nothing": {{
+			name: "the worker's supervisor restarts it for the agent's token, which a restarted sidecar writes anew", where: onCluster,
+			breakCluster: restartOnAgentToken("directory-worker"),
+			run:          "rotation/sidecar-restart-restarts-nothing",
+			reasons:      []string{"pod {directory-worker#0}: its service exited (", "after its sidecar restarted, though no secret with restart changed"},
 		}},
 		"rotation/sidecar-restart-restarts-pki": {{
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,

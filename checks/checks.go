@@ -103,7 +103,7 @@ type Rule struct {
 	// Spec lists the spec items the rule enforces.
 	Spec string
 	// Doc is one line: what the rule refuses.
-	Doc string
+	Doc      string
 	Severity Severity
 	Scope    Scope
 	check    func(n *node, report reportFunc)

@@ -1,6 +1,6 @@
 # A podroles binary, static and version stamped: podroles, with every
-# command, or podroles-check, with the node commands alone (check, facts,
-# rules, plan), which is what builds run.
+# command, or podroles-check, with the checker's commands alone (check,
+# facts, rules), which is what builds run.
 { buildGoModule, version, src, pname ? "podroles" }:
 buildGoModule {
   inherit pname version src;

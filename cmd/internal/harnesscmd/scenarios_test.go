@@ -22,6 +22,7 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/cli"
 	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
+	"github.com/fediversity/podroles/cmd/internal/plancmd"
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/containers"
 	"github.com/fediversity/podroles/harness/localenv"
@@ -39,9 +40,9 @@ func run(t *testing.T, args ...string) clitest.Result {
 	return clitest.Run(t, allCommands, args...)
 }
 
-// allCommands are podroles' commands: the node commands and these.
+// allCommands are podroles' commands: the node commands, plan and these.
 func allCommands(ios *cli.Streams) []*cobra.Command {
-	return append(nodecmd.Commands(ios), Commands(ios)...)
+	return append(append(nodecmd.Commands(ios), plancmd.NewCmd(ios)), Commands(ios)...)
 }
 
 func repo(path string) string { return filepath.Join("..", "..", "..", path) }

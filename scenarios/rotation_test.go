@@ -1,11 +1,13 @@
 package scenarios
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
 )
 
 // The replicas of a role restart together for one new value (Known
@@ -24,5 +26,43 @@ func TestRestartedTogether(t *testing.T) {
 	}
 	if err := restartedTogether(s, "lldap", map[string]*inventory.Exit{"a": at(0)}, time.Second); err != nil {
 		t.Errorf("one replica: %v", err)
+	}
+}
+
+// renderingWorld is a world whose pods' agents render at interval, as a
+// cluster's agent configuration would say.
+type renderingWorld struct {
+	world.World
+	interval time.Duration
+}
+
+func (w renderingWorld) RenderInterval(context.Context, inventory.Endpoint) (time.Duration, string, error) {
+	return w.interval, "the pod's agent configuration", nil
+}
+
+// The copies of the reader's password are waited for the longer of the
+// lldap role's agents' interval and the inventory's word, which is the
+// only one for the main pod's agent.
+func TestReaderRender(t *testing.T) {
+	inv := func(stated string) *inventory.Inventory {
+		return &inventory.Inventory{
+			LDAP:    &inventory.LDAP{Role: "lldap"},
+			Roles:   map[string]*inventory.Role{"lldap": {Pods: []inventory.Endpoint{{Name: "directory-lldap-0"}}}},
+			OpenBao: &inventory.OpenBao{RenderInterval: stated},
+		}
+	}
+	for _, c := range []struct {
+		stated string
+		agents time.Duration
+		want   time.Duration
+		where  string
+	}{
+		{"5m", 2 * time.Second, 5 * time.Minute, "the inventory's openbao.renderInterval, which the main pod's agent follows"},
+		{"1s", 2 * time.Second, 2 * time.Second, "the pod's agent configuration"},
+	} {
+		got, where := readerRender(context.Background(), renderingWorld{world.Files(inv(c.stated)), c.agents})
+		if got != c.want || where != c.where {
+			t.Errorf("inventory %s, agents %s: %s (%s), want %s (%s)", c.stated, c.agents, got, where, c.want, c.where)
+		}
 	}
 }

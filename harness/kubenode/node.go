@@ -664,15 +664,16 @@ func (n *Node) deletePods() error {
 func (n *Node) removeTasks() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if out, err := n.Containerd().ctr(ctx, nil, "tasks", "ls", "-q"); err == nil {
+	c := n.Containerd()
+	if out, err := c.ctr(ctx, nil, "tasks", "ls", "-q"); err == nil {
 		for _, id := range strings.Fields(out) {
-			n.Containerd().ctr(ctx, nil, "tasks", "kill", "--signal", "SIGKILL", id)
-			n.Containerd().ctr(ctx, nil, "tasks", "delete", "--force", id)
+			c.ctr(ctx, nil, "tasks", "kill", "--signal", "SIGKILL", id)
+			c.ctr(ctx, nil, "tasks", "delete", "--force", id)
 		}
 	}
-	if out, err := n.Containerd().ctr(ctx, nil, "containers", "ls", "-q"); err == nil {
+	if out, err := c.ctr(ctx, nil, "containers", "ls", "-q"); err == nil {
 		for _, id := range strings.Fields(out) {
-			n.Containerd().ctr(ctx, nil, "containers", "delete", id)
+			c.ctr(ctx, nil, "containers", "delete", id)
 		}
 	}
 	return n.containerd.Stop(10 * time.Second)

@@ -13,9 +13,13 @@ import (
 	"github.com/fediversity/podroles/cmd/internal/clitest"
 	"github.com/fediversity/podroles/cmd/internal/nodecmd"
 	"github.com/fediversity/podroles/cmd/internal/plancmd"
+	"github.com/fediversity/podroles/internal/fixture"
 	"github.com/fediversity/podroles/internal/nixtest"
 	"github.com/fediversity/podroles/plan"
 )
+
+// repo is a file of the repository: no assertion here names a path.
+func repo(t *testing.T, path string) string { return filepath.Join(fixture.RepoRoot(t), path) }
 
 // run runs plan, with check beside it, under a root of their own, as
 // podroles' main does.
@@ -26,15 +30,13 @@ func run(t *testing.T, args ...string) clitest.Result {
 	}, args...)
 }
 
-func repo(path string) string { return filepath.Join("..", "..", "..", path) }
-
 // Run takes its options and streams, and needs no cobra: plan's objects
 // as a caller of the package sees them.
 func TestRunWithoutCobra(t *testing.T) {
 	var out, errOut bytes.Buffer
 	io := &cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	nix := cli.SourceOptions{Nix: nixtest.Nix(t)}
-	err := plancmd.Run(context.Background(), &plancmd.Options{IO: io, Sources: nix, Args: []string{repo("examples/directory.nix")}, Format: "json",
+	err := plancmd.Run(context.Background(), &plancmd.Options{IO: io, Sources: nix, Args: []string{repo(t, "examples/directory.nix")}, Format: "json",
 		Plan: plan.Options{Namespace: "ns"}, ServiceImages: []string{"lldap=registry.example/lldap:1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +53,7 @@ func TestRunWithoutCobra(t *testing.T) {
 // collide (PR614) are refused by plan as by check of the same nodes, and
 // each alone is planned.
 func TestPlanRefusesWhatCheckRefusesTogether(t *testing.T) {
-	shop, worker := repo("testdata/rules/PR614-shop.nix"), repo("testdata/rules/PR614-shop-worker.nix")
+	shop, worker := repo(t, "testdata/rules/PR614-shop.nix"), repo(t, "testdata/rules/PR614-shop-worker.nix")
 	if r := run(t, "check", shop, worker); r.Code != cli.ExitFailed || !strings.Contains(r.Out, "PR614") {
 		t.Fatalf("check: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
@@ -69,7 +71,7 @@ func TestPlanRefusesWhatCheckRefusesTogether(t *testing.T) {
 // TestPlanNodeImages: --node-image names each node's image; a bare image
 // is for a plan of one node only, and a node not planned is refused.
 func TestPlanNodeImages(t *testing.T) {
-	mastodon, directory := repo("examples/mastodon.nix"), repo("examples/directory.nix")
+	mastodon, directory := repo(t, "examples/mastodon.nix"), repo(t, "examples/directory.nix")
 	r := run(t, "plan", mastodon, directory, "--node-image", "mastodon=reg/mastodon:1", "--node-image", "directory=reg/directory:2")
 	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "image: reg/mastodon:1") || !strings.Contains(r.Out, "image: reg/directory:2") || strings.Contains(r.Out, "mastodon:latest") {
 		t.Errorf("two nodes, two images: exit %d\n%s", r.Code, r.ErrOut)
@@ -96,7 +98,7 @@ func TestPlanNodeImages(t *testing.T) {
 // would refuse, and a sidecar image for nodes that run no sidecar, are
 // refused by the flag that gave them.
 func TestPlanRefusesImagesItCannotUse(t *testing.T) {
-	mastodon, directory := repo("examples/mastodon.nix"), repo("examples/directory.nix")
+	mastodon, directory := repo(t, "examples/mastodon.nix"), repo(t, "examples/directory.nix")
 	for _, c := range []struct {
 		args []string
 		want string

@@ -205,6 +205,16 @@ func (p *pool) run(ctx context.Context, phase string, tasks []task) []outcome {
 					out[i].err = errNotRun
 					continue
 				}
+				if w != nil && w.next > 0 && p.maxMemory > 0 {
+					// A worker past the bound has finished a node; a
+					// fresh one takes this one. Asked only when another
+					// task comes: reading /proc after the last task
+					// would cost a one-node check for nothing.
+					if _, rss := processGroup(w.cmd.Process.Pid); rss > p.maxMemory {
+						p.retire(w, true)
+						w = nil
+					}
+				}
 				if w == nil {
 					var err error
 					if w, err = p.startWorker(); err != nil {
@@ -217,17 +227,9 @@ func (p *pool) run(ctx context.Context, phase string, tasks []task) []outcome {
 				out[i].value, stderr, out[i].err = w.do(ctx, tasks[i])
 				p.keepWarnings(stderr)
 				finish(i)
-				switch {
-				case w.dead:
+				if w.dead {
 					p.retire(w, false)
 					w = nil
-				case p.maxMemory > 0:
-					// A worker past the bound has finished its node; a
-					// fresh one takes the next.
-					if _, rss := processGroup(w.cmd.Process.Pid); rss > p.maxMemory {
-						p.retire(w, true)
-						w = nil
-					}
 				}
 			}
 		}()

@@ -61,6 +61,10 @@ var (
 	// capServices reads the plan's Services and the pods each one's
 	// selector selects (servicesAsPlanned, targetPortsNotPlain, Discover).
 	capServices = Capability{Name: "the planned Services and the pods behind them", Access: []Permission{getServices, listPods}}
+	// capServiceSlices reads the EndpointSlices of the planned Services
+	// (servicesAsPlanned): a slice that no controller of Kubernetes made
+	// adds endpoints that the Service's selector does not say.
+	capServiceSlices = Capability{Name: "the EndpointSlices of the planned Services", Access: []Permission{listEndpoints}}
 	// capPodStatus reads a pod's status and spec (world.status, which the
 	// runner's settle step uses too; namedPort).
 	capPodStatus = Capability{Name: "a pod's status", Access: []Permission{getPods}}

@@ -60,7 +60,7 @@ func TestAccessOfEachSuite(t *testing.T) {
 		adds       []string
 		disruptive []string // what --disruptive adds besides
 	}{
-		{suite: "deployments", adds: append(slices.Clone(exec), append(slices.Clone(probe), "list on apps/replicasets")...)},
+		{suite: "deployments", adds: append(slices.Clone(exec), append(slices.Clone(probe), "list on apps/replicasets", "list on discovery.k8s.io/endpointslices")...)},
 		{suite: "units", adds: exec},
 		{suite: "ldap", adds: append(slices.Clone(exec), probe...)},
 		{suite: "lldap-http"},
@@ -85,8 +85,9 @@ func TestAccessOfEachSuite(t *testing.T) {
 				fromRunner = sorted(slices.Compact(sorted(append(slices.Clone(read), exec...))))
 			}
 			if tc.suite == "deployments" {
-				// deployments-as-planned reads the ReplicaSets.
-				fromRunner = sorted(append(fromRunner, "list on apps/replicasets"))
+				// deployments-as-planned reads the ReplicaSets, and
+				// services-as-planned the Services' EndpointSlices.
+				fromRunner = sorted(append(fromRunner, "list on apps/replicasets", "list on discovery.k8s.io/endpointslices"))
 			}
 			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true, FromRunner: true}, tc.suite)); !slices.Equal(got, fromRunner) {
 				t.Errorf("with --from-runner: got %q, want %q", got, fromRunner)

@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -329,25 +330,72 @@ var plainPortOnService = servicePortTo("directory-lldap", localenv.PortLDAP, loc
 // servicePortTo adds a port to lldap's Service that sends to the pods'
 // port target; mending removes it.
 func servicePortTo(service string, port, target int32) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return changeService(service, func(_ *testing.T, svc *corev1.Service) {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "ldap", Port: port, TargetPort: intstr.FromInt32(target), Protocol: corev1.ProtocolTCP})
+	})
+}
+
+// serviceTargetTo sends a Service's port to another port of the same
+// pods, by number, as an operator's patch of spec.ports[].targetPort does.
+func serviceTargetTo(service string, port, target int32) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return changeService(service, func(t *testing.T, svc *corev1.Service) {
+		i := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == port })
+		if i < 0 {
+			t.Fatalf("the Service %s has no port %d", service, port)
+		}
+		svc.Spec.Ports[i].TargetPort = intstr.FromInt32(target)
+	})
+}
+
+// changeService is a break that changes a Service of the directory
+// example; mending puts its spec back as it was.
+func changeService(service string, change func(*testing.T, *corev1.Service)) func(t *testing.T, ctx context.Context, w *realWorld) func() {
 	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
-		ns := w.env.Namespace
-		changePorts := func(change func([]corev1.ServicePort) []corev1.ServicePort) {
-			svc, err := w.client.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
+		services := w.client.CoreV1().Services(w.env.Namespace)
+		set := func(change func(*corev1.Service)) {
+			svc, err := services.Get(ctx, service, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc.Spec.Ports = change(svc.Spec.Ports)
-			if _, err := w.client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			change(svc)
+			if _, err := services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
-			return append(ports, corev1.ServicePort{Name: "ldap", Port: port, TargetPort: intstr.FromInt32(target), Protocol: corev1.ProtocolTCP})
+		var before corev1.ServiceSpec
+		set(func(svc *corev1.Service) {
+			before = *svc.Spec.DeepCopy()
+			change(t, svc)
 		})
+		return func() { set(func(svc *corev1.Service) { svc.Spec = before }) }
+	}
+}
+
+// foreignSlice adds to a Service of the directory example an
+// EndpointSlice that no controller of Kubernetes made (as an operator's
+// or another controller's), whose one endpoint is a pod of another
+// Deployment, on a port of the Service; mending deletes it.
+func foreignSlice(service, portName, other string, port int32) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		pods := podsOf(t, ctx, w.client, w.env.Namespace, other)
+		if len(pods) == 0 {
+			t.Fatalf("Deployment %s has no Running pod", other)
+		}
+		ready, tcp := true, corev1.ProtocolTCP
+		slice := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: service + "-extra", Labels: map[string]string{discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: "operator"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{pods[0].Status.PodIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &tcp}},
+		}
+		endpointSlices := w.client.DiscoveryV1().EndpointSlices(w.env.Namespace)
+		if _, err := endpointSlices.Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		return func() {
-			changePorts(func(ports []corev1.ServicePort) []corev1.ServicePort {
-				return slices.DeleteFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port })
-			})
+			if err := endpointSlices.Delete(ctx, slice.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -429,27 +477,11 @@ func imageOf(cs []corev1.Container, name string) string {
 // would; mending puts its own selector back.
 func serviceSelectsOtherRole(service, other string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
 	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
-		services := w.client.CoreV1().Services(w.env.Namespace)
-		setSelector := func(selector map[string]string) {
-			svc, err := services.Get(ctx, service, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			svc.Spec.Selector = selector
-			if _, err := services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		own, err := services.Get(ctx, service, metav1.GetOptions{})
+		theirs, err := w.client.CoreV1().Services(w.env.Namespace).Get(ctx, other, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		theirs, err := services.Get(ctx, other, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		setSelector(theirs.Spec.Selector)
-		return func() { setSelector(own.Spec.Selector) }
+		return changeService(service, func(_ *testing.T, svc *corev1.Service) { svc.Spec.Selector = theirs.Spec.Selector })(t, ctx, w)
 	}
 }
 
@@ -774,6 +806,33 @@ func clusterCases() map[string][]breakingCase {
 			alsoFails:    map[string]string{"deployments/services-as-planned": "the Service has a port that is not planned"},
 		}},
 		"deployments/services-as-planned": {
+			{
+				// The LDAPS port of the Service then reaches lldap's HTTP
+				// server, which holds any connection open.
+				name: "lldap's Service sends its LDAPS port to the pods' HTTP port", where: onCluster,
+				breakCluster: serviceTargetTo("directory-lldap", 6360, 17170),
+				reasons:      []string{"the Service directory-lldap: its port 6360/TCP (target port 17170) reaches port 17170 of pod {directory-lldap#0}, where role lldap serves it on port 6360 as planned"},
+			},
+			{
+				name: "lldap's Service publishes the addresses of pods that are not ready", where: onCluster,
+				breakCluster: changeService("directory-lldap", func(_ *testing.T, svc *corev1.Service) { svc.Spec.PublishNotReadyAddresses = true }),
+				reasons:      []string{"the Service directory-lldap publishes the addresses of pods that are not ready (spec.publishNotReadyAddresses)"},
+			},
+			{
+				// On the one node of the test cluster every client is on
+				// the pods' node: nothing else shows it.
+				name: "authelia's Service keeps traffic on the client's node", where: onCluster,
+				breakCluster: changeService("directory-authelia", func(_ *testing.T, svc *corev1.Service) {
+					local := corev1.ServiceInternalTrafficPolicyLocal
+					svc.Spec.InternalTrafficPolicy = &local
+				}),
+				reasons: []string{"the Service directory-authelia has spec.internalTrafficPolicy Local"},
+			},
+			{
+				name: "an EndpointSlice of lldap's Service made by hand, to authelia's pod", where: onCluster,
+				breakCluster: foreignSlice("directory-lldap", plan.PortName(facts.Port{Port: 17170, Protocol: facts.ProtocolTCP}), "directory-authelia", 9091),
+				reasons:      []string{`the Service directory-lldap has EndpointSlices that Kubernetes did not make from its selector: directory-lldap-extra (managed by "operator", addresses `},
+			},
 			{
 				name: "the plain LDAP port on lldap's Service", where: onCluster,
 				breakCluster: plainPortOnService,

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -53,9 +54,9 @@ var deploymentsSuite = &Suite{
 		{
 			Name:  "services-as-planned",
 			Spec:  []string{"US1-8", "SC-004"},
-			Doc:   "the Service of each role has exactly the role's ports and metrics port, the plain LDAP port absent, and behind each port exactly the role's ready pods",
+			Doc:   "the Service of each role has exactly the role's ports and metrics port, the plain LDAP port absent, its type and routing as planned, no EndpointSlice that the endpoint controller did not make, and behind each port exactly the role's ready pods, each reached on the role's planned port",
 			Skip:  needsCluster,
-			Uses:  []Capability{capServices, capDeployments},
+			Uses:  []Capability{capServices, capDeployments, capServiceSlices},
 			Steps: Checks(Check{Name: "compare each Service with the plan", Do: servicesAsPlanned}),
 		},
 		{
@@ -688,6 +689,16 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 			if w, g := servicePorts(want), servicePorts(got); !slices.Equal(w, g) {
 				return poll.Saw("the Service %s has ports %s, planned exactly %s", want.Name, strings.Join(g, ","), strings.Join(w, ","))
 			}
+			if err := serviceRouting(want, got); err != nil {
+				return err
+			}
+			endpointSlices, err := client.DiscoveryV1().EndpointSlices(got.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + got.Name})
+			if err != nil {
+				return world.ObjectError("EndpointSlice", got.Namespace, got.Name+"-*", "list", err)
+			}
+			if err := foreignSlices(got, endpointSlices.Items); err != nil {
+				return err
+			}
 			b, err := world.BackendsOf(ctx, client, got)
 			if err != nil {
 				return err
@@ -705,6 +716,48 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 		errs = append(errs, err)
 	}
 	return joinErrors(errs)
+}
+
+// serviceRouting checks what decides where a Service sends traffic
+// besides its selector and ports: its type (another exposes the role
+// outside the cluster), and the two settings that let traffic reach pods
+// that are not ready, or only the pods on the client's node.
+func serviceRouting(want, got *corev1.Service) error {
+	if w, g := cmp.Or(want.Spec.Type, corev1.ServiceTypeClusterIP), cmp.Or(got.Spec.Type, corev1.ServiceTypeClusterIP); w != g {
+		return poll.Saw("the Service %s is of type %s, planned %s", got.Name, g, w)
+	}
+	if got.Spec.PublishNotReadyAddresses {
+		return poll.Saw("the Service %s publishes the addresses of pods that are not ready (spec.publishNotReadyAddresses), so its clients reach pods of role %s while they start or restart", got.Name, want.Labels[names.LabelRole])
+	}
+	if p := got.Spec.InternalTrafficPolicy; p != nil && *p != corev1.ServiceInternalTrafficPolicyCluster {
+		return poll.Saw("the Service %s has spec.internalTrafficPolicy %s: a client reaches only the pods on its own node, and none where no pod of role %s runs", got.Name, *p, want.Labels[names.LabelRole])
+	}
+	return nil
+}
+
+// endpointController is the value of the managed-by label of the
+// EndpointSlices that Kubernetes makes from a Service's selector.
+const endpointController = "endpointslice-controller.k8s.io"
+
+// foreignSlices finds the EndpointSlices of a Service that Kubernetes did
+// not make from its selector: kube-proxy sends the Service's traffic to
+// their endpoints too, which the selector does not show.
+func foreignSlices(svc *corev1.Service, endpointSlices []discoveryv1.EndpointSlice) error {
+	var foreign []string
+	for _, es := range endpointSlices {
+		if by := es.Labels[discoveryv1.LabelManagedBy]; by != endpointController {
+			var addrs []string
+			for _, e := range es.Endpoints {
+				addrs = append(addrs, e.Addresses...)
+			}
+			foreign = append(foreign, fmt.Sprintf("%s (managed by %q, addresses %s)", es.Name, by, cmp.Or(strings.Join(addrs, ","), "none")))
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	slices.Sort(foreign)
+	return poll.Saw("the Service %s has EndpointSlices that Kubernetes did not make from its selector: %s; its traffic goes to their addresses too", svc.Name, strings.Join(foreign, "; "))
 }
 
 // readyPodsByRole are the ready pods of each planned Deployment, by its
@@ -761,6 +814,13 @@ func compareBackends(svc *corev1.Service, b world.ServiceBackends, role string, 
 		}
 		if lacking := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(serving, p) }); len(lacking) > 0 {
 			return poll.Saw("the Service %s: its port %d/%s (target port %s) reaches no port of pods %s of role %s", svc.Name, sp.Port, sp.Protocol, sp.TargetPort.String(), strings.Join(lacking, ", "), role)
+		}
+		// The plan gives each Service port the number of the container
+		// port it targets: another number is another server of the pod.
+		for _, at := range b.Ports[sp.Name] {
+			if at.Port != sp.Port {
+				return poll.Saw("the Service %s: its port %d/%s (target port %s) reaches port %d of pod %s, where role %s serves it on port %d as planned", svc.Name, sp.Port, sp.Protocol, sp.TargetPort.String(), at.Port, at.Pod, role, sp.Port)
+			}
 		}
 	}
 	return nil

@@ -6,11 +6,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios/world"
 )
 
@@ -68,6 +70,57 @@ func TestAsTemplate(t *testing.T) {
 	}
 }
 
+// TestServiceRouting: a Service's type and the settings that send its
+// traffic to pods that are not ready, or to the client's node only, are
+// named.
+func TestServiceRouting(t *testing.T) {
+	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "directory-lldap", Labels: map[string]string{names.LabelRole: "lldap"}}}
+	local := corev1.ServiceInternalTrafficPolicyLocal
+	cluster := corev1.ServiceInternalTrafficPolicyCluster
+	for _, c := range []struct {
+		name string
+		got  corev1.ServiceSpec
+		want string
+	}{
+		{"as planned, as the API server defaults it", corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, InternalTrafficPolicy: &cluster}, ""},
+		{"as planned, unset", corev1.ServiceSpec{}, ""},
+		{"a NodePort", corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort}, "the Service directory-lldap is of type NodePort, planned ClusterIP"},
+		{"not-ready addresses", corev1.ServiceSpec{PublishNotReadyAddresses: true}, "publishes the addresses of pods that are not ready (spec.publishNotReadyAddresses), so its clients reach pods of role lldap while they start or restart"},
+		{"local traffic", corev1.ServiceSpec{InternalTrafficPolicy: &local}, "has spec.internalTrafficPolicy Local: a client reaches only the pods on its own node"},
+	} {
+		got := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "directory-lldap"}, Spec: c.got}
+		err := serviceRouting(want, got)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v\nwant %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestForeignSlices: an EndpointSlice of a Service that the endpoint
+// controller did not make is named with who manages it and its addresses.
+func TestForeignSlices(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "directory-lldap"}}
+	slice := func(name, by string, addrs ...string) discoveryv1.EndpointSlice {
+		es := discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}}}
+		if by != "" {
+			es.Labels[discoveryv1.LabelManagedBy] = by
+		}
+		for _, a := range addrs {
+			es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{Addresses: []string{a}})
+		}
+		return es
+	}
+	own := slice("directory-lldap-abc12", "endpointslice-controller.k8s.io", "198.18.0.5", "198.18.0.6")
+	if err := foreignSlices(svc, []discoveryv1.EndpointSlice{own}); err != nil {
+		t.Errorf("the controller's own: %v", err)
+	}
+	err := foreignSlices(svc, []discoveryv1.EndpointSlice{own, slice("extra", "someone", "198.18.0.9"), slice("bare", "")})
+	want := `the Service directory-lldap has EndpointSlices that Kubernetes did not make from its selector: bare (managed by "", addresses none); extra (managed by "someone", addresses 198.18.0.9)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v\nwant %q", err, want)
+	}
+}
+
 func errText(err error) string {
 	if err == nil {
 		return ""
@@ -105,6 +158,8 @@ func TestCompareBackends(t *testing.T) {
 			"the Service directory-lldap leads to no pod, not to exactly the ready pods of role lldap (pods lldap-a, lldap-b): missing lldap-a, lldap-b; its selector role=authelia"},
 		{"one more, of no role", world.ServiceBackends{Ready: []string{"lldap-a", "lldap-b", "stray"}, Ports: both("lldap-a", "lldap-b", "stray")},
 			"extra stray (of no role of the node)"},
+		{"a port that reaches another port of a pod", world.ServiceBackends{Ready: []string{"lldap-a", "lldap-b"}, Ports: map[string][]world.PodPort{"p6360-tcp": {{Pod: "lldap-a", Port: 6360}, {Pod: "lldap-b", Port: 3890}}, "metrics": {{Pod: "lldap-a", Port: 9100}, {Pod: "lldap-b", Port: 9100}}}},
+			"the Service directory-lldap: its port 6360/TCP (target port p6360-tcp) reaches port 3890 of pod lldap-b, where role lldap serves it on port 6360 as planned"},
 		{"a port that misses a pod", world.ServiceBackends{Ready: []string{"lldap-a", "lldap-b"}, Ports: map[string][]world.PodPort{"p6360-tcp": {{Pod: "lldap-a", Port: 6360}}, "metrics": {{Pod: "lldap-a", Port: 9100}, {Pod: "lldap-b", Port: 9100}}}},
 			"the Service directory-lldap: its port 6360/TCP (target port p6360-tcp) reaches no port of pods lldap-b of role lldap"},
 	} {

@@ -402,16 +402,23 @@ func whyNotReady(pods []corev1.Pod) string {
 }
 
 // asTemplate checks that a running pod runs its Deployment's template: its
-// containers by name, and their images (a pod's image can be changed in
-// place, and its template's hash stays).
+// containers and init containers (the sidecar) by name, and their images
+// (a pod's images can be changed in place, and its template's hash stays).
 func asTemplate(d *appsv1.Deployment, pod *corev1.Pod, role string) error {
-	want, got := d.Spec.Template.Spec.Containers, pod.Spec.Containers
-	if w, g := sortedNames(want), sortedNames(got); !slices.Equal(w, g) {
-		return poll.Saw("role %s: pod %s has containers %s, its Deployment's template %s", role, pod.Name, strings.Join(g, ","), strings.Join(w, ","))
-	}
-	for _, c := range got {
-		if image := imageOf(want, c.Name); c.Image != image {
-			return poll.Saw("role %s: pod %s runs image %s in container %s, its Deployment's template %s", role, pod.Name, c.Image, c.Name, image)
+	for _, kind := range []struct {
+		what      string
+		want, got []corev1.Container
+	}{
+		{"containers", d.Spec.Template.Spec.Containers, pod.Spec.Containers},
+		{"init containers", d.Spec.Template.Spec.InitContainers, pod.Spec.InitContainers},
+	} {
+		if w, g := sortedNames(kind.want), sortedNames(kind.got); !slices.Equal(w, g) {
+			return poll.Saw("role %s: pod %s has %s %s, its Deployment's template %s", role, pod.Name, kind.what, cmp.Or(strings.Join(g, ","), "none"), cmp.Or(strings.Join(w, ","), "none"))
+		}
+		for _, c := range kind.got {
+			if image := imageOf(kind.want, c.Name); c.Image != image {
+				return poll.Saw("role %s: pod %s runs image %s in container %s, its Deployment's template %s", role, pod.Name, c.Image, c.Name, image)
+			}
 		}
 	}
 	return nil

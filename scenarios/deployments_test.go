@@ -68,6 +68,20 @@ func TestAsTemplate(t *testing.T) {
 	if err := asTemplate(d, pod, "authelia"); !strings.Contains(errText(err), "pod p runs image evil:1 in container authelia, its Deployment's template authelia:4") {
 		t.Errorf("got %v", err)
 	}
+	// The sidecar, an init container, can be changed in place too.
+	pod.Spec.Containers[0].Image = "authelia:4"
+	d.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "secrets", Image: "bao:2"}}
+	if err := asTemplate(d, pod, "authelia"); !strings.Contains(errText(err), "pod p has init containers none, its Deployment's template secrets") {
+		t.Errorf("no sidecar: got %v", err)
+	}
+	pod.Spec.InitContainers = []corev1.Container{{Name: "secrets", Image: "evil:2"}}
+	if err := asTemplate(d, pod, "authelia"); !strings.Contains(errText(err), "pod p runs image evil:2 in container secrets, its Deployment's template bao:2") {
+		t.Errorf("another sidecar image: got %v", err)
+	}
+	pod.Spec.InitContainers[0].Image = "bao:2"
+	if err := asTemplate(d, pod, "authelia"); err != nil {
+		t.Errorf("as its template: %v", err)
+	}
 }
 
 // TestServiceRouting: a Service's type and the settings that send its

@@ -647,8 +647,42 @@ func mainAgentReadsElsewhere(t *testing.T, ctx context.Context, w *realWorld) fu
 
 // mainAgentRendersDaily gives the main pod's OpenBao agent a render
 // interval of a day, as an agent left at a long default would have.
+// Such an agent rendered the entry once when it started, long before a
+// rotation: the break is in place once the new main pod's copy is the
+// role's (which its agents render every 2 s from the entry). On a
+// loaded node the agent's first render can come seconds after the pod
+// is ready, after the scenario's write, and the copy then fails only
+// once the old value is back.
 func mainAgentRendersDaily(t *testing.T, ctx context.Context, w *realWorld) func() {
-	return replaceInConfig(w.env.Cluster.Name, false, w.env.Cluster.Name+"-agent", "agent.json", `"static_secret_render_interval": "2s"`, `"static_secret_render_interval": "24h"`)(t, ctx, w)
+	mend := replaceInConfig(w.env.Cluster.Name, false, w.env.Cluster.Name+"-agent", "agent.json", `"static_secret_render_interval": "2s"`, `"static_secret_render_interval": "24h"`)(t, ctx, w)
+	ns := w.env.Namespace
+	read := func(ctx context.Context, deployment, container, file string) (string, error) {
+		pods := podsOf(t, ctx, w.client, ns, deployment)
+		if len(pods) == 0 {
+			return "", fmt.Errorf("Deployment %s has no Running pod", deployment)
+		}
+		out, err := w.kube.Exec(ctx, ns, pods[0].Name, container, []string{"cat", file})
+		return strings.TrimSuffix(string(out), "\n"), err
+	}
+	probe := poll.Probe{Endpoint: "the main pod's /var/lib/lldap-reader/bind-password", Expect: "the role's bind-password, as the agent renders it when it starts", Within: 2 * time.Minute}
+	if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		main, err := read(ctx, w.env.Cluster.Name, plan.ContainerNode, "/var/lib/lldap-reader/bind-password")
+		if err != nil {
+			return err
+		}
+		role, err := read(ctx, "directory-lldap", "lldap", plan.SecretsDir+"/bind-password")
+		if err != nil {
+			return err
+		}
+		if main == "" || main != role {
+			return poll.Saw("not yet rendered")
+		}
+		return nil
+	}); err != nil {
+		mend()
+		t.Fatal(err)
+	}
+	return mend
 }
 
 // autheliaMetricsElsewhere serves authelia's metrics at another path than

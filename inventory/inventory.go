@@ -630,6 +630,13 @@ func (e *Exit) RestartFor() ([]string, bool) {
 	return strings.Split(files, ", "), true
 }
 
+// Killed says whether the exit was a kill from outside the container
+// (the kernel's OOM killer, or SIGKILL: the kubelet's, once a stop's
+// grace ran out), which no method makes for a restart.
+func (e *Exit) Killed() bool {
+	return e != nil && (e.Reason == "OOMKilled" || e.Code == 137) // 128 + SIGKILL
+}
+
 // String names the exit for a report.
 func (e *Exit) String() string {
 	if e == nil {

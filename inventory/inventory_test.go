@@ -266,3 +266,24 @@ func TestLDAPPortsFromTheNode(t *testing.T) {
 		t.Errorf("plain port: %v", err)
 	}
 }
+
+// An OOM kill or a SIGKILL is a kill from outside, which no method makes
+// for a restart; the supervisor's exit, or a crash's, is none.
+func TestExitKilled(t *testing.T) {
+	for _, c := range []struct {
+		exit *Exit
+		want bool
+	}{
+		{nil, false},
+		{&Exit{Code: 1, Message: RestartMessagePrefix + "db.env"}, false},
+		{&Exit{Code: 0}, false},
+		{&Exit{Code: 143, Reason: "Error"}, false},
+		{&Exit{Code: 137, Reason: "OOMKilled"}, true},
+		{&Exit{Code: 137, Reason: "Error"}, true},
+		{&Exit{Code: 1, Reason: "OOMKilled"}, true},
+	} {
+		if got := c.exit.Killed(); got != c.want {
+			t.Errorf("%s: Killed %v, want %v", c.exit, got, c.want)
+		}
+	}
+}

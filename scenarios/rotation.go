@@ -471,6 +471,9 @@ func restartedWithNewCredential(ctx context.Context, s *State, v *credentials) e
 			if st.ExitCount() <= b.status.ExitCount() || user == b.user {
 				return poll.Saw("%d exits and user %s", st.ExitCount(), user)
 			}
+			if st.LastExit.Killed() {
+				return poll.Saw("its service was killed (%s), which is no restart for a new credential, though it logs in as %s now", st.LastExit, user)
+			}
 			waitBackOff(s, pod, st)
 			s.Note("pod %s restarted its service in the same pod (%s, now as %s), %s after the revocation", pod.Name, st.LastExit, user, time.Since(revokedAt).Round(100*time.Millisecond))
 			return nil
@@ -832,13 +835,15 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		// termination message), tells a restart for this file from a
 		// crash or a restart for another.
 		saidFor, says := st.LastExit.RestartFor()
-		notFor := (says && !slices.Contains(saidFor, file)) || (!says && st.LastExit != nil && st.LastExit.Message != "")
+		notFor := st.LastExit.Killed() || (says && !slices.Contains(saidFor, file)) || (!says && st.LastExit != nil && st.LastExit.Message != "")
 		if notFor && st.ExitCount()-b.ExitCount() > 1 {
 			// The kubelet keeps the last exit's word alone: an earlier
 			// exit may have been the restart for this file.
 			return inconclusive("its service exited %d times since the write; the last (%s) is no restart for %s, and the kubelet keeps no word of the others (exits seen: %s)", st.ExitCount()-b.ExitCount(), st.LastExit, file, strings.Join(seen, "; "))
 		}
 		switch {
+		case st.LastExit.Killed():
+			return poll.Saw("its service was killed (%s), which is no restart for %s", st.LastExit, file)
 		case says && !slices.Contains(saidFor, file):
 			return poll.Saw("its service restarted (%s) for %s, not %s", st.LastExit, strings.Join(saidFor, ", "), file)
 		case !says && st.LastExit != nil && st.LastExit.Message != "":

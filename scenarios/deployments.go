@@ -353,8 +353,14 @@ func rolloutState(d *appsv1.Deployment, role string, notReady func() string) err
 	}
 	want, st := *d.Spec.Replicas, d.Status
 	if st.Replicas != want || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.AvailableReplicas != want || st.UnavailableReplicas != 0 {
-		return poll.Saw("role %s: Deployment %s has %d pods for spec.replicas %d: %d on its current template, %d ready, %d available: its rollout is not done%s",
-			role, d.Name, st.Replicas, want, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, notReady())
+		paused := ""
+		if d.Spec.Paused {
+			// The pods run an older template, and none of the current
+			// one comes until someone resumes it.
+			paused = " (the Deployment is paused, spec.paused: its controller rolls out no change)"
+		}
+		return poll.Saw("role %s: Deployment %s has %d pods for spec.replicas %d: %d on its current template, %d ready, %d available: its rollout is not done%s%s",
+			role, d.Name, st.Replicas, want, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, paused, notReady())
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {

@@ -43,6 +43,11 @@ func TestRolledOut(t *testing.T) {
 		{"rolled out", deploymentWithStatus(1, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}), ""},
 		{"stuck, one replica", deploymentWithStatus(1, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UnavailableReplicas: 1}),
 			"role authelia: Deployment directory-authelia has 2 pods for spec.replicas 1: 1 on its current template, 1 ready, 1 available: its rollout is not done; pod directory-authelia-new (template b): Pending, not scheduled (Unschedulable: 0/1 nodes are available)"},
+		{"paused on a changed template", func() *appsv1.Deployment {
+			d := deploymentWithStatus(2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2})
+			d.Spec.Paused = true
+			return d
+		}(), "role authelia: Deployment directory-authelia has 2 pods for spec.replicas 2: 0 on its current template, 2 ready, 2 available: its rollout is not done (the Deployment is paused, spec.paused: its controller rolls out no change); pod directory-authelia-new (template b): Pending, not scheduled (Unschedulable: 0/1 nodes are available)"},
 		{"not seen", deploymentWithStatus(1, appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}),
 			"role authelia: Deployment directory-authelia is at generation 2, its controller saw 1"},
 		{"past its deadline", deploymentWithStatus(1, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,

@@ -30,7 +30,7 @@ var postgresSuite = &Suite{
 		{
 			Name:   "data-outside-pod",
 			Spec:   []string{"SC-003"},
-			Doc:    "the database URL the role's pods read leads to none of the node's pods, and the database holds the role's users",
+			Doc:    "the database URL the role's pods read leads to none of the node's pods, and to one database for all of them, which holds the role's users",
 			Skip:   needsUsersTable,
 			Seeded: seededByStandIn,
 			Uses:   databaseUses,
@@ -196,11 +196,13 @@ func databaseOutsidePods(ctx context.Context, s *State) error {
 	if why != "" {
 		return poll.Permanent(errors.New(why))
 	}
+	read := map[string][]string{}
 	for _, pod := range pods {
 		u, err := roleURL(ctx, s, pod, file)
 		if err != nil {
 			return err
 		}
+		read[databaseOf(u)] = append(read[databaseOf(u)], pod.Name)
 		place, err := locateDatabase(ctx, s, pod, role, u)
 		if err != nil {
 			return err
@@ -210,7 +212,31 @@ func databaseOutsidePods(ctx context.Context, s *State) error {
 		}
 		s.Note("pod %s of role %s reads its database (secret %s) at %s: %s", pod.Name, role, file, u.Host, place.Where)
 	}
+	if split := splitDatabases(read); split != "" {
+		return poll.Permanent(fmt.Errorf("the pods of role %s read different databases (secret %s): %s; the role's data would be split between them", role, file, split))
+	}
 	return nil
+}
+
+// databaseOf names the database a URL leads to, without its credential
+// (each pod may log in as a user of its own): its host and port, and the
+// database's name.
+func databaseOf(u *url.URL) string {
+	return net.JoinHostPort(u.Hostname(), strconv.Itoa(urlPort(u))) + u.Path
+}
+
+// splitDatabases says which pods read which database, when they do not
+// all read one: the database of every replica of a role is the same, or
+// some of its data is where the others never look.
+func splitDatabases(read map[string][]string) string {
+	if len(read) < 2 {
+		return ""
+	}
+	var out []string
+	for _, db := range slices.Sorted(maps.Keys(read)) {
+		out = append(out, fmt.Sprintf("pods %s read %s", strings.Join(read[db], ", "), db))
+	}
+	return strings.Join(out, "; ")
 }
 
 // withDatabase connects as the role does, with the URL of its first pod,

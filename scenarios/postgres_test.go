@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,32 @@ func TestSeededMarksStandIns(t *testing.T) {
 	inv.Roles["lldap"].StandIn = ""
 	if why := seededByStandIn(inv); why != "" {
 		t.Errorf("lldap's own service marked: %q", why)
+	}
+}
+
+// The replicas of a role read one database: pods that read another (a
+// stale secret, another host or database name) are named with it; the
+// credential, which may be each pod's own, does not count.
+func TestSplitDatabases(t *testing.T) {
+	read := map[string][]string{}
+	for pod, raw := range map[string]string{
+		"lldap-a": "postgres://v-lldap-a:x@postgres.directory.svc/lldap",
+		"lldap-b": "postgresql://v-lldap-b:y@postgres.directory.svc:5432/lldap",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read[databaseOf(u)] = append(read[databaseOf(u)], pod)
+	}
+	if got := splitDatabases(read); got != "" {
+		t.Errorf("one database by two users: %s", got)
+	}
+	u, _ := url.Parse("postgres://v-lldap-c:z@old-postgres.directory.svc/lldap")
+	read[databaseOf(u)] = append(read[databaseOf(u)], "lldap-c")
+	for _, want := range []string{"pods lldap-c read old-postgres.directory.svc:5432/lldap", "read postgres.directory.svc:5432/lldap"} {
+		if got := splitDatabases(read); !strings.Contains(got, want) {
+			t.Errorf("got %q, want %q in it", got, want)
+		}
 	}
 }

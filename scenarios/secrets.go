@@ -473,22 +473,29 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 					return err
 				}
 				start := st.StartedAt
+				var under time.Time // the first process under the first, by the pod's clock
 				if tied := tiedWithStart(written, start); len(tied) > 0 {
 					// The kubelet keeps seconds: a file of the second the
 					// service started may be after it.
-					fineStart, fineWritten, ok, err := s.World.FinerClock(ctx, pod, files)
+					clock, ok, err := s.World.FinerClock(ctx, pod, files)
 					if err != nil {
 						return err
 					}
 					if !ok {
 						return inconclusive("pod %s: %s written in the second its service started (%s), which the kubelet's clock cannot order, and the service's container has no shell, GNU stat or /proc to read a finer one", pod.Name, strings.Join(tied, ", "), start.Format(time.TimeOnly))
 					}
-					s.Note("pod %s: %s written in the second its service started; by the pod's own clock, its container started at %s", pod.Name, strings.Join(tied, ", "), fineStart.Format(timeOfDay))
-					start, written = fineStart, fineWritten
+					s.Note("pod %s: %s written in the second its service started; by the pod's own clock, its container started at %s", pod.Name, strings.Join(tied, ", "), clock.Start.Format(timeOfDay))
+					start, written, under = clock.Start, clock.Written, clock.Under
 				}
 				due, err := filesAfterStart(ctx, s, bao, pod, role.Secrets, written, start, false)
 				if err != nil {
 					return err
+				}
+				if starting := writtenWhileStarting(due, written, start, under); len(starting) > 0 {
+					// A supervisor or a wrapper reads the files before it
+					// starts the service: one written meanwhile may have
+					// been read new, and no restart was then due.
+					return inconclusive("pod %s: %s written at %s, after its container's first process started (%s) and before the process under it did (%s): whether the service read the old value or the new one is not known", pod.Name, strings.Join(starting, ", "), written[starting[0]].Format(timeOfDay), start.Format(timeOfDay), under.Format(timeOfDay))
 				}
 				if len(due) > 0 {
 					return poll.Saw("its service started at %s (restart %d), before %s, secrets with restart that it did not restart for", start.Format(timeOfDay), st.RestartCount, strings.Join(due, ", "))
@@ -518,6 +525,23 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 		}
 	}
 	return joinErrors(errs)
+}
+
+// writtenWhileStarting are the files of due written between the start of
+// the container's first process and of the first process under it
+// (under, zero where none is known), in name order.
+func writtenWhileStarting(due []string, written map[string]time.Time, start, under time.Time) []string {
+	if under.IsZero() {
+		return nil
+	}
+	var out []string
+	for _, f := range due {
+		if t := written[f]; t.After(start) && t.Before(under) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // filesAfterStart finds the secret files written after a run of the

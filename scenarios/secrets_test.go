@@ -56,3 +56,21 @@ func TestSetFieldValue(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A secret with restart written after the container's first process
+// started but before the process under it (a supervisor's service) did
+// may have been read new: neither a restart due nor none.
+func TestWrittenWhileStarting(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(100, int64(ms)*int64(time.Millisecond)) }
+	written := map[string]time.Time{"jwt": at(862), "tls.pem": at(950), "db.env": at(100)}
+	due := []string{"tls.pem", "jwt"}
+	if got := writtenWhileStarting(due, written, at(660), at(900)); !slices.Equal(got, []string{"jwt"}) {
+		t.Errorf("got %v, want jwt: written between 660 and 900 ms", got)
+	}
+	if got := writtenWhileStarting(due, written, at(660), time.Time{}); got != nil {
+		t.Errorf("no process under the first known: got %v", got)
+	}
+	if got := writtenWhileStarting(due, written, at(660), at(700)); got != nil {
+		t.Errorf("both written after the service started: got %v", got)
+	}
+}

@@ -206,12 +206,16 @@ func (c *Cluster) Resolve(ctx context.Context, pod inventory.Endpoint, host stri
 }
 
 // FinerClock reads, in the service's container, the clock, the uptime,
-// the start of its first process (in clock ticks since boot) and the
+// the start of its first process and of those it started (in clock
+// ticks since boot) and the
 // files' times to the nanosecond, in one exec: the start's time is the
 // clock less the uptime at that moment plus the start. An image without
 // a shell, GNU stat or /proc gives false.
-func (c *Cluster) FinerClock(ctx context.Context, pod inventory.Endpoint, files []string) (time.Time, map[string]time.Time, bool, error) {
-	const script = `date +%s.%N && cat /proc/uptime && cat /proc/1/stat && { getconf CLK_TCK 2>/dev/null || echo 100; } && stat -c '%.9Y %n' -- "$@"`
+func (c *Cluster) FinerClock(ctx context.Context, pod inventory.Endpoint, files []string) (PodClock, bool, error) {
+	// The processes that the first one started are its children: a
+	// command run by exec is the runtime's, not theirs.
+	const script = `date +%s.%N && cat /proc/uptime && cat /proc/1/stat && { getconf CLK_TCK 2>/dev/null || echo 100; } && stat -c '%.9Y %n' -- "$@" && ` +
+		`for c in $(cat /proc/1/task/*/children 2>/dev/null); do s=$(cat /proc/$c/stat 2>/dev/null) && echo "child $s"; done; true`
 	argv := []string{"sh", "-c", script, "sh"}
 	for _, f := range files {
 		argv = append(argv, path.Join(plan.SecretsDir, f))
@@ -220,50 +224,69 @@ func (c *Cluster) FinerClock(ctx context.Context, pod inventory.Endpoint, files 
 	var exit *kube.ExitError
 	switch {
 	case errors.As(err, &exit):
-		return time.Time{}, nil, false, nil // a tool of the script failed or is missing
+		return PodClock{}, false, nil // a tool of the script failed or is missing
 	case err != nil:
-		return time.Time{}, nil, false, err
+		return PodClock{}, false, err
 	}
-	start, written, err := parseFinerClock(string(out))
+	clock, err := parseFinerClock(string(out))
 	if err != nil {
-		return time.Time{}, nil, false, nil
+		return PodClock{}, false, nil
 	}
-	return start, written, true, nil
+	return clock, true, nil
 }
 
 // parseFinerClock reads finerClock's output.
-func parseFinerClock(out string) (time.Time, map[string]time.Time, error) {
+func parseFinerClock(out string) (PodClock, error) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 4 {
-		return time.Time{}, nil, fmt.Errorf("%d lines", len(lines))
+		return PodClock{}, fmt.Errorf("%d lines", len(lines))
 	}
 	seconds := func(s string) (float64, error) { return strconv.ParseFloat(strings.Fields(s + " x")[0], 64) }
 	now, err1 := seconds(lines[0])
 	uptime, err2 := seconds(lines[1])
-	// The fields after the command's name, which may hold spaces: the
-	// start is the 22nd field of the line, the 20th after the name.
-	_, afterName, _ := strings.Cut(lines[2][strings.LastIndexByte(lines[2], ')')+1:], " ")
-	fields := strings.Fields(afterName)
 	tck, err3 := seconds(lines[3])
-	if err := errors.Join(err1, err2, err3); err != nil || len(fields) < 20 || tck <= 0 {
-		return time.Time{}, nil, fmt.Errorf("no clock in %q", out)
-	}
-	ticks, err := strconv.ParseFloat(fields[19], 64)
-	if err != nil {
-		return time.Time{}, nil, err
+	if err := errors.Join(err1, err2, err3); err != nil || tck <= 0 {
+		return PodClock{}, fmt.Errorf("no clock in %q", out)
 	}
 	at := func(sec float64) time.Time { return time.Unix(0, int64(sec*1e9)) }
-	start := at(now - uptime + ticks/tck)
-	written := map[string]time.Time{}
+	// A process's start is the 22nd field of its stat line, the 20th
+	// after the command's name, which may hold spaces and parentheses.
+	started := func(stat string) (time.Time, error) {
+		_, afterName, _ := strings.Cut(stat[strings.LastIndexByte(stat, ')')+1:], " ")
+		fields := strings.Fields(afterName)
+		if len(fields) < 20 {
+			return time.Time{}, fmt.Errorf("no start in %q", stat)
+		}
+		ticks, err := strconv.ParseFloat(fields[19], 64)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return at(now - uptime + ticks/tck), nil
+	}
+	start, err := started(lines[2])
+	if err != nil {
+		return PodClock{}, err
+	}
+	clock := PodClock{Start: start, Written: map[string]time.Time{}}
 	for _, line := range lines[4:] {
+		if stat, ok := strings.CutPrefix(line, "child "); ok {
+			under, err := started(stat)
+			if err != nil {
+				return PodClock{}, err
+			}
+			if clock.Under.IsZero() || under.Before(clock.Under) {
+				clock.Under = under
+			}
+			continue
+		}
 		secs, name, ok := strings.Cut(line, " ")
 		t, err := strconv.ParseFloat(secs, 64)
 		if !ok || err != nil {
-			return time.Time{}, nil, fmt.Errorf("no time in %q", line)
+			return PodClock{}, fmt.Errorf("no time in %q", line)
 		}
-		written[path.Base(name)] = at(t)
+		clock.Written[path.Base(name)] = at(t)
 	}
-	return start, written, nil
+	return clock, nil
 }
 
 func (c *Cluster) Lacks(pod inventory.Endpoint, needs Needs) string {

@@ -52,18 +52,32 @@ func TestTokenRead(t *testing.T) {
 func TestParseFinerClock(t *testing.T) {
 	stat := "1 (podroles pod supervisor) S 0 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 5000 1000 200"
 	out := "1000.500000000\n200.25 300.00\n" + stat + "\n100\n980.123456789 /run/secrets/jwt\n"
-	start, written, err := parseFinerClock(out)
+	clock, err := parseFinerClock(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 1000.5 - 200.25 + 5000/100 = 850.25
-	if want := time.Unix(850, 250000000); !start.Equal(want) {
-		t.Errorf("start %v, want %v", start, want)
+	if want := time.Unix(850, 250000000); !clock.Start.Equal(want) {
+		t.Errorf("start %v, want %v", clock.Start, want)
 	}
-	if got := written["jwt"]; got.Sub(time.Unix(980, 123456789)).Abs() > time.Microsecond {
+	if got := clock.Written["jwt"]; got.Sub(time.Unix(980, 123456789)).Abs() > time.Microsecond {
 		t.Errorf("jwt written %v", got)
 	}
-	if _, _, err := parseFinerClock("sh: date: not found\n"); err == nil {
+	if !clock.Under.IsZero() {
+		t.Errorf("no process under the first, yet %v", clock.Under)
+	}
+	// The processes the first one started: the earliest counts.
+	child := func(ticks string) string {
+		return "child 7 (lldap (stand-in)) S 1 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 " + ticks + " 1000 200\n"
+	}
+	clock, err = parseFinerClock(out + child("5030") + child("5010"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Unix(850, 350000000); !clock.Under.Equal(want) {
+		t.Errorf("under %v, want %v", clock.Under, want)
+	}
+	if _, err := parseFinerClock("sh: date: not found\n"); err == nil {
 		t.Error("no clock parsed")
 	}
 }

@@ -122,8 +122,8 @@ func (filesWorld) Resolve(context.Context, inventory.Endpoint, string) ([]string
 
 // FinerClock: the local environment's status files and secret files
 // keep nanoseconds already.
-func (filesWorld) FinerClock(context.Context, inventory.Endpoint, []string) (time.Time, map[string]time.Time, bool, error) {
-	return time.Time{}, nil, false, nil
+func (filesWorld) FinerClock(context.Context, inventory.Endpoint, []string) (PodClock, bool, error) {
+	return PodClock{}, false, nil
 }
 
 func (filesWorld) Lacks(pod inventory.Endpoint, needs Needs) string {

@@ -53,9 +53,10 @@ type World interface {
 	// has no tool to ask, and the caller judges by the name.
 	Resolve(ctx context.Context, pod inventory.Endpoint, host string) ([]string, error)
 	// FinerClock reads, finer than the kubelet's second, when the pod's
-	// service container started (its first process) and when its secret
-	// files were written; false where the world cannot.
-	FinerClock(ctx context.Context, pod inventory.Endpoint, files []string) (start time.Time, written map[string]time.Time, ok bool, err error)
+	// service container started (its first process, and the first one
+	// that started under it) and when its secret files were written;
+	// false where the world cannot.
+	FinerClock(ctx context.Context, pod inventory.Endpoint, files []string) (clock PodClock, ok bool, err error)
 	// RenderInterval is how often the pod's agent renders a KV entry
 	// again, and where that was read.
 	RenderInterval(ctx context.Context, pod inventory.Endpoint) (time.Duration, string, error)
@@ -95,3 +96,16 @@ const (
 	// NeedsSidecarStatus: the sidecar's status alone.
 	NeedsSidecarStatus
 )
+
+// PodClock is what a pod's own clock says of its service container's
+// start and of its secret files.
+type PodClock struct {
+	// Start is when the container's first process started.
+	Start time.Time
+	// Under is when the first of the processes that the first one
+	// started did (the service under a supervisor or a wrapper, which
+	// reads the files first); zero where it started none.
+	Under time.Time
+	// Written is when each secret file was written, by its name.
+	Written map[string]time.Time
+}

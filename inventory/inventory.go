@@ -581,10 +581,6 @@ type PodStatus struct {
 	StartedAt    time.Time `json:"startedAt"`
 	// Running says the service runs now: started, and not stopping.
 	Running bool `json:"running,omitempty"`
-	// NotReady says a running service is not ready yet, as the kubelet
-	// says of a container whose readiness probe has not passed: it may
-	// still be reading its files.
-	NotReady bool `json:"notReady,omitempty"`
 	// Exits counts the service's exits in this pod: its restarts, and
 	// an exit not restarted yet (a container waiting in the kubelet's
 	// crash-loop back-off). ExitCount reads it.

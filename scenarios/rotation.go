@@ -923,9 +923,6 @@ func putBack(ctx context.Context, s *State, bao *openbao.Client, pods []inventor
 	defer cancel()
 	before := map[string]int{}
 	for _, pod := range pods {
-		if c.restarted[pod.Name] {
-			serviceUp(ctx, s, pod)
-		}
 		if st, err := podStatus(ctx, s, pod); err == nil {
 			before[pod.Name] = st.ExitCount()
 		}
@@ -979,30 +976,6 @@ func putBack(ctx context.Context, s *State, bao *openbao.Client, pods []inventor
 		s.Note("put back the old value of %s", c.path)
 	}
 	return joinErrors(errs)
-}
-
-// serviceUp waits, for the patience at most, until a pod's service that
-// restarted for the scenario's value is up again: running and ready. A
-// service reads its files as it starts; the old value written back
-// meanwhile may be read at once, with no restart for it, and no clock in
-// the pod orders the two, so service-started-after-secrets could then
-// not judge the pod. The value goes back in any case: a wait that ran
-// out is noted.
-func serviceUp(ctx context.Context, s *State, pod inventory.Endpoint) {
-	probe := poll.Probe{Endpoint: podWhere(s, pod), Expect: fmt.Sprintf("the service of pod %s running and ready before the old value goes back", pod.Name), Within: s.Patience}
-	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		st, err := podStatus(ctx, s, pod)
-		if err != nil {
-			return err
-		}
-		if !st.Running || st.NotReady || st.AwaitsRestart() {
-			return poll.Saw("running %v, ready %v", st.Running, st.Running && !st.NotReady)
-		}
-		return nil
-	})
-	if err != nil {
-		s.Note("pod %s: %v; the old value goes back all the same", pod.Name, err)
-	}
 }
 
 // restartSecretHashes hashes the files of a pod's secrets with restart.

@@ -45,7 +45,7 @@ func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, contain
 func containerHistory(pod *corev1.Pod, c corev1.ContainerStatus) *inventory.PodStatus {
 	st := &inventory.PodStatus{Pod: pod.Name, UID: string(pod.UID), RestartCount: int(c.RestartCount), Exits: int(c.RestartCount)}
 	if c.State.Running != nil && (c.Started == nil || *c.Started) {
-		st.StartedAt, st.Running, st.NotReady = c.State.Running.StartedAt.Time, true, !c.Ready
+		st.StartedAt, st.Running = c.State.Running.StartedAt.Time, true
 	}
 	last := c.LastTerminationState.Terminated
 	switch {

@@ -68,20 +68,3 @@ func TestContainerHistoryKeepsTheMessage(t *testing.T) {
 		t.Errorf("a crash: %s", st.LastExit)
 	}
 }
-
-// A running service is not ready until the kubelet says its container
-// is: it may still be reading its files.
-func TestContainerHistoryReady(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u"}}
-	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}
-	if st := containerHistory(pod, running); !st.Running || !st.NotReady {
-		t.Errorf("running, its readiness probe not passed: running %v, not ready %v", st.Running, st.NotReady)
-	}
-	running.Ready = true
-	if st := containerHistory(pod, running); !st.Running || st.NotReady {
-		t.Errorf("running and ready: running %v, not ready %v", st.Running, st.NotReady)
-	}
-	if st := containerHistory(pod, corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}); st.Running || st.NotReady {
-		t.Errorf("not running: running %v, not ready %v", st.Running, st.NotReady)
-	}
-}

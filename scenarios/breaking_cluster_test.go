@@ -1,12 +1,10 @@
 package scenarios_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -242,48 +240,6 @@ func withoutRestart(d *appsv1.Deployment) {
 		cmd = append(cmd, c.Command[i])
 	}
 	c.Command = cmd
-}
-
-// killedOnNewValue is a break of the pods of a Deployment of the
-// directory example whose supervisor restarts nothing: once a pod's file
-// under /run/secrets changes, its container is killed from the host
-// (SIGKILL to its first process, as the kernel's OOM killer or the
-// kubelet once a stop's grace runs out). An exit after the new value
-// then looks like the restart for it, and says nothing. Mending stops
-// the watch and puts the Deployment back.
-func killedOnNewValue(deployment, container, file string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
-	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
-		mendDeployment := changeDeployment(deployment, withoutRestart)(t, ctx, w)
-		watch, stop := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		for _, pod := range podsOf(t, ctx, w.client, w.env.Namespace, deployment) {
-			pid := hostPID(t, ctx, w.env, pod, container, false)
-			at := fmt.Sprintf("/proc/%d/root%s/%s", pid, plan.SecretsDir, file)
-			before, err := os.ReadFile(at)
-			if err != nil {
-				t.Fatalf("pod %s: %v", pod.Name, err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for watch.Err() == nil {
-					if now, err := os.ReadFile(at); err == nil && !bytes.Equal(now, before) {
-						syscall.Kill(pid, syscall.SIGKILL)
-						return
-					}
-					select {
-					case <-watch.Done():
-					case <-time.After(100 * time.Millisecond):
-					}
-				}
-			}()
-		}
-		return func() {
-			stop()
-			wg.Wait()
-			mendDeployment()
-		}
-	}
 }
 
 // restartOn adds a secret to those the pod supervisor restarts the
@@ -1096,12 +1052,6 @@ func clusterCases() map[string][]breakingCase {
 			breakCluster: restartOnAgentToken("directory-worker"),
 			run:          "rotation/sidecar-restart-restarts-nothing",
 			reasons:      []string{"pod {directory-worker#0}: its service exited (", "after its sidecar restarted, though no secret with restart changed"},
-		}},
-		"rotation/restart-secret-restarts": {{
-			name: "lldap's supervisor restarts nothing, and its container is killed once jwt changes", where: onCluster,
-			breakCluster: killedOnNewValue("directory-lldap", "lldap", "jwt"),
-			run:          "rotation/restart-secret-restarts",
-			reasons:      []string{"its service was killed (exit code 137", "which is no restart for jwt"},
 		}},
 		"rotation/sidecar-restart-restarts-pki": {{
 			name: "authelia's supervisor restarts it for no secret", where: onCluster,

@@ -498,7 +498,7 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 					return inconclusive("pod %s: %s written at %s, after its container's first process started (%s) and before the process under it did (%s): whether the service read the old value or the new one is not known", pod.Name, strings.Join(starting, ", "), written[starting[0]].Format(timeOfDay), start.Format(timeOfDay), under.Format(timeOfDay))
 				}
 				if len(due) > 0 {
-					return poll.Saw("its service started at %s (restart %d), before %s, secrets with restart that it did not restart for", start.Format(timeOfDay), st.RestartCount, strings.Join(due, ", "))
+					return poll.Saw("its service started at %s (restart %d), before %s, secrets with restart that it did not restart for", start.Format(timeOfDay), st.RestartCount, writtenAt(due, written))
 				}
 				run := "its first run"
 				switch {
@@ -512,7 +512,7 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 						return err
 					}
 					if len(rewritten) > 0 {
-						return inconclusive("pod %s: %s, secrets with restart, were written again after its service's first run started (%s): whether they were files when it started is not known", pod.Name, strings.Join(rewritten, ", "), first.Format(timeOfDay))
+						return inconclusive("pod %s: %s, secrets with restart, were written again after its service's first run started (%s): whether they were files when it started is not known", pod.Name, writtenAt(rewritten, written), first.Format(timeOfDay))
 					}
 					run = fmt.Sprintf("its second run; its first run, which ended with %s, started at %s, after them too", st.LastExit, first.Format(timeOfDay))
 				case st.RestartCount > 0:
@@ -527,27 +527,24 @@ func serviceStartedAfterSecrets(ctx context.Context, s *State) error {
 	return joinErrors(errs)
 }
 
-// writtenWhileStarting are the files of due written between the start of
-// the container's first process and of the first process under it
-// (under, zero where none is known), in name order.
+// writtenWhileStarting are the files of due (by name, in name order)
+// written between the start of the container's first process and of the
+// first process under it (under, zero where none is known).
 func writtenWhileStarting(due []string, written map[string]time.Time, start, under time.Time) []string {
 	if under.IsZero() {
 		return nil
 	}
-	var out []string
-	for _, f := range due {
-		if t := written[f]; t.After(start) && t.Before(under) {
-			out = append(out, f)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return slices.DeleteFunc(slices.Clone(due), func(f string) bool {
+		t := written[f]
+		return !t.After(start) || !t.Before(under)
+	})
 }
 
 // filesAfterStart finds the secret files written after a run of the
 // service started. A file that a newer KV version or its engine explains
 // is noted; one that nothing explains is a Permanent error. The secrets
-// with restart written after it are returned: for the current run, a
+// with restart written after it are returned, by name, in name order: for
+// the current run, a
 // restart is due for them; for the first run (first), one may be what
 // restarted it, and its first write is lost.
 func filesAfterStart(ctx context.Context, s *State, bao *openbao.Client, pod inventory.Endpoint, secrets map[string]facts.Secret, written map[string]time.Time, start time.Time, first bool) ([]string, error) {
@@ -563,7 +560,7 @@ func filesAfterStart(ctx context.Context, s *State, bao *openbao.Client, pod inv
 		}
 		switch {
 		case sec.Restart:
-			due = append(due, fmt.Sprintf("%s (written at %s)", f, at.Format(timeOfDay)))
+			due = append(due, f)
 		case keepsValues(sec):
 			version, err := bao.KVWritten(ctx, sec.Path)
 			if err != nil {
@@ -579,6 +576,15 @@ func filesAfterStart(ctx context.Context, s *State, bao *openbao.Client, pod inv
 		}
 	}
 	return due, nil
+}
+
+// writtenAt names files with the times they were written.
+func writtenAt(files []string, written map[string]time.Time) string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = fmt.Sprintf("%s (written at %s)", f, written[f].Format(timeOfDay))
+	}
+	return strings.Join(out, ", ")
 }
 
 // tiedWithStart are the files written in the second a start that the

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/inventory"
 )
 
 // A file of the second that the kubelet's start names is tied with it.
@@ -63,14 +65,23 @@ func TestSetFieldValue(t *testing.T) {
 func TestWrittenWhileStarting(t *testing.T) {
 	at := func(ms int) time.Time { return time.Unix(100, int64(ms)*int64(time.Millisecond)) }
 	written := map[string]time.Time{"jwt": at(862), "tls.pem": at(950), "db.env": at(100)}
-	due := []string{"tls.pem", "jwt"}
+	secrets := map[string]facts.Secret{"jwt": {Restart: true}, "tls.pem": {Restart: true}, "db.env": {Restart: true}}
+	// What the scenario asks of it: the secrets with restart written
+	// after the container's first process started.
+	due, err := filesAfterStart(context.Background(), nil, nil, inventory.Endpoint{Name: "p"}, secrets, written, at(660), false)
+	if err != nil || !slices.Equal(due, []string{"jwt", "tls.pem"}) {
+		t.Fatalf("due %v, %v; want jwt and tls.pem", due, err)
+	}
 	if got := writtenWhileStarting(due, written, at(660), at(900)); !slices.Equal(got, []string{"jwt"}) {
 		t.Errorf("got %v, want jwt: written between 660 and 900 ms", got)
 	}
-	if got := writtenWhileStarting(due, written, at(660), time.Time{}); got != nil {
+	if got := writtenWhileStarting(due, written, at(660), time.Time{}); len(got) != 0 {
 		t.Errorf("no process under the first known: got %v", got)
 	}
-	if got := writtenWhileStarting(due, written, at(660), at(700)); got != nil {
+	if got := writtenWhileStarting(due, written, at(660), at(700)); len(got) != 0 {
 		t.Errorf("both written after the service started: got %v", got)
+	}
+	if got := writtenAt(due, written); got != "jwt (written at "+at(862).Format(timeOfDay)+"), tls.pem (written at "+at(950).Format(timeOfDay)+")" {
+		t.Errorf("named with their times: %s", got)
 	}
 }

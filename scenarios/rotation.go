@@ -471,8 +471,8 @@ func restartedWithNewCredential(ctx context.Context, s *State, v *credentials) e
 			if st.ExitCount() <= b.status.ExitCount() || user == b.user {
 				return poll.Saw("%d exits and user %s", st.ExitCount(), user)
 			}
-			if st.LastExit.Killed() {
-				return poll.Saw("its service was killed (%s), which is no restart for a new credential, though it logs in as %s now", st.LastExit, user)
+			if why := killedNoRestart(st.LastExit, "a new credential"); why != "" {
+				return poll.Saw("%s", why)
 			}
 			waitBackOff(s, pod, st)
 			s.Note("pod %s restarted its service in the same pod (%s, now as %s), %s after the revocation", pod.Name, st.LastExit, user, time.Since(revokedAt).Round(100*time.Millisecond))
@@ -834,21 +834,16 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		// The exit's own word, where the method gives one (the kubelet's
 		// termination message), tells a restart for this file from a
 		// crash or a restart for another.
-		saidFor, says := st.LastExit.RestartFor()
-		notFor := st.LastExit.Killed() || (says && !slices.Contains(saidFor, file)) || (!says && st.LastExit != nil && st.LastExit.Message != "")
-		if notFor && st.ExitCount()-b.ExitCount() > 1 {
-			// The kubelet keeps the last exit's word alone: an earlier
-			// exit may have been the restart for this file.
-			return inconclusive("its service exited %d times since the write; the last (%s) is no restart for %s, and the kubelet keeps no word of the others (exits seen: %s)", st.ExitCount()-b.ExitCount(), st.LastExit, file, strings.Join(seen, "; "))
+		_, says := st.LastExit.RestartFor()
+		if why := noRestartFor(st.LastExit, file); why != "" {
+			if st.ExitCount()-b.ExitCount() > 1 {
+				// The kubelet keeps the last exit's word alone: an
+				// earlier exit may have been the restart for this file.
+				return inconclusive("its service exited %d times since the write; the last (%s) is no restart for %s, and the kubelet keeps no word of the others (exits seen: %s)", st.ExitCount()-b.ExitCount(), st.LastExit, file, strings.Join(seen, "; "))
+			}
+			return poll.Saw("%s", why)
 		}
-		switch {
-		case st.LastExit.Killed():
-			return poll.Saw("its service was killed (%s), which is no restart for %s", st.LastExit, file)
-		case says && !slices.Contains(saidFor, file):
-			return poll.Saw("its service restarted (%s) for %s, not %s", st.LastExit, strings.Join(saidFor, ", "), file)
-		case !says && st.LastExit != nil && st.LastExit.Message != "":
-			return poll.Saw("its service ended (%s), which is no restart for %s: a crash", st.LastExit, file)
-		case !says && len(others) > 0:
+		if !says && len(others) > 0 {
 			now, err := restartSecretHashes(ctx, s, pod, r)
 			if err != nil {
 				return err
@@ -867,6 +862,31 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		return nil
 	})
 	return took, err
+}
+
+// noRestartFor says why an exit is no restart for file, where the exit
+// tells: a kill, a restart its word says was for other files, or a
+// crash that says so; "" where it may be the restart.
+func noRestartFor(e *inventory.Exit, file string) string {
+	saidFor, says := e.RestartFor()
+	switch {
+	case e.Killed():
+		return killedNoRestart(e, file)
+	case says && !slices.Contains(saidFor, file):
+		return fmt.Sprintf("its service restarted (%s) for %s, not %s", e, strings.Join(saidFor, ", "), file)
+	case !says && e != nil && e.Message != "":
+		return fmt.Sprintf("its service ended (%s), which is no restart for %s: a crash", e, file)
+	}
+	return ""
+}
+
+// killedNoRestart says that an exit that was a kill (the OOM killer, a
+// SIGKILL) is no restart for what; "" for any other exit.
+func killedNoRestart(e *inventory.Exit, what string) string {
+	if !e.Killed() {
+		return ""
+	}
+	return fmt.Sprintf("its service was killed (%s), which is no restart for %s", e, what)
 }
 
 // restartedTogether judges the replicas of a role that restarted for one

@@ -66,3 +66,32 @@ func TestReaderRender(t *testing.T) {
 		}
 	}
 }
+
+// The exit's reason, code and word tell a restart for a file from a kill,
+// a restart for other files, or a crash; an exit that says nothing may be
+// the restart. A kill is no restart for anything.
+func TestNoRestartFor(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		exit *inventory.Exit
+		want string
+	}{
+		{"the restart for jwt", &inventory.Exit{Code: 0, Message: inventory.RestartMessagePrefix + "jwt, tls.pem"}, ""},
+		{"an exit that says nothing", &inventory.Exit{Code: 0}, ""},
+		{"a restart for another file", &inventory.Exit{Message: inventory.RestartMessagePrefix + "tls.pem"}, "for tls.pem, not jwt"},
+		{"a crash that says so", &inventory.Exit{Code: 3, Message: "pod p: the service exited with status 3"}, "which is no restart for jwt: a crash"},
+		{"an OOM kill", &inventory.Exit{Code: 137, Reason: "OOMKilled"}, "its service was killed (exit code 137 (OOMKilled)"},
+		{"a SIGKILL that says nothing", &inventory.Exit{Code: 137, Reason: "Error"}, "which is no restart for jwt"},
+	} {
+		got := noRestartFor(c.exit, "jwt")
+		if (got == "") != (c.want == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := killedNoRestart(&inventory.Exit{Code: 137}, "a new credential"); !strings.Contains(got, "which is no restart for a new credential") {
+		t.Errorf("a kill after a rotation of the credential: %q", got)
+	}
+	if got := killedNoRestart(&inventory.Exit{Code: 0, Message: inventory.RestartMessagePrefix + "db.env"}, "a new credential"); got != "" {
+		t.Errorf("the restart for the credential: %q", got)
+	}
+}

@@ -332,8 +332,8 @@ func sidecarRestartRestartsService() Steps {
 					if now.service.ExitCount() <= b.service.ExitCount() {
 						return poll.Saw("a new %s (a secret with parameters and restart), and the service's %d exits still", strings.Join(v.watched, ", "), now.service.ExitCount())
 					}
-					if now.service.LastExit.Killed() {
-						return poll.Saw("a new %s, and its service was killed (%s), which is no restart for it", strings.Join(v.watched, ", "), now.service.LastExit)
+					if why := killedNoRestart(now.service.LastExit, "a new "+strings.Join(v.watched, ", ")); why != "" {
+						return poll.Saw("%s", why)
 					}
 					s.Note("pod %s: a new %s from the restarted sidecar, and its service restarted in the same pod (%s)", pod.Name, strings.Join(v.watched, ", "), now.service.LastExit)
 					return nil

@@ -705,15 +705,15 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 			if err := serviceRouting(want, got); err != nil {
 				return err
 			}
+			b, err := world.BackendsOf(ctx, client, got)
+			if err != nil {
+				return err
+			}
 			endpointSlices, err := client.DiscoveryV1().EndpointSlices(got.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + got.Name})
 			if err != nil {
 				return world.ObjectError("EndpointSlice", got.Namespace, got.Name+"-*", "list", err)
 			}
-			if err := foreignSlices(got, endpointSlices.Items); err != nil {
-				return err
-			}
-			b, err := world.BackendsOf(ctx, client, got)
-			if err != nil {
+			if err := foreignSlices(got, endpointSlices.Items, b); err != nil {
 				return err
 			}
 			pods, err := readyPodsByRole(ctx, c)
@@ -736,14 +736,15 @@ func servicesAsPlanned(ctx context.Context, s *State) error {
 // outside the cluster), and the two settings that let traffic reach pods
 // that are not ready, or only the pods on the client's node.
 func serviceRouting(want, got *corev1.Service) error {
+	role := want.Labels[names.LabelRole]
 	if w, g := cmp.Or(want.Spec.Type, corev1.ServiceTypeClusterIP), cmp.Or(got.Spec.Type, corev1.ServiceTypeClusterIP); w != g {
 		return poll.Saw("the Service %s is of type %s, planned %s", got.Name, g, w)
 	}
 	if got.Spec.PublishNotReadyAddresses {
-		return poll.Saw("the Service %s publishes the addresses of pods that are not ready (spec.publishNotReadyAddresses), so its clients reach pods of role %s while they start or restart", got.Name, want.Labels[names.LabelRole])
+		return poll.Saw("the Service %s publishes the addresses of pods that are not ready (spec.publishNotReadyAddresses), so its clients reach pods of role %s while they start or restart", got.Name, role)
 	}
 	if p := got.Spec.InternalTrafficPolicy; p != nil && *p != corev1.ServiceInternalTrafficPolicyCluster {
-		return poll.Saw("the Service %s has spec.internalTrafficPolicy %s: a client reaches only the pods on its own node, and none where no pod of role %s runs", got.Name, *p, want.Labels[names.LabelRole])
+		return poll.Saw("the Service %s has spec.internalTrafficPolicy %s: a client reaches only the pods on its own node, and none where no pod of role %s runs", got.Name, *p, role)
 	}
 	return nil
 }
@@ -752,25 +753,42 @@ func serviceRouting(want, got *corev1.Service) error {
 // EndpointSlices that Kubernetes makes from a Service's selector.
 const endpointController = "endpointslice-controller.k8s.io"
 
-// foreignSlices finds the EndpointSlices of a Service that Kubernetes did
-// not make from its selector: kube-proxy sends the Service's traffic to
-// their endpoints too, which the selector does not show.
-func foreignSlices(svc *corev1.Service, endpointSlices []discoveryv1.EndpointSlice) error {
-	var foreign []string
+// foreignSlices finds where kube-proxy sends a Service's traffic besides
+// the ready pods its selector selects (b): EndpointSlices that Kubernetes
+// did not make from the selector, and, in any slice (a managed-by label
+// is only a label), a ready endpoint's address that is none of those
+// pods'. The slices' addresses are checked, not used as the backends: a
+// cluster that cannot write a pod's address into a slice (KWOK's
+// loopback pods) has none, and the selector still says where traffic
+// goes.
+func foreignSlices(svc *corev1.Service, endpointSlices []discoveryv1.EndpointSlice, b world.ServiceBackends) error {
+	var foreign, stray []string
 	for _, es := range endpointSlices {
-		if by := es.Labels[discoveryv1.LabelManagedBy]; by != endpointController {
-			var addrs []string
-			for _, e := range es.Endpoints {
-				addrs = append(addrs, e.Addresses...)
+		var addrs []string
+		for _, e := range es.Endpoints {
+			addrs = append(addrs, e.Addresses...)
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+				continue // kube-proxy sends it no traffic
 			}
+			for _, a := range e.Addresses {
+				if _, ok := b.IPs[a]; !ok {
+					stray = append(stray, fmt.Sprintf("%s (EndpointSlice %s)", a, es.Name))
+				}
+			}
+		}
+		if by := es.Labels[discoveryv1.LabelManagedBy]; by != endpointController {
 			foreign = append(foreign, fmt.Sprintf("%s (managed by %q, addresses %s)", es.Name, by, cmp.Or(strings.Join(addrs, ","), "none")))
 		}
 	}
-	if len(foreign) == 0 {
-		return nil
+	if len(foreign) > 0 {
+		slices.Sort(foreign)
+		return poll.Saw("the Service %s has EndpointSlices that Kubernetes did not make from its selector: %s; its traffic goes to their addresses too", svc.Name, strings.Join(foreign, "; "))
 	}
-	slices.Sort(foreign)
-	return poll.Saw("the Service %s has EndpointSlices that Kubernetes did not make from its selector: %s; its traffic goes to their addresses too", svc.Name, strings.Join(foreign, "; "))
+	if len(stray) > 0 {
+		slices.Sort(stray)
+		return poll.Saw("the Service %s sends traffic to %s, which is no ready pod that its selector selects (%s)", svc.Name, strings.Join(stray, ", "), world.SelectorOf(svc))
+	}
+	return nil
 }
 
 // readyPodsByRole are the ready pods of each planned Deployment, by its

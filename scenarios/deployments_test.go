@@ -129,14 +129,32 @@ func TestForeignSlices(t *testing.T) {
 		}
 		return es
 	}
+	b := world.ServiceBackends{Ready: []string{"lldap-a", "lldap-b"}, IPs: map[string]string{"198.18.0.5": "lldap-a", "198.18.0.6": "lldap-b"}}
 	own := slice("directory-lldap-abc12", "endpointslice-controller.k8s.io", "198.18.0.5", "198.18.0.6")
-	if err := foreignSlices(svc, []discoveryv1.EndpointSlice{own}); err != nil {
+	if err := foreignSlices(svc, []discoveryv1.EndpointSlice{own}, b); err != nil {
 		t.Errorf("the controller's own: %v", err)
 	}
-	err := foreignSlices(svc, []discoveryv1.EndpointSlice{own, slice("extra", "someone", "198.18.0.9"), slice("bare", "")})
+	err := foreignSlices(svc, []discoveryv1.EndpointSlice{own, slice("extra", "someone", "198.18.0.9"), slice("bare", "")}, b)
 	want := `the Service directory-lldap has EndpointSlices that Kubernetes did not make from its selector: bare (managed by "", addresses none); extra (managed by "someone", addresses 198.18.0.9)`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v\nwant %q", err, want)
+	}
+	// The controller's label is only a label: a slice that has it, with
+	// an address of no ready pod the selector selects, is named too.
+	forged := slice("directory-lldap-zzz99", "endpointslice-controller.k8s.io", "198.18.0.9")
+	err = foreignSlices(svc, []discoveryv1.EndpointSlice{own, forged}, b)
+	want = "the Service directory-lldap sends traffic to 198.18.0.9 (EndpointSlice directory-lldap-zzz99), which is no ready pod that its selector selects"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a forged label: got %v\nwant %q", err, want)
+	}
+	// An endpoint that is not ready gets no traffic: a pod that stops, or
+	// one that its selector no longer selects, while the controller
+	// catches up.
+	notReady := false
+	stopping := slice("directory-lldap-abc12", "endpointslice-controller.k8s.io", "198.18.0.5", "198.18.0.7")
+	stopping.Endpoints[1].Conditions.Ready = &notReady
+	if err := foreignSlices(svc, []discoveryv1.EndpointSlice{stopping}, b); err != nil {
+		t.Errorf("a pod that stops: %v", err)
 	}
 }
 

@@ -93,6 +93,8 @@ type ServiceBackends struct {
 	// Ports maps the name of a Service port to the ready pods behind it,
 	// with the port on each, in pod name order.
 	Ports map[string][]PodPort
+	// IPs maps each address of the ready pods to the pod's name.
+	IPs map[string]string
 }
 
 // PodPort is a port of a pod.
@@ -117,13 +119,17 @@ func BackendsOf(ctx context.Context, client kubernetes.Interface, svc *corev1.Se
 // readyBackends are the pods behind a Service among those its selector
 // selects: Running with an address, not being deleted, and ready.
 func readyBackends(svc *corev1.Service, selected []corev1.Pod) ServiceBackends {
-	b := ServiceBackends{Ports: map[string][]PodPort{}}
+	b := ServiceBackends{Ports: map[string][]PodPort{}, IPs: map[string]string{}}
 	for i := range selected {
 		pod := &selected[i]
 		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !PodReady(pod) {
 			continue
 		}
 		b.Ready = append(b.Ready, pod.Name)
+		b.IPs[pod.Status.PodIP] = pod.Name
+		for _, ip := range pod.Status.PodIPs {
+			b.IPs[ip.IP] = pod.Name
+		}
 		for _, sp := range svc.Spec.Ports {
 			if port, ok := targetPort(sp, pod); ok {
 				b.Ports[sp.Name] = append(b.Ports[sp.Name], PodPort{Pod: pod.Name, Port: port})

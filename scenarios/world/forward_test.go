@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,10 +21,11 @@ func TestReadyBackends(t *testing.T) {
 		{Name: "web", Port: 17170, Protocol: corev1.ProtocolTCP},
 		{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("p53")},
 	}}}
+	ip := map[string]string{"lldap-a": "198.18.0.5", "lldap-b": "198.18.0.6", "authelia-a": "198.18.0.9"}
 	pod := func(name string, phase corev1.PodPhase, ready corev1.ConditionStatus, ports ...corev1.ContainerPort) corev1.Pod {
 		p := corev1.Pod{
 			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "lldap", Ports: ports}}},
-			Status: corev1.PodStatus{Phase: phase, PodIP: "198.18.0.9", Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}},
+			Status: corev1.PodStatus{Phase: phase, PodIP: cmp.Or(ip[name], "198.18.0.99"), Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}},
 		}
 		p.Name = name
 		return p
@@ -48,6 +50,8 @@ func TestReadyBackends(t *testing.T) {
 			"metrics": {{"authelia-a", 9101}, {"lldap-a", 9101}, {"lldap-b", 9101}},
 			"web":     {{"authelia-a", 17170}, {"lldap-a", 17170}, {"lldap-b", 17170}},
 		},
+		// The ready pods' addresses only.
+		IPs: map[string]string{"198.18.0.5": "lldap-a", "198.18.0.6": "lldap-b", "198.18.0.9": "authelia-a"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("readyBackends:\n got %+v\nwant %+v", got, want)

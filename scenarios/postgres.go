@@ -202,7 +202,8 @@ func databaseOutsidePods(ctx context.Context, s *State) error {
 		if err != nil {
 			return err
 		}
-		read[databaseOf(u)] = append(read[databaseOf(u)], pod.Name)
+		db := databaseOf(u)
+		read[db] = append(read[db], pod.Name)
 		place, err := locateDatabase(ctx, s, pod, role, u)
 		if err != nil {
 			return err

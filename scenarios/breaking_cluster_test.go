@@ -200,19 +200,12 @@ func pausedRestart(name string) func(t *testing.T, ctx context.Context, w *realW
 			}
 			d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339)
 		})
-		probe := poll.Probe{Endpoint: "Deployment " + ns + "/" + name, Expect: "its controller to see the change", Within: time.Minute}
-		if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-			d, err := w.client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
+		waitDeployment(t, ctx, w.client, ns, name, "its controller to see the change", time.Minute, func(d *appsv1.Deployment) error {
 			if d.Status.ObservedGeneration < d.Generation {
 				return poll.Saw("generation %d, seen %d", d.Generation, d.Status.ObservedGeneration)
 			}
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 		return func() { update(t, ctx, w.client, ns, name, func(d *appsv1.Deployment) { d.Spec.Paused = false }) }
 	}
 }
@@ -473,19 +466,12 @@ func newTemplateThatCannotStart(name string, change func(*appsv1.Deployment)) fu
 			updateDeployment(t, ctx, w.client, w.env.Namespace, name, change)
 		}
 		setTemplate(change)
-		probe := poll.Probe{Endpoint: "Deployment " + name, Expect: "a rollout under way", Within: time.Minute}
-		if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-			d, err := deployments.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
+		waitDeployment(t, ctx, w.client, w.env.Namespace, name, "a rollout under way", time.Minute, func(d *appsv1.Deployment) error {
 			if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas == 0 {
 				return poll.Saw("generation %d, observed %d, %d updated", d.Generation, d.Status.ObservedGeneration, d.Status.UpdatedReplicas)
 			}
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 		return func() {
 			setTemplate(func(d *appsv1.Deployment) { d.Spec.Template.Spec = *before })
 			waitAvailable(t, ctx, w.client, w.env.Namespace, name)

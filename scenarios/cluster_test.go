@@ -369,15 +369,11 @@ func podsOf(t *testing.T, ctx context.Context, client kubernetes.Interface, name
 // ready, and its old pods gone.
 func waitAvailable(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, name string, within ...time.Duration) {
 	t.Helper()
-	probe := poll.Probe{Endpoint: "Deployment " + namespace + "/" + name, Expect: "all replicas updated and ready", Within: 3 * time.Minute}
+	limit := 3 * time.Minute
 	if len(within) > 0 {
-		probe.Within = within[0]
+		limit = within[0]
 	}
-	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	waitDeployment(t, ctx, client, namespace, name, "all replicas updated and ready", limit, func(d *appsv1.Deployment) error {
 		want := *d.Spec.Replicas
 		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want || d.Status.Replicas != want {
 			return poll.Saw("%d updated, %d ready, %d in all, of %d; %s", d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.Replicas, want, localenv.PodTrouble(ctx, client, d))
@@ -386,6 +382,20 @@ func waitAvailable(t *testing.T, ctx context.Context, client kubernetes.Interfac
 			return poll.Saw("%d Running pods", len(pods))
 		}
 		return nil
+	})
+}
+
+// waitDeployment waits, within at most, until a Deployment is as ready
+// says (nil), and fails the test otherwise.
+func waitDeployment(t *testing.T, ctx context.Context, client kubernetes.Interface, namespace, name, expect string, within time.Duration, ready func(*appsv1.Deployment) error) {
+	t.Helper()
+	probe := poll.Probe{Endpoint: "Deployment " + namespace + "/" + name, Expect: expect, Within: within}
+	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return ready(d)
 	})
 	if err != nil {
 		t.Fatal(err)

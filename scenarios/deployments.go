@@ -288,9 +288,11 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 	}
 	s.Note("the node's image is the main pod's: %s", nodeImage)
 	var errs []error
+	contents := imageContents{}
 	for _, want := range p.Deployments {
 		role, r := c.RoleOf(want)
 		probe := poll.Probe{Endpoint: "Deployment " + want.Namespace + "/" + want.Name, Expect: fmt.Sprintf("role %s as the contract fixes it, %d replicas ready", role, *want.Spec.Replicas), Within: s.Patience}
+		var seen imageContents
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := client.AppsV1().Deployments(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 			if err != nil {
@@ -324,9 +326,11 @@ func deploymentsAsPlanned(ctx context.Context, s *State) error {
 					return err
 				}
 			}
-			return nil
+			seen, err = contents.with(pods, role)
+			return err
 		})
 		if err == nil {
+			contents = seen
 			s.Note("Deployment %s (role %s): %d ready replicas of %s", want.Name, role, *want.Spec.Replicas, containerNames(want.Spec.Template.Spec.Containers))
 		}
 		errs = append(errs, err)
@@ -428,6 +432,68 @@ func asTemplate(d *appsv1.Deployment, pod *corev1.Pod, role string) error {
 		}
 	}
 	return nil
+}
+
+// imageContents is what the node's running pods run under each image
+// reference: the content (the status's imageID) of the first container
+// seen with it. A reference by tag can move between two pulls (a push to
+// the registry, then a pod started again on a node that pulls anew): the
+// replicas of one template, or a role of the node's image and the main
+// pod, then run two programs under one name, and every template and
+// image name still agrees.
+type imageContents map[string]runningImage
+
+// runningImage is one container's content of an image reference.
+type runningImage struct {
+	pod, container, role string
+	id                   string
+}
+
+// with checks the containers of a role's pods against the contents seen
+// and against each other, and returns the contents with theirs added. Two
+// IDs are compared only when they are of one kind, both a registry's
+// digest or both the runtime's ID of the image: a node that imported an
+// image and one that pulled it name one content in two ways.
+func (seen imageContents) with(pods []corev1.Pod, role string) (imageContents, error) {
+	out := maps.Clone(seen)
+	for _, pod := range pods {
+		images := map[string]string{}
+		for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+			images[c.Name] = c.Image
+		}
+		for _, cs := range append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...) {
+			ref := images[cs.Name]
+			if ref == "" || cs.ImageID == "" {
+				continue
+			}
+			got := runningImage{pod: pod.Name, container: cs.Name, role: role, id: cs.ImageID}
+			first, ok := out[ref]
+			if !ok {
+				out[ref] = got
+				continue
+			}
+			fkind, fdigest := imageContent(first.id)
+			kind, digest := imageContent(got.id)
+			if fkind == kind && fdigest != digest {
+				return nil, poll.Saw("image %s runs as two contents: %s in pod %s (role %s, container %s), %s in pod %s (role %s, container %s): the reference moved between their pulls (pin the image by digest, or start the older pods again)",
+					ref, first.id, first.pod, first.role, first.container, got.id, got.pod, got.role, got.container)
+			}
+		}
+	}
+	return out, nil
+}
+
+// imageContent is the comparable part of a container status's imageID:
+// its digest, and its kind, a registry's (repository@sha256:…) or the
+// runtime's own ID of the image (sha256:…).
+func imageContent(id string) (kind, digest string) {
+	for _, scheme := range []string{"docker-pullable://", "docker://"} {
+		id = strings.TrimPrefix(id, scheme)
+	}
+	if i := strings.LastIndex(id, "@"); i >= 0 {
+		return "registry digest", id[i+1:]
+	}
+	return "image ID", id
 }
 
 // revisionKey is the annotation by which the Deployment controller

@@ -302,3 +302,36 @@ func TestOnNewestReplicaSet(t *testing.T) {
 		t.Errorf("a ready pod of an older ReplicaSet: %v", err)
 	}
 }
+
+// TestImageContents: one image reference runs as one content in every
+// pod, replicas and roles alike; IDs of two kinds are not compared.
+func TestImageContents(t *testing.T) {
+	pod := func(name, id string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "lldap", Image: "lldap:1"}}, InitContainers: []corev1.Container{{Name: "secrets", Image: "bao:2"}}},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "lldap", ImageID: id}}, InitContainerStatuses: []corev1.ContainerStatus{{Name: "secrets", ImageID: "sha256:b"}}}}
+	}
+	seen, err := imageContents{}.with([]corev1.Pod{pod("a", "sha256:1"), pod("b", "sha256:1")}, "lldap")
+	if err != nil || len(seen) != 2 {
+		t.Fatalf("one content: %v, %v", seen, err)
+	}
+	_, err = imageContents{}.with([]corev1.Pod{pod("a", "sha256:1"), pod("b", "sha256:2")}, "lldap")
+	if want := "image lldap:1 runs as two contents: sha256:1 in pod a (role lldap, container lldap), sha256:2 in pod b (role lldap, container lldap): the reference moved between their pulls"; !strings.Contains(errText(err), want) {
+		t.Errorf("two replicas:\n got  %v\n want %s", err, want)
+	}
+	// Another role of the same image, after the first passed.
+	if _, err := seen.with([]corev1.Pod{pod("c", "docker-pullable://reg/lldap@sha256:9")}, "worker"); err != nil {
+		t.Errorf("a registry's digest beside the runtime's ID: %v", err)
+	}
+	seen, _ = imageContents{}.with([]corev1.Pod{pod("a", "reg/lldap@sha256:9")}, "lldap")
+	if _, err := seen.with([]corev1.Pod{pod("c", "mirror/lldap@sha256:8")}, "worker"); !strings.Contains(errText(err), "(role worker, container lldap)") {
+		t.Errorf("another role: got %v", err)
+	}
+	if _, err := seen.with([]corev1.Pod{pod("c", "mirror/lldap@sha256:9")}, "worker"); err != nil {
+		t.Errorf("one digest from a mirror: %v", err)
+	}
+	// A container not started has no ID yet.
+	if _, err := seen.with([]corev1.Pod{pod("c", "")}, "worker"); err != nil {
+		t.Errorf("no ID: %v", err)
+	}
+}

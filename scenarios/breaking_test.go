@@ -168,7 +168,7 @@ var localCases = map[string][]breakingCase{
 		name: "the second replica stopped", where: onLocal, needs: "lldap",
 		opts:       lldapOptions(),
 		breakLocal: func(t *testing.T, env *localenv.Env) { stop(t, env, "lldap-1") },
-		reasons:    []string{"the second pod accepts the token"},
+		reasons:    []string{"every other pod accepts the token"},
 		alsoFails:  map[string]string{"lldap-http/login-at-each-pod": "the replica is gone"},
 	}},
 

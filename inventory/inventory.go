@@ -611,6 +611,10 @@ type Exit struct {
 	// termination message): the pod supervisor writes why it exits,
 	// RestartMessage or a service's exit. Empty where nothing said.
 	Message string `json:"message,omitempty"`
+	// StoppedBy is the kubelet's word that it stopped the container
+	// during this run (its event Killing: a failed liveness or startup
+	// probe, a changed spec), where the exit says nothing of itself.
+	StoppedBy string `json:"stoppedBy,omitempty"`
 }
 
 // RestartMessagePrefix starts the termination message of an exit for
@@ -631,10 +635,11 @@ func (e *Exit) RestartFor() ([]string, bool) {
 }
 
 // Killed says whether the exit was a kill from outside the container
-// (the kernel's OOM killer, or SIGKILL: the kubelet's, once a stop's
-// grace ran out), which no method makes for a restart.
+// (the kernel's OOM killer; SIGKILL, the kubelet's once a stop's grace
+// ran out; a stop the kubelet says it made), which no method makes for a
+// restart.
 func (e *Exit) Killed() bool {
-	return e != nil && (e.Reason == "OOMKilled" || e.Code == 137) // 128 + SIGKILL
+	return e != nil && (e.Reason == "OOMKilled" || e.Code == 137 || e.StoppedBy != "") // 128 + SIGKILL
 }
 
 // String names the exit for a report.
@@ -649,6 +654,9 @@ func (e *Exit) String() string {
 	s += " at " + e.FinishedAt.UTC().Format(time.TimeOnly)
 	if e.Message != "" {
 		s += fmt.Sprintf(", saying %q", e.Message)
+	}
+	if e.StoppedBy != "" {
+		s += ", stopped by the kubelet: " + e.StoppedBy
 	}
 	return s
 }

@@ -281,6 +281,7 @@ func TestExitKilled(t *testing.T) {
 		{&Exit{Code: 137, Reason: "OOMKilled"}, true},
 		{&Exit{Code: 137, Reason: "Error"}, true},
 		{&Exit{Code: 1, Reason: "OOMKilled"}, true},
+		{&Exit{Code: 0, Reason: "Completed", StoppedBy: "Container lldap failed liveness probe, will be restarted"}, true},
 	} {
 		if got := c.exit.Killed(); got != c.want {
 			t.Errorf("%s: Killed %v, want %v", c.exit, got, c.want)

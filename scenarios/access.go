@@ -38,6 +38,7 @@ var (
 	listEndpoints   = Permission{Group: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
 	addContainers   = Permission{Resource: "pods/ephemeralcontainers", Verb: "update"}
 	attachToPods    = Permission{Resource: "pods/attach", Verb: "create"}
+	listEvents      = Permission{Resource: "events", Verb: "list"}
 )
 
 // Capability is something the suites ask of a cluster, with the API
@@ -68,6 +69,10 @@ var (
 	// capPodStatus reads a pod's status and spec (world.status, which the
 	// runner's settle step uses too; namedPort).
 	capPodStatus = Capability{Name: "a pod's status", Access: []Permission{getPods}}
+	// capKubeletStop reads the kubelet's events of a pod whose service's
+	// exit says nothing of itself (world.KubeletStop, withKubeletStop):
+	// a stop for a failed liveness probe is no restart.
+	capKubeletStop = Capability{Name: "the kubelet's stops of a pod", Access: []Permission{listEvents}}
 	// capExec runs a command in a pod's container: world.readSecret,
 	// secretTimes, nodeFile (the node's files in the main pod),
 	// restartSidecar, and systemctl in the units' judges.

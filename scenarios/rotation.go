@@ -80,7 +80,7 @@ var rotationSuite = &Suite{
 			Skip:       func(w world.World) string { return needsSidecarRestart(w, newValues) },
 			Exclusive:  true,
 			Disruptive: true,
-			Uses:       []Capability{capPodStatus, capExec},
+			Uses:       []Capability{capPodStatus, capExec, capKubeletStop},
 			Steps:      sidecarRestartRestartsService(),
 		},
 	},
@@ -132,7 +132,7 @@ func credentialRotation(name string, pick rotatedRole, spec []string, doc string
 		},
 		Exclusive:  true,
 		Disruptive: true,
-		Uses:       []Capability{capPodStatus, capExec, capDatabase, capForward},
+		Uses:       []Capability{capPodStatus, capExec, capKubeletStop, capDatabase, capForward},
 		Steps: Sequence(
 			Step[credentials]{Name: "note each pod and its credential", Do: func(ctx context.Context, s *State, v *credentials) error {
 				v.role, _ = pick(s.World)
@@ -174,11 +174,20 @@ func kvRotation(name string, restart bool, doc string) *Scenario {
 		Window:     renderWindow(func(inv *inventory.Inventory) string { return kvSecret(inv, restart).Role }),
 		Exclusive:  true,
 		Disruptive: true,
-		Uses:       []Capability{capPodStatus, capExec},
+		Uses:       kvRotationUses(restart),
 		Steps: Checks(Check{Name: "write a new value and watch each pod", Do: func(ctx context.Context, s *State) error {
 			return newKVValue(ctx, s, restart)
 		}}),
 	}
+}
+
+// kvRotationUses: a restart is told from the kubelet's stop by its
+// events.
+func kvRotationUses(restart bool) []Capability {
+	if restart {
+		return []Capability{capPodStatus, capExec, capKubeletStop}
+	}
+	return []Capability{capPodStatus, capExec}
 }
 
 // needsRotation says why a role's credential cannot be rotated here.
@@ -470,6 +479,9 @@ func restartedWithNewCredential(ctx context.Context, s *State, v *credentials) e
 			}
 			if st.ExitCount() <= b.status.ExitCount() || user == b.user {
 				return poll.Saw("%d exits and user %s", st.ExitCount(), user)
+			}
+			if err := withKubeletStop(ctx, s, pod, st.LastExit); err != nil {
+				return err
 			}
 			if why := killedNoRestart(st.LastExit, "a new credential"); why != "" {
 				return poll.Saw("%s", why)
@@ -834,6 +846,9 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 		// The exit's own word, where the method gives one (the kubelet's
 		// termination message), tells a restart for this file from a
 		// crash or a restart for another.
+		if err := withKubeletStop(ctx, s, pod, st.LastExit); err != nil {
+			return err
+		}
 		_, says := st.LastExit.RestartFor()
 		if why := noRestartFor(st.LastExit, file); why != "" {
 			if st.ExitCount()-b.ExitCount() > 1 {
@@ -878,6 +893,18 @@ func noRestartFor(e *inventory.Exit, file string) string {
 		return fmt.Sprintf("its service ended (%s), which is no restart for %s: a crash", e, file)
 	}
 	return ""
+}
+
+// withKubeletStop adds to an exit of the pod's service that says nothing
+// of itself the kubelet's word that it stopped the service then
+// (Exit.StoppedBy), which makes the exit a kill.
+func withKubeletStop(ctx context.Context, s *State, pod inventory.Endpoint, e *inventory.Exit) error {
+	if e == nil || e.Message != "" || e.StoppedBy != "" {
+		return nil
+	}
+	why, err := s.World.KubeletStop(ctx, pod, world.Service, e)
+	e.StoppedBy = why
+	return err
 }
 
 // killedNoRestart says that an exit that was a kill (the OOM killer, a

@@ -332,6 +332,9 @@ func sidecarRestartRestartsService() Steps {
 					if now.service.ExitCount() <= b.service.ExitCount() {
 						return poll.Saw("a new %s (a secret with parameters and restart), and the service's %d exits still", strings.Join(v.watched, ", "), now.service.ExitCount())
 					}
+					if err := withKubeletStop(ctx, s, pod, now.service.LastExit); err != nil {
+						return err
+					}
 					if why := killedNoRestart(now.service.LastExit, "a new "+strings.Join(v.watched, ", ")); why != "" {
 						return poll.Saw("%s", why)
 					}

@@ -126,6 +126,12 @@ func (filesWorld) FinerClock(context.Context, inventory.Endpoint, []string) (Pod
 	return PodClock{}, false, nil
 }
 
+// KubeletStop: the local environment's supervisor is its own kubelet,
+// and stops nothing but for a restart or the end of the run.
+func (filesWorld) KubeletStop(context.Context, inventory.Endpoint, Container, *inventory.Exit) (string, error) {
+	return "", nil
+}
+
 func (filesWorld) Lacks(pod inventory.Endpoint, needs Needs) string {
 	var fields []string
 	switch needs {

@@ -82,3 +82,47 @@ func backOffOf(message string) time.Duration {
 	}
 	return d
 }
+
+// KubeletStop reads the pod's events for the kubelet's word that it
+// stopped the container during the run that e ended. An exit that says
+// nothing of itself may be the kubelet's stop: a failed liveness probe
+// ends a service as quietly as a restart, and a restart it is not.
+func (c *Cluster) KubeletStop(ctx context.Context, pod inventory.Endpoint, ct Container, e *inventory.Exit) (string, error) {
+	events, err := c.Clientset.CoreV1().Events(c.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name + ",reason=" + kubeletKilling})
+	if err != nil {
+		return "", ObjectError("Event", c.Namespace, pod.Name+" (the pod's)", "list", err)
+	}
+	return kubeletStop(events.Items, c.container(pod, ct), e), nil
+}
+
+// kubeletKilling is the reason of the kubelet's event when it stops a
+// container: "Container x failed liveness probe, will be restarted",
+// "Stopping container x".
+const kubeletKilling = "Killing"
+
+// kubeletStop is the message of the kubelet's Killing event of container
+// that falls within the run that e ended, to the event's second; "" for
+// none. A repeated event spans its first and last time.
+func kubeletStop(events []corev1.Event, container string, e *inventory.Exit) string {
+	from, to := e.StartedAt.Truncate(time.Second), e.FinishedAt.Add(time.Second)
+	for _, ev := range events {
+		if ev.Reason != kubeletKilling || !strings.HasSuffix(ev.InvolvedObject.FieldPath, "{"+container+"}") {
+			continue
+		}
+		first, last := ev.FirstTimestamp.Time, ev.LastTimestamp.Time
+		if last.IsZero() {
+			// An event of events.k8s.io's kind keeps its times there.
+			first, last = ev.EventTime.Time, ev.EventTime.Time
+			if ev.Series != nil {
+				last = ev.Series.LastObservedTime.Time
+			}
+		}
+		if first.IsZero() {
+			first = last
+		}
+		if !last.Before(from) && !first.After(to) {
+			return fmt.Sprintf("%s (event %s at %s)", strings.TrimSpace(ev.Message), ev.Reason, last.UTC().Format(time.TimeOnly))
+		}
+	}
+	return ""
+}

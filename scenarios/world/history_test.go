@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fediversity/podroles/inventory"
 )
 
 // TestContainerHistoryCountsExitsInBackOff: an exit counts from the
@@ -66,5 +68,40 @@ func TestContainerHistoryKeepsTheMessage(t *testing.T) {
 	st := containerHistory(pod, crashed)
 	if _, ok := st.LastExit.RestartFor(); ok || !strings.Contains(st.LastExit.String(), `saying "pod p: the service exited with status 7"`) {
 		t.Errorf("a crash: %s", st.LastExit)
+	}
+}
+
+// TestKubeletStop: the kubelet's Killing event of the container, within
+// the run an exit ended, is its stop; another container's, or one of
+// another run, is not.
+func TestKubeletStop(t *testing.T) {
+	at := func(s string) time.Time {
+		tm, _ := time.Parse(time.TimeOnly, s)
+		return tm
+	}
+	event := func(container, first, last string) corev1.Event {
+		return corev1.Event{Reason: kubeletKilling, Message: "Container " + container + " failed liveness probe, will be restarted",
+			InvolvedObject: corev1.ObjectReference{FieldPath: "spec.containers{" + container + "}"},
+			FirstTimestamp: metav1.NewTime(at(first)), LastTimestamp: metav1.NewTime(at(last))}
+	}
+	exit := &inventory.Exit{StartedAt: at("10:00:00.400"), FinishedAt: at("10:05:00.900")}
+	for _, c := range []struct {
+		name   string
+		events []corev1.Event
+		want   string
+	}{
+		{"in the run", []corev1.Event{event("lldap", "10:04:59", "10:04:59")}, "Container lldap failed liveness probe, will be restarted (event Killing at 10:04:59)"},
+		{"the exit's second", []corev1.Event{event("lldap", "10:05:01", "10:05:01")}, "Container lldap failed liveness probe, will be restarted (event Killing at 10:05:01)"},
+		{"repeated across runs", []corev1.Event{event("lldap", "09:50:00", "10:20:00")}, "Container lldap failed liveness probe, will be restarted (event Killing at 10:20:00)"},
+		{"another container", []corev1.Event{event("secrets", "10:04:59", "10:04:59")}, ""},
+		{"an earlier run", []corev1.Event{event("lldap", "09:50:00", "09:59:58")}, ""},
+		{"a later run", []corev1.Event{event("lldap", "10:06:00", "10:06:00")}, ""},
+		{"none", nil, ""},
+		{"of events.k8s.io", []corev1.Event{{Reason: kubeletKilling, Message: "Stopping container lldap", InvolvedObject: corev1.ObjectReference{FieldPath: "spec.containers{lldap}"},
+			EventTime: metav1.NewMicroTime(at("10:03:00"))}}, "Stopping container lldap (event Killing at 10:03:00)"},
+	} {
+		if got := kubeletStop(c.events, "lldap", exit); got != c.want {
+			t.Errorf("%s:\n got  %q\n want %q", c.name, got, c.want)
+		}
 	}
 }

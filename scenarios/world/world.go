@@ -57,6 +57,11 @@ type World interface {
 	// that started under it) and when its secret files were written;
 	// false where the world cannot.
 	FinerClock(ctx context.Context, pod inventory.Endpoint, files []string) (clock PodClock, ok bool, err error)
+	// KubeletStop is the kubelet's word that it stopped the pod's
+	// container during the run that exit ended (a failed liveness
+	// probe, a changed spec); "" where it said none, or where the world
+	// has no kubelet.
+	KubeletStop(ctx context.Context, pod inventory.Endpoint, c Container, exit *inventory.Exit) (string, error)
 	// RenderInterval is how often the pod's agent renders a KV entry
 	// again, and where that was read.
 	RenderInterval(ctx context.Context, pod inventory.Endpoint) (time.Duration, string, error)

@@ -305,9 +305,10 @@ options:
 	}
 	// Its pods run nothing: exec and port-forward are the real node's.
 	kubelet := net.JoinHostPort(kubeletAddr, strconv.Itoa(kubeletPorts[0]))
-	if _, err := cp.procs.Start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
+	kwok, err := cp.procs.Start(ctx, "kwok", []string{tools["kwok"], "--kubeconfig", cp.Kubeconfig, "--config", filepath.Join(cpDir, "kwok.yaml"),
 		"--manage-all-nodes", "--node-ip", kubeletAddr, "--node-port", strconv.Itoa(kubeletPorts[0]), "--server-address", kubelet,
-	}, procgroup.Options{Dir: cpDir}); err != nil {
+	}, procgroup.Options{Dir: cpDir})
+	if err != nil {
 		return err
 	}
 	client, err := cp.Client()
@@ -327,8 +328,15 @@ options:
 	// Ready writes its addresses empty here: once it has, the node gets
 	// its addresses, where the API server finds the kubelet for exec and
 	// port-forward.
-	probe := poll.Probe{Endpoint: "node " + NodeName, Expect: "Ready with InternalIP " + kubeletAddr, Within: time.Minute}
-	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
+	// kwok makes the node Ready once its informers synced and its stage
+	// ran, which a loaded machine delays by a minute and more (a cold
+	// make test, its nix builds beside a run): the wait is bounded by the
+	// caller's context and kwok's own life, and says what kwok said.
+	probe := poll.Probe{Endpoint: "node " + NodeName, Expect: "Ready with InternalIP " + kubeletAddr, Within: kwokReadyWindow}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		if !kwok.Running() {
+			return poll.Permanent(fmt.Errorf("kwok exited: %s", kwok.LastLines(5)))
+		}
 		n, err := client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -347,7 +355,15 @@ options:
 		}
 		return poll.Saw("addresses just set")
 	})
+	if err != nil && kwok.Running() {
+		return fmt.Errorf("%w (kwok's log ends: %s)", err, kwok.LastLines(5))
+	}
+	return err
 }
+
+// kwokReadyWindow bounds the wait for kwok's node: long enough for a
+// loaded machine, short of a test's own deadline.
+const kwokReadyWindow = 5 * time.Minute
 
 // Down stops the control plane's processes, by their PIDs.
 func (cp *ControlPlane) Down() error { return cp.procs.Stop() }

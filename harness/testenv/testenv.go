@@ -63,7 +63,9 @@ func TempDir(t testing.TB, prefix string) string {
 func NewControlPlane(t testing.TB, nodes bool) *controlplane.ControlPlane {
 	t.Helper()
 	dir := TempDir(t, "podroles-cp-")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// A loaded machine (a cold make test's builds beside its runs) has
+	// taken more than a minute for kwok's node alone.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Loopback: localenv.RandomLoopback(), Nodes: nodes})
 	if err != nil {

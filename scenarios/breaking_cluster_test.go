@@ -1,11 +1,14 @@
 package scenarios_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/harness/kubenode"
 	"github.com/fediversity/podroles/harness/localenv"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/openbao"
@@ -233,6 +237,26 @@ func withoutRestart(d *appsv1.Deployment) {
 		cmd = append(cmd, c.Command[i])
 	}
 	c.Command = cmd
+}
+
+// livenessOn gives the service's container of a Deployment whose
+// supervisor restarts nothing a liveness probe that fails once file
+// changes: the probe keeps the value it first read in the container's
+// own /tmp, which a new container starts without. The kubelet then stops
+// the service (SIGTERM), which ends quietly, and starts it again: an exit
+// after the new value that says nothing, as a restart for it would.
+func livenessOn(file string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		withoutRestart(d)
+		at := path.Join(plan.SecretsDir, file)
+		check := fmt.Sprintf(`test -e /tmp/first || cp %[1]s /tmp/first; [ "$(cat %[1]s)" = "$(cat /tmp/first)" ]`, at)
+		// A probe that timed out fails too: a loaded node's slow exec
+		// must not stop the service before the new value.
+		d.Spec.Template.Spec.Containers[0].LivenessProbe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", check}}},
+			PeriodSeconds: 1, FailureThreshold: 1, TimeoutSeconds: 60,
+		}
+	}
 }
 
 // restartOn adds a secret to those the pod supervisor restarts the
@@ -448,6 +472,42 @@ func imageNotPulled(name, service string) func(t *testing.T, ctx context.Context
 			}
 		}
 	})
+}
+
+// movedTag moves the image of a Deployment's container to other content
+// under its name, as a push of the same tag does for a node that pulls
+// it anew: the node's containerd imports the image with one file more
+// under the same reference (`ctr images import`). The Deployment's first
+// pod is started again on it, and the other replicas keep the old
+// content; every template and image name still agrees. Mending puts the
+// old content back under the name and starts the moved pods again.
+func movedTag(deployment, container string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		ns := w.env.Namespace
+		before := podsOf(t, ctx, w.client, ns, deployment)
+		ref := imageOf(before[0].Spec.Containers, container)
+		engine := cmp.Or(os.Getenv("CONTAINER_CLI"), "podman")
+		base := filepath.Join(t.TempDir(), "image.oci.tar")
+		if err := kubenode.SaveLocal(ctx, engine, ref, base); err != nil {
+			t.Fatal(err)
+		}
+		node := w.env.RealPods().Node().Containerd()
+		moved := kubenode.Image{Ref: ref, Base: base, Files: []kubenode.File{{Name: "moved-tag", Mode: 0o644, Data: []byte("the same tag, pushed again\n")}}}
+		if err := node.Import(ctx, moved); err != nil {
+			t.Fatal(err)
+		}
+		w.replacePods(t, ctx, ns, deployment, before[0])
+		return func() {
+			if err := node.ImportLocal(ctx, engine, ref); err != nil {
+				t.Fatal(err)
+			}
+			kept := map[string]bool{}
+			for _, p := range before {
+				kept[p.Name] = true
+			}
+			w.replacePods(t, ctx, ns, deployment, slices.DeleteFunc(podsOf(t, ctx, w.client, ns, deployment), func(p corev1.Pod) bool { return kept[p.Name] })...)
+		}
+	}
 }
 
 // newTemplateThatCannotStart changes a Deployment of the directory
@@ -807,6 +867,11 @@ func clusterCases() map[string][]breakingCase {
 				reasons:      []string{"role authelia: Deployment directory-authelia has 2 pods for spec.replicas 1: 1 on its current template, 1 ready, 1 available: its rollout is not done", "container authelia waiting ("},
 			},
 			{
+				name: "the tag of lldap's image moved, and one replica started again on it", where: onCluster,
+				breakCluster: movedTag("directory-lldap", "lldap"),
+				reasons:      []string{"runs as two contents: ", "in pod {directory-lldap#0} (role lldap, container ", "the reference moved between their pulls"},
+			},
+			{
 				// The restart is left in place, in new pods, once resumed.
 				name: "lldap's Deployment paused, then restarted", where: onCluster,
 				breakCluster: pausedRestart("directory-lldap"),
@@ -954,12 +1019,25 @@ func clusterCases() map[string][]breakingCase {
 			breakCluster: changeDeployment("directory-authelia", identityInService),
 			reasons:      []string{"container authelia reads the pod's service-account token /var/run/secrets/kubernetes.io/serviceaccount/token"},
 		}},
-		"rotation/new-credential-restarts-authelia": {{
-			name: "authelia's supervisor restarts it for no secret", where: onCluster,
-			breakCluster: changeDeployment("directory-authelia", withoutRestart),
-			run:          "rotation/new-credential-restarts-authelia",
-			reasons:      []string{"pod {directory-authelia#0} (uid", "to restart its service with a new credential within the TTL", "saw 0 exits"},
-		}},
+		"rotation/new-credential-restarts-authelia": {
+			{
+				name: "authelia's supervisor restarts it for no secret", where: onCluster,
+				breakCluster: changeDeployment("directory-authelia", withoutRestart),
+				run:          "rotation/new-credential-restarts-authelia",
+				reasons:      []string{"pod {directory-authelia#0} (uid", "to restart its service with a new credential within the TTL", "saw 0 exits"},
+			},
+			{
+				// A quiet exit after the new value, which the kubelet's
+				// events alone tell from a restart. (A case of the KV
+				// rotation would put the old value back, restarting
+				// the pods twice, which later cases can only call
+				// inconclusive.)
+				name: "authelia's supervisor restarts nothing, and a liveness probe stops it once db.env changes", where: onCluster,
+				breakCluster: changeDeployment("directory-authelia", livenessOn("db.env")),
+				run:          "rotation/new-credential-restarts-authelia",
+				reasons:      []string{"stopped by the kubelet: Container authelia failed liveness probe, will be restarted", "which is no restart for a new credential"},
+			},
+		},
 		"postgres/data-outside-pod": {
 			{
 				name: "lldap's database URL at its pod's own loopback", where: onCluster,

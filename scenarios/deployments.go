@@ -436,7 +436,7 @@ func asTemplate(d *appsv1.Deployment, pod *corev1.Pod, role string) error {
 
 // imageContents is what the node's running pods run under each image
 // reference: the content (the status's imageID) of the first container
-// seen with it. A reference by tag can move between two pulls (a push to
+// seen with it, by the kind of the ID. A reference by tag can move between two pulls (a push to
 // the registry, then a pod started again on a node that pulls anew): the
 // replicas of one template, or a role of the node's image and the main
 // pod, then run two programs under one name, and every template and
@@ -462,19 +462,21 @@ func (seen imageContents) with(pods []corev1.Pod, role string) (imageContents, e
 			images[c.Name] = c.Image
 		}
 		for _, cs := range append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...) {
+			// What runs: an init container that ended, or a container
+			// waiting to run again, runs no program.
 			ref := images[cs.Name]
-			if ref == "" || cs.ImageID == "" {
+			if ref == "" || cs.ImageID == "" || cs.State.Running == nil {
 				continue
 			}
 			got := runningImage{pod: pod.Name, container: cs.Name, role: role, id: cs.ImageID}
-			first, ok := out[ref]
+			kind, digest := imageContent(got.id)
+			key := ref + " " + kind
+			first, ok := out[key]
 			if !ok {
-				out[ref] = got
+				out[key] = got
 				continue
 			}
-			fkind, fdigest := imageContent(first.id)
-			kind, digest := imageContent(got.id)
-			if fkind == kind && fdigest != digest {
+			if _, fdigest := imageContent(first.id); fdigest != digest {
 				return nil, poll.Saw("image %s runs as two contents: %s in pod %s (role %s, container %s), %s in pod %s (role %s, container %s): the reference moved between their pulls (pin the image by digest, or start the older pods again)",
 					ref, first.id, first.pod, first.role, first.container, got.id, got.pod, got.role, got.container)
 			}

@@ -306,10 +306,11 @@ func TestOnNewestReplicaSet(t *testing.T) {
 // TestImageContents: one image reference runs as one content in every
 // pod, replicas and roles alike; IDs of two kinds are not compared.
 func TestImageContents(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	pod := func(name, id string) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "lldap", Image: "lldap:1"}}, InitContainers: []corev1.Container{{Name: "secrets", Image: "bao:2"}}},
-			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "lldap", ImageID: id}}, InitContainerStatuses: []corev1.ContainerStatus{{Name: "secrets", ImageID: "sha256:b"}}}}
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "lldap", ImageID: id, State: running}}, InitContainerStatuses: []corev1.ContainerStatus{{Name: "secrets", ImageID: "sha256:b", State: running}}}}
 	}
 	seen, err := imageContents{}.with([]corev1.Pod{pod("a", "sha256:1"), pod("b", "sha256:1")}, "lldap")
 	if err != nil || len(seen) != 2 {
@@ -333,5 +334,15 @@ func TestImageContents(t *testing.T) {
 	// A container not started has no ID yet.
 	if _, err := seen.with([]corev1.Pod{pod("c", "")}, "worker"); err != nil {
 		t.Errorf("no ID: %v", err)
+	}
+	// An ended container runs nothing.
+	ended := pod("c", "mirror/lldap@sha256:8")
+	ended.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
+	if _, err := seen.with([]corev1.Pod{ended}, "worker"); err != nil {
+		t.Errorf("ended: %v", err)
+	}
+	// IDs of each kind are compared among themselves, whatever came first.
+	if _, err := seen.with([]corev1.Pod{pod("c", "sha256:1"), pod("d", "sha256:2")}, "worker"); !strings.Contains(errText(err), "sha256:1 in pod c") {
+		t.Errorf("two runtime IDs after a registry digest: got %v", err)
 	}
 }

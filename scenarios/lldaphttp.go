@@ -75,13 +75,13 @@ var lldapHTTPSuite = &Suite{
 				}},
 				Step[lldapToken]{Name: "every other pod accepts the token", Do: func(ctx context.Context, s *State, v *lldapToken) error {
 					// Each replica, not the second only: a third that
-					// signs with another key refuses every token but its own.
+					// signs with another key refuses every token but its
+					// own. Every refusal is named.
+					var errs []error
 					for _, pod := range v.pods[1:] {
-						if err := lldapWhoAmI(ctx, s, pod, v.token); err != nil {
-							return err
-						}
+						errs = append(errs, lldapWhoAmI(ctx, s, pod, v.pods[0].Name, v.token))
 					}
-					return nil
+					return joinErrors(errs)
 				}},
 			),
 		},
@@ -165,14 +165,15 @@ func lldapLogin(ctx context.Context, s *State, at inventory.Endpoint) (string, e
 	return token, err
 }
 
-// lldapWhoAmI asks endpoint's GraphQL API for the admin with token.
-func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, token string) error {
+// lldapWhoAmI asks endpoint's GraphQL API for the admin with the token
+// that pod from gave.
+func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, from, token string) error {
 	l := s.Inv.LDAP
 	c, err := lldapClient(at, l.HTTPPort)
 	if err != nil {
 		return err
 	}
-	return poll.Eventually(ctx, poll.Probe{Endpoint: c.Addr + "/api/graphql (" + at.Name + ")", Expect: "the token of the other replica to be accepted", Within: s.Patience}, func(ctx context.Context) error {
+	return poll.Eventually(ctx, poll.Probe{Endpoint: c.Addr + "/api/graphql (" + at.Name + ")", Expect: "the token of pod " + from + " to be accepted", Within: s.Patience}, func(ctx context.Context) error {
 		var out struct {
 			User struct {
 				ID string `json:"id"`
@@ -185,7 +186,7 @@ func lldapWhoAmI(ctx context.Context, s *State, at inventory.Endpoint, token str
 		if out.User.ID != l.AdminUser {
 			return poll.Saw("user %q", out.User.ID)
 		}
-		s.Note("%s accepted the token of the other replica", at.Name)
+		s.Note("%s accepted the token of pod %s", at.Name, from)
 		return nil
 	})
 }

@@ -869,7 +869,10 @@ func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *
 			}
 		}
 		if !says {
-			s.Note("pod %s: the exit says not why (no termination message): a crash after %s changed would be taken for its restart", pod.Name, file)
+			// The kubelet's events said no stop, but they may have been
+			// dropped: its recorder keeps a pod's first 25, then one per
+			// 5 minutes.
+			s.Note("pod %s: the exit says not why (no termination message), and the kubelet's events name no stop of it (they keep a pod's first 25, then one per 5 minutes): a crash after %s changed would be taken for its restart", pod.Name, file)
 		}
 		waitBackOff(s, pod, st)
 		took = st.LastExit

@@ -101,10 +101,15 @@ func (c *Cluster) KubeletStop(ctx context.Context, pod inventory.Endpoint, ct Co
 const kubeletKilling = "Killing"
 
 // kubeletStop is the message of the kubelet's Killing event of container
-// that falls within the run that e ended, to the event's second; "" for
-// none. A repeated event spans its first and last time.
+// that falls within the run that e ended; "" for none. The events keep
+// seconds: the kubelet stops a container before it exits, so an event
+// after the exit's second is a later run's; a previous run's stop may
+// share the second this run started in, and no probe stops a run in its
+// first second. A repeated event spans its first and last time: a
+// series of stops around this run is the kubelet stopping the container
+// run after run.
 func kubeletStop(events []corev1.Event, container string, e *inventory.Exit) string {
-	from, to := e.StartedAt.Truncate(time.Second), e.FinishedAt.Add(time.Second)
+	from, to := e.StartedAt.Truncate(time.Second).Add(time.Second), e.FinishedAt
 	for _, ev := range events {
 		if ev.Reason != kubeletKilling || !strings.HasSuffix(ev.InvolvedObject.FieldPath, "{"+container+"}") {
 			continue

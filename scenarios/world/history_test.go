@@ -91,7 +91,9 @@ func TestKubeletStop(t *testing.T) {
 		want   string
 	}{
 		{"in the run", []corev1.Event{event("lldap", "10:04:59", "10:04:59")}, "Container lldap failed liveness probe, will be restarted (event Killing at 10:04:59)"},
-		{"the exit's second", []corev1.Event{event("lldap", "10:05:01", "10:05:01")}, "Container lldap failed liveness probe, will be restarted (event Killing at 10:05:01)"},
+		{"the exit's second", []corev1.Event{event("lldap", "10:05:00", "10:05:00")}, "Container lldap failed liveness probe, will be restarted (event Killing at 10:05:00)"},
+		{"after the exit", []corev1.Event{event("lldap", "10:05:01", "10:05:01")}, ""},
+		{"the start's second, the run before's", []corev1.Event{event("lldap", "10:00:00", "10:00:00")}, ""},
 		{"repeated across runs", []corev1.Event{event("lldap", "09:50:00", "10:20:00")}, "Container lldap failed liveness probe, will be restarted (event Killing at 10:20:00)"},
 		{"another container", []corev1.Event{event("secrets", "10:04:59", "10:04:59")}, ""},
 		{"an earlier run", []corev1.Event{event("lldap", "09:50:00", "09:59:58")}, ""},

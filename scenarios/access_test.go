@@ -186,7 +186,7 @@ func TestRulesGroupVerbsByResource(t *testing.T) {
 	for _, r := range rules {
 		got = append(got, strings.Join([]string{strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), strings.Join(r.Verbs, ",")}, " "))
 	}
-	want := []string{" pods get,list", " pods/attach create", " pods/ephemeralcontainers update", " pods/exec create", " pods/portforward create", " services get,list", "apps deployments get", "apps replicasets list", "discovery.k8s.io endpointslices list"}
+	want := []string{" events list", " pods get,list", " pods/attach create", " pods/ephemeralcontainers update", " pods/exec create", " pods/portforward create", " services get,list", "apps deployments get", "apps replicasets list", "discovery.k8s.io endpointslices list"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rules:\n got %q\nwant %q", got, want)
 	}

@@ -1,12 +1,10 @@
 package scenarios_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -486,7 +484,7 @@ func movedTag(deployment, container string) func(t *testing.T, ctx context.Conte
 		ns := w.env.Namespace
 		before := podsOf(t, ctx, w.client, ns, deployment)
 		ref := imageOf(before[0].Spec.Containers, container)
-		engine := cmp.Or(os.Getenv("CONTAINER_CLI"), "podman")
+		engine := localenv.ContainerEngine()
 		base := filepath.Join(t.TempDir(), "image.oci.tar")
 		if err := kubenode.SaveLocal(ctx, engine, ref, base); err != nil {
 			t.Fatal(err)

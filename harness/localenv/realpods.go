@@ -253,12 +253,12 @@ func (w *podWorld) importImages(ctx context.Context) error {
 	}
 	// One after the other: they share Debian's layer, which containerd
 	// then unpacks once.
-	if err := w.r.node.Containerd().ImportLocal(ctx, containerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
+	if err := w.r.node.Containerd().ImportLocal(ctx, ContainerEngine(), slices.Sorted(maps.Keys(refs))...); err != nil {
 		return err
 	}
 	base := filepath.Join(clusterDir(w.r.opts.Dir), "node-base.oci.tar")
 	defer os.Remove(base)
-	if err := kubenode.SaveLocal(ctx, containerEngine(), w.r.opts.Images.Node, base); err != nil {
+	if err := kubenode.SaveLocal(ctx, ContainerEngine(), w.r.opts.Images.Node, base); err != nil {
 		return err
 	}
 	img := NodeImage(w.node, w.r.opts.Images.Node, base)
@@ -266,9 +266,9 @@ func (w *podWorld) importImages(ctx context.Context) error {
 	return w.r.node.Containerd().Import(ctx, img)
 }
 
-// containerEngine is the command of the engine whose store holds the
+// ContainerEngine is the command of the engine whose store holds the
 // images (make images builds them with podman).
-func containerEngine() string {
+func ContainerEngine() string {
 	if cli := os.Getenv("CONTAINER_CLI"); cli != "" {
 		return cli
 	}

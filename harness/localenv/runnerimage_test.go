@@ -24,7 +24,7 @@ func TestRunnerImage(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	engine := containerEngine()
+	engine := ContainerEngine()
 	out, err := exec.CommandContext(ctx, engine, "image", "inspect", im.Runner).Output()
 	if err != nil {
 		t.Fatalf("%s image inspect %s: %v", engine, im.Runner, err)

@@ -436,11 +436,11 @@ func asTemplate(d *appsv1.Deployment, pod *corev1.Pod, role string) error {
 
 // imageContents is what the node's running pods run under each image
 // reference: the content (the status's imageID) of the first container
-// seen with it, by the kind of the ID. A reference by tag can move between two pulls (a push to
-// the registry, then a pod started again on a node that pulls anew): the
-// replicas of one template, or a role of the node's image and the main
-// pod, then run two programs under one name, and every template and
-// image name still agrees.
+// seen with it, by the kind of the ID. A reference by tag can move
+// between two pulls (a push to the registry, then a pod started again on
+// a node that pulls anew): the replicas of one template, or a role of the
+// node's image and the main pod, then run two programs under one name,
+// and every template and image name still agrees.
 type imageContents map[string]runningImage
 
 // runningImage is one container's content of an image reference.

@@ -86,9 +86,10 @@ func TestAccessOfEachSuite(t *testing.T) {
 				fromRunner = sorted(slices.Compact(sorted(append(slices.Clone(read), exec...))))
 			}
 			if tc.suite == "deployments" {
-				// deployments-as-planned reads the ReplicaSets, and
-				// services-as-planned the Services' EndpointSlices.
-				fromRunner = sorted(append(fromRunner, "list on apps/replicasets", "list on discovery.k8s.io/endpointslices"))
+				// deployments-as-planned reads the ReplicaSets,
+				// services-as-planned the Services' EndpointSlices, and
+				// companion-stays-running the pods' status.
+				fromRunner = sorted(append(fromRunner, "list on apps/replicasets", "list on discovery.k8s.io/endpointslices", "get on pods"))
 			}
 			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true, FromRunner: true}, tc.suite)); !slices.Equal(got, fromRunner) {
 				t.Errorf("with --from-runner: got %q, want %q", got, fromRunner)

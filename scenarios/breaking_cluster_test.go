@@ -611,6 +611,45 @@ func stopServer(deployment string, pod int, container string) func(t *testing.T,
 	}
 }
 
+// killCompanion kills, on the host (SIGKILL), the companion of a pod of
+// a Deployment of the directory example, as a crash would, and waits for
+// the kubelet to record its end; the kubelet starts it again at once, so
+// only the pod's record tells. Mending replaces the pod.
+func killCompanion(deployment string, pod int) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		ns := w.env.Namespace
+		p := podsOf(t, ctx, w.client, ns, deployment)[pod]
+		restarts := func(p *corev1.Pod) int32 {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == plan.ContainerCompanion {
+					return cs.RestartCount
+				}
+			}
+			return -1
+		}
+		before := restarts(&p)
+		if err := syscall.Kill(hostPID(t, ctx, w.env, p, plan.ContainerCompanion, false), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		mend := func() { w.replacePods(t, ctx, ns, deployment, p) }
+		probe := poll.Probe{Endpoint: "pod " + ns + "/" + p.Name, Expect: "its companion's end recorded", Within: 2 * time.Minute}
+		if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			got, err := w.client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if n := restarts(got); n <= before {
+				return poll.Saw("%d restarts of its companion", n)
+			}
+			return nil
+		}); err != nil {
+			mend()
+			t.Fatal(err)
+		}
+		return mend
+	}
+}
+
 // wrongSecretInPod stops the agent of authelia's pod (SIGSTOP on the
 // host, so that it does not write the file again) and writes a wrong
 // value into its file session; the kubelet restarts the agent, killed,
@@ -846,6 +885,15 @@ func clusterCases() map[string][]breakingCase {
 	}
 	lldapServiceSelectsAuthelia := serviceSelectsOtherRole("directory-lldap", "directory-authelia")
 	return map[string][]breakingCase{
+		"deployments/companion-stays-running": {
+			{
+				// The kubelet starts it again at once: the pod's phase,
+				// its readiness and the companion's state all look right.
+				name: "lldap's companion killed while its service runs on", where: onCluster,
+				breakCluster: killCompanion("directory-lldap", 0),
+				reasons:      []string{"of role lldap: container companion ended ", "ended without its service"},
+			},
+		},
 		"deployments/deployments-as-planned": {
 			{
 				name: "a rollout stuck on a new template while the old pods stay ready", where: onCluster,

@@ -84,6 +84,14 @@ var deploymentsSuite = &Suite{
 			Steps: Checks(Check{Name: "list the processes of each service's container", Do: servicesWithoutSystemd}),
 		},
 		{
+			Name:  "companion-stays-running",
+			Spec:  []string{"US1-14", "FR-012", "Known Deviations"},
+			Doc:   "in each pod of a role with a companion, the companion runs and has ended only with its service (within the pod's grace period), by the kubelet's record of both containers: it sleeps after its apply, so an end of its own is a crash or a program that ends, which the kubelet's restarts hide",
+			Skip:  needsCompanion,
+			Uses:  []Capability{capPodStatus},
+			Steps: Checks(Check{Name: "compare the ends of each companion with its service's", Do: companionStaysRunning}),
+		},
+		{
 			Name:  "service-units-not-in-node-pods",
 			Spec:  []string{"US1-6"},
 			Doc:   "no pod of the node's image runs the unit of a modular service that a role runs from the service's image",
@@ -203,12 +211,18 @@ func pidList(envs map[int]map[string]string) string {
 // needsServiceRoles is the Skip of a scenario that looks into the pods
 // of the roles of a service's image.
 func needsServiceRoles(w world.World) string {
+	return needsRoles(w, serviceRoles, "that runs a service's image")
+}
+
+// needsRoles is the Skip of a scenario that reads a cluster's pods of
+// the roles that roles picks: a cluster, and one such role at least.
+func needsRoles(w world.World, roles func(*inventory.Inventory) []string, what string) string {
 	if why := needsCluster(w); why != "" {
 		return why
 	}
 	inv := w.Inventory()
-	if inv.Facts != nil && len(serviceRoles(inv)) == 0 {
-		return "node " + inv.Node + " has no role that runs a service's image"
+	if inv.Facts != nil && len(roles(inv)) == 0 {
+		return "node " + inv.Node + " has no role " + what
 	}
 	return ""
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/plan"
 )
 
 // A pod of a cluster tells its history through its status: the kubelet's
@@ -20,14 +21,11 @@ import (
 
 // podStatus reads a container's status and history from the pod's status.
 func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, container string) (*inventory.PodStatus, error) {
-	ns := c.Namespace
-	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
-	}
+	got, err := c.getPod(ctx, pod)
 	if err != nil {
-		return nil, ObjectError("Pod", ns, pod.Name, "get", err)
+		return nil, err
 	}
+	ns := c.Namespace
 	// The sidecar is an init container that keeps running (restartPolicy
 	// Always): its status is among the init containers'.
 	for _, cs := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
@@ -36,6 +34,20 @@ func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, contain
 		}
 	}
 	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, container)
+}
+
+// getPod reads a pod whose history a scenario follows: one that is gone
+// was replaced, and has no more history to tell.
+func (c *Cluster) getPod(ctx context.Context, pod inventory.Endpoint) (*corev1.Pod, error) {
+	ns := c.Namespace
+	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
+	}
+	if err != nil {
+		return nil, ObjectError("Pod", ns, pod.Name, "get", err)
+	}
+	return got, nil
 }
 
 // containerHistory reads a container's status as the pod's history of
@@ -130,4 +142,41 @@ func kubeletStop(events []corev1.Event, container string, e *inventory.Exit) str
 		}
 	}
 	return ""
+}
+
+// CompanionHistory is, from one read of a pod, the history of its
+// companion beside its service's, and how long the kubelet lets a
+// container take to stop: the bound within which two ends are one stop.
+type CompanionHistory struct {
+	Companion, Service *inventory.PodStatus
+	// Grace is the pod's terminationGracePeriodSeconds.
+	Grace time.Duration
+}
+
+// Companion reads the companion's and the service's histories in one
+// look at the pod, so that the two are of one moment.
+func (c *Cluster) Companion(ctx context.Context, pod inventory.Endpoint) (*CompanionHistory, error) {
+	got, err := c.getPod(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	ns := c.Namespace
+	h := &CompanionHistory{Grace: 30 * time.Second} // the API's default
+	if g := got.Spec.TerminationGracePeriodSeconds; g != nil {
+		h.Grace = time.Duration(*g) * time.Second
+	}
+	for _, cs := range got.Status.ContainerStatuses {
+		switch cs.Name {
+		case plan.ContainerCompanion:
+			h.Companion = containerHistory(got, cs)
+		case pod.Container:
+			h.Service = containerHistory(got, cs)
+		}
+	}
+	for name, st := range map[string]*inventory.PodStatus{plan.ContainerCompanion: h.Companion, pod.Container: h.Service} {
+		if st == nil {
+			return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, name)
+		}
+	}
+	return h, nil
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fediversity/podroles/facts"
+	"github.com/fediversity/podroles/internal/ldapgroup"
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
@@ -337,15 +338,14 @@ func (b *readerBind) bindAndSearch(ctx context.Context) (string, error) {
 	if b.Group == "" {
 		return fmt.Sprintf("bound as %s and found %s", b.BindDN, found.Entries[0].DN), nil
 	}
-	groups, err := conn.Search(ldap.NewSearchRequest(b.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
-		fmt.Sprintf("(cn=%s)", ldap.EscapeFilter(b.Group)), []string{"member", "uniqueMember"}, nil))
-	if err != nil {
+	members, err := ldapgroup.Members(conn, b.BaseDN, b.Group)
+	var count *ldapgroup.CountError
+	switch {
+	case errors.As(err, &count):
+		return "", poll.Saw("%s", count)
+	case err != nil:
 		return "", err
 	}
-	if len(groups.Entries) != 1 {
-		return "", poll.Saw("%d groups cn=%s under %s", len(groups.Entries), b.Group, b.BaseDN)
-	}
-	members := append(groups.Entries[0].GetAttributeValues("member"), groups.Entries[0].GetAttributeValues("uniqueMember")...)
 	if len(members) == 0 {
 		return "", poll.Saw("group %s with no members", b.Group)
 	}

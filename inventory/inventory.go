@@ -205,6 +205,11 @@ type LDAP struct {
 	User string `json:"user,omitempty"`
 	// Group is a group with members the reader must find, if set.
 	Group string `json:"group,omitempty"`
+	// PublishedRoles is the KV v2 entry (secret/data/...) where the main
+	// pod's lldap-publish-roles writes the members of Group: one field
+	// named after the group, the members' user names joined by commas.
+	// The spec names neither; set where the deployment publishes them.
+	PublishedRoles string `json:"publishedRoles,omitempty"`
 	// HTTPPort is lldap's HTTP port, and AdminUser and AdminPasswordFile
 	// a user that logs in there; only where the role runs lldap.
 	HTTPPort          int    `json:"httpPort,omitempty"`

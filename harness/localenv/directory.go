@@ -202,6 +202,26 @@ func (d *directory) acceptPassword(ctx context.Context, uid, password string) er
 	if s.servesLLDAP() {
 		return fmt.Errorf("lldap keeps one password per user: a second one is slapd's only")
 	}
+	req := ldap.NewModifyRequest(fmt.Sprintf("uid=%s,ou=people,%s", ldap.EscapeDN(uid), baseDN), nil)
+	req.Add("userPassword", []string{ssha(password)})
+	return d.modifyAsRoot(req)
+}
+
+// addMember makes a person a member of a group in every replica (slapd
+// only: lldap's groups change through its API).
+func (d *directory) addMember(ctx context.Context, group, uid string) error {
+	if d.site.servesLLDAP() {
+		return fmt.Errorf("lldap's groups change through its HTTP API: adding a member over LDAP is slapd's only")
+	}
+	req := ldap.NewModifyRequest(fmt.Sprintf("cn=%s,ou=groups,%s", ldap.EscapeDN(group), baseDN), nil)
+	req.Add("uniqueMember", []string{fmt.Sprintf("uid=%s,ou=people,%s", ldap.EscapeDN(uid), baseDN)})
+	return d.modifyAsRoot(req)
+}
+
+// modifyAsRoot makes one change in every replica of slapd, bound as its
+// root: the replicas do not replicate.
+func (d *directory) modifyAsRoot(req *ldap.ModifyRequest) error {
+	s := d.site
 	for i := range replicas {
 		conn, err := ldap.DialURL(fmt.Sprintf("ldap://%s", net.JoinHostPort(s.podAddress(i), fmt.Sprint(PortLDAP))))
 		if err != nil {
@@ -209,8 +229,6 @@ func (d *directory) acceptPassword(ctx context.Context, uid, password string) er
 		}
 		err = conn.Bind("cn=admin,"+baseDN, s.secrets.rootDN)
 		if err == nil {
-			req := ldap.NewModifyRequest(fmt.Sprintf("uid=%s,ou=people,%s", ldap.EscapeDN(uid), baseDN), nil)
-			req.Add("userPassword", []string{ssha(password)})
 			err = conn.Modify(req)
 		}
 		conn.Close()

@@ -438,9 +438,20 @@ func (v Servers) AcceptPassword(ctx context.Context, uid, password string) error
 	return v.e.directory.acceptPassword(ctx, uid, password)
 }
 
+// AddMember makes uid a member of group in every replica of the
+// directory (slapd only).
+func (v Servers) AddMember(ctx context.Context, group, uid string) error {
+	return v.e.directory.addMember(ctx, group, uid)
+}
+
 // LDAPCAFile is the CA file of the node's ldap contract
 // (fediversity.lldap.tls.caFile), a path in its main pod.
 func (v Servers) LDAPCAFile() string { return lldapCAFile }
+
+// ReaderPasswordFile is the reader's password file of the node's ldap
+// contract (fediversity.lldap.readerBindPasswordFile), a path in its main
+// pod.
+func (v Servers) ReaderPasswordFile() string { return readerBindPasswordFile }
 
 // MainPodFile is where the main pod keeps a file of the node's, by its
 // path in the node (the contract's CA file, the reader's password).

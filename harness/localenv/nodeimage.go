@@ -69,6 +69,9 @@ type unitKind struct {
 	// agent: the platform's OpenBao agent, which runs for real in a pod
 	// given its configuration (the main pod, for the reader's password).
 	agent bool
+	// publisher: lldap-publish-roles, whose stand-in (rolepublisher)
+	// runs in a pod given its configuration (the main pod).
+	publisher bool
 }
 
 // unitKinds are the units of the bundled examples that the stand-in
@@ -84,6 +87,7 @@ var unitKinds = map[string]unitKind{
 	"acme-order-renew-mastodon.example.org": {oneshot: true, timer: "OnActiveSec=1d"},
 	"mastodon-sidekiq-all":                  {requires: []string{"mastodon-init-dirs"}},
 	"openbao-agent":                         {agent: true},
+	publishRolesUnit:                        {publisher: true},
 }
 
 // Where a pod of the node's image finds its OpenBao agent: Vault's static
@@ -91,6 +95,9 @@ var unitKinds = map[string]unitKind{
 const (
 	nodeAgentProgram = "/podroles/bao"
 	nodeAgentConfig  = agentDir + "/agent.json"
+	// publishRolesConfig is the configuration of the stand-in of
+	// lldap-publish-roles, beside the agent's.
+	publishRolesConfig = agentDir + "/publish-roles.json"
 )
 
 // nodeUnit is the stand-in of a unit, as unitKinds says or else active
@@ -118,6 +125,11 @@ func nodeUnit(node, unit string, roles []string) string {
 		// A pod with no configuration has nothing to render: the unit
 		// stays active, as everywhere else.
 		fmt.Fprintf(&b, "\n[Service]\nExecStart=/bin/sh -c 'if [ -e %[1]s ]; then exec %[2]s agent -config=%[1]s; fi; exec sleep infinity'\nEnvironment=HOME=/tmp\nRestart=always\nRestartSec=1\n", nodeAgentConfig, nodeAgentProgram)
+	case kind.publisher:
+		// It tries again on its own while the directory does not
+		// answer, and never fails: the spec's unit waits with no failed
+		// state (US2-11). Where nothing configures it, it stays active.
+		fmt.Fprintf(&b, "StartLimitIntervalSec=0\n\n[Service]\nExecStart=/bin/sh -c 'if [ -e %[1]s ]; then exec %[2]s/podroles publish-roles --config=%[1]s; fi; exec sleep infinity'\nRestart=always\nRestartSec=1\n", publishRolesConfig, podrolesDir)
 	default:
 		b.WriteString("\n[Service]\nExecStart=/bin/sleep infinity\n")
 	}

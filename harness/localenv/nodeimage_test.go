@@ -21,7 +21,7 @@ func TestNodeImageUnits(t *testing.T) {
 		Units: map[string]facts.Unit{
 			"mastodon-web": {Enable: true}, "mastodon-sidekiq-all": {Enable: true}, "node-exporter": {Enable: true},
 			"nscd": {Enable: true}, "redis": {Enable: false}, "mastodon-media-auto-remove": {Enable: true},
-			"mastodon-init-dirs": {Enable: true}, "openbao-agent": {Enable: true},
+			"mastodon-init-dirs": {Enable: true}, "openbao-agent": {Enable: true}, "lldap-publish-roles": {Enable: true},
 		},
 		PodRoles: facts.PodRoles{
 			MainUnits: []string{"mastodon-web", "mastodon-media-auto-remove", "mastodon-init-dirs"}, SharedUnits: []string{"node-exporter"},
@@ -89,6 +89,9 @@ func TestNodeImageUnits(t *testing.T) {
 		"mastodon-sidekiq-all":       "Requires=mastodon-init-dirs.service\nAfter=mastodon-init-dirs.service",
 		// The platform's agent runs in a pod given its configuration.
 		"openbao-agent": "if [ -e " + nodeAgentConfig + " ]; then exec " + nodeAgentProgram + " agent -config=" + nodeAgentConfig + "; fi; exec sleep infinity",
+		// So does the stand-in of lldap-publish-roles, which never
+		// reaches a failed state (US2-11).
+		"lldap-publish-roles": "StartLimitIntervalSec=0\n\n[Service]\nExecStart=/bin/sh -c 'if [ -e " + publishRolesConfig + " ]; then exec /podroles/podroles publish-roles --config=" + publishRolesConfig + "; fi; exec sleep infinity'\nRestart=always",
 	} {
 		if !strings.Contains(string(file(unitsDir+"/"+unit+".service").Data), want) {
 			t.Errorf("%s: no %q in\n%s", unit, want, file(unitsDir+"/"+unit+".service").Data)

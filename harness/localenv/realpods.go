@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/harness/controlplane"
 	"github.com/fediversity/podroles/harness/kubenode"
+	"github.com/fediversity/podroles/harness/rolepublisher"
 	"github.com/fediversity/podroles/harness/servers"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/oneline"
@@ -309,9 +311,14 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 			readers[r] = role.Secrets
 		}
 	}
-	// The main pod's agent reads the KV entry of the reader's password.
+	// The main pod's agent reads the KV entry of the reader's password,
+	// and the stand-in of lldap-publish-roles writes the roles' entry
+	// with its token.
 	if _, secret, ok := readerPasswordSecret(w.node); ok {
 		readers[names.MainRole] = map[string]facts.Secret{"": secret}
+		if p, ok := PublishedRolesPath(w.node, w.ns); ok {
+			readers[names.MainRole][publishRolesUnit] = facts.Secret{Path: p}
+		}
 	}
 	for _, r := range slices.Sorted(maps.Keys(readers)) {
 		var policy strings.Builder
@@ -611,11 +618,22 @@ func (w *podWorld) mainAgent(ctx context.Context, d *appsv1.Deployment, c *corev
 	if err != nil {
 		return fmt.Errorf("the reader's password: %w", err)
 	}
-	config := agentConfig(w.ns+"-"+names.MainRole, []map[string]any{{"contents": tmpl, "destination": file, "perms": "0600", "error_on_missing_key": true}})
-	if err := w.agentConfigMap(ctx, d, c, config); err != nil {
+	templates := []map[string]any{{"contents": tmpl, "destination": file, "perms": "0600", "error_on_missing_key": true}}
+	files := map[string][]byte{}
+	sink := ""
+	if p, ok := PublishedRolesPath(w.node, w.ns); ok {
+		sink = mainAgentToken
+		if files[path.Base(publishRolesConfig)], err = w.publishRolesConfig(p, file); err != nil {
+			return err
+		}
+	}
+	if err := w.agentConfigMap(ctx, d, c, agentConfig(w.ns+"-"+names.MainRole, templates, sink), files); err != nil {
 		return err
 	}
 	spec := &d.Spec.Template.Spec
+	if sink != "" {
+		w.mountPodroles(spec, c)
+	}
 	expiry, file0 := int64(3600), corev1.HostPathFile
 	spec.Volumes = append(spec.Volumes,
 		corev1.Volume{Name: "podroles-identity", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
@@ -643,11 +661,65 @@ func (w *podWorld) supervised(spec *corev1.PodSpec, c *corev1.Container, r facts
 	}
 	c.Command, c.Args = append(append(cmd, "--"), argv...), nil
 	c.Env = append(c.Env, corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
+	w.mountPodroles(spec, c)
+}
+
+// mountPodroles puts podroles' program from the host into container c,
+// at podrolesDir/podroles.
+func (w *podWorld) mountPodroles(spec *corev1.PodSpec, c *corev1.Container) {
 	if !slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "podroles" }) {
 		file := corev1.HostPathFile
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "podroles", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: w.podroles, Type: &file}}})
 	}
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "podroles", MountPath: podrolesDir + "/podroles", ReadOnly: true})
+}
+
+// publishRolesUnit is the node's unit that publishes the members of a
+// role group of the directory to OpenBao (US2-11); in the test cluster's
+// main pod, its stand-in is rolepublisher.
+const publishRolesUnit = "lldap-publish-roles"
+
+// mainAgentToken is where the main pod's agent writes its token (a file
+// sink), for the stand-in of lldap-publish-roles.
+const mainAgentToken = "/run/podroles-agent-token"
+
+// PublishedRolesPath is the KV entry that the stand-in of
+// lldap-publish-roles writes in the namespace ns, beside the reader's
+// password under its mount, and whether the node's main pod runs the unit
+// with a reader's password its agent renders. The spec names no entry:
+// the inventory names this one for the suites.
+func PublishedRolesPath(n *facts.Node, ns string) (string, bool) {
+	if !slices.Contains(nodeUnitPods(n)[publishRolesUnit], names.MainRole) {
+		return "", false
+	}
+	_, secret, ok := readerPasswordSecret(n)
+	if !ok {
+		return "", false
+	}
+	mount, _, ok := strings.Cut(secret.Path, "/data/")
+	if !ok {
+		return "", false
+	}
+	return mount + "/data/" + ns + "/published-roles", true
+}
+
+// publishedGroup is the group whose members the stand-in publishes: the
+// one the suites' reader must find.
+const publishedGroup = "lldap_strict_readonly"
+
+// publishRolesConfig is the stand-in's configuration: the ldap contract
+// as the node states it (its host, the LDAPS port, its CA file, the
+// reader's password file the agent renders), and where to publish.
+func (w *podWorld) publishRolesConfig(kvPath, passwordFile string) ([]byte, error) {
+	n := w.node
+	if n.LLDAP.Host == "" || n.LLDAP.TLS.CAFile == nil {
+		return nil, fmt.Errorf("node %s runs %s in its main pod, and states no fediversity.lldap.host or tls.caFile to reach the directory", n.Name, publishRolesUnit)
+	}
+	return json.MarshalIndent(rolepublisher.Config{
+		LDAPS: net.JoinHostPort(n.LLDAP.Host, strconv.Itoa(PortLDAPS)), CAFile: *n.LLDAP.TLS.CAFile,
+		BindDN: "uid=authelia-bind,ou=people," + baseDN, BindPasswordFile: passwordFile, BaseDN: baseDN, Group: publishedGroup,
+		OpenBao: clusterOpenBaoURL(), TokenFile: mainAgentToken, Path: kvPath, Interval: "2s",
+	}, "", "  ")
 }
 
 // metricsAddress is where a service serves the node's metrics of its
@@ -792,7 +864,7 @@ func (w *podWorld) sidecar(ctx context.Context, d *appsv1.Deployment, c *corev1.
 		}
 		templates = append(templates, map[string]any{"contents": tmpl, "destination": path.Join(plan.SecretsDir, file), "perms": "0600", "error_on_missing_key": true})
 	}
-	if err := w.agentConfigMap(ctx, d, c, agentConfig(w.ns+"-"+role, templates)); err != nil {
+	if err := w.agentConfigMap(ctx, d, c, agentConfig(w.ns+"-"+role, templates, ""), nil); err != nil {
 		return err
 	}
 	c.Command, c.Args = []string{"bao", "agent", "-config=" + path.Join(agentDir, "agent.json")}, nil
@@ -803,14 +875,18 @@ func (w *podWorld) sidecar(ctx context.Context, d *appsv1.Deployment, c *corev1.
 // agentConfig is an OpenBao agent's configuration: logged in as a role
 // of the kubernetes auth method with the pod's token, it renders the
 // templates, a KV entry again every 2 s.
-func agentConfig(authRole string, templates []map[string]any) []byte {
+func agentConfig(authRole string, templates []map[string]any, sink string) []byte {
+	auth := map[string]any{"method": []any{map[string]any{
+		"type": "kubernetes", "mount_path": "auth/kubernetes",
+		"config": map[string]any{"role": authRole, "token_path": path.Join(plan.IdentityDir, "token")},
+	}}}
+	if sink != "" {
+		auth["sink"] = []any{map[string]any{"type": "file", "config": map[string]any{"path": sink}}}
+	}
 	config := map[string]any{
-		"pid_file": "/tmp/agent.pid",
-		"vault":    map[string]any{"address": clusterOpenBaoURL()},
-		"auto_auth": map[string]any{"method": []any{map[string]any{
-			"type": "kubernetes", "mount_path": "auth/kubernetes",
-			"config": map[string]any{"role": authRole, "token_path": path.Join(plan.IdentityDir, "token")},
-		}}},
+		"pid_file":        "/tmp/agent.pid",
+		"vault":           map[string]any{"address": clusterOpenBaoURL()},
+		"auto_auth":       auth,
 		"template_config": map[string]any{"static_secret_render_interval": "2s"},
 		"template":        templates,
 	}
@@ -818,11 +894,16 @@ func agentConfig(authRole string, templates []map[string]any) []byte {
 	return data
 }
 
-// agentConfigMap puts an agent's configuration into a ConfigMap of the
-// Deployment (<deployment>-agent), mounted in container c at agentDir.
-func (w *podWorld) agentConfigMap(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, config []byte) error {
+// agentConfigMap puts an agent's configuration, with files beside it,
+// into a ConfigMap of the Deployment (<deployment>-agent), mounted in
+// container c at agentDir.
+func (w *podWorld) agentConfigMap(ctx context.Context, d *appsv1.Deployment, c *corev1.Container, config []byte, files map[string][]byte) error {
 	name := d.Name + "-agent"
-	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"agent.json": string(config)}}); err != nil {
+	data := map[string]string{"agent.json": string(config)}
+	for f, b := range files {
+		data[f] = string(b)
+	}
+	if err := w.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}); err != nil {
 		return err
 	}
 	spec := &d.Spec.Template.Spec
@@ -993,9 +1074,10 @@ func (rp *RealPods) writeInventory() error {
 		if server == inventory.StandInSlapd {
 			inv.LDAP = &inventory.LDAP{
 				Port: PortLDAPS, PlainPort: PortLDAP, BaseDN: baseDN, BindDN: "uid=authelia-bind,ou=people," + baseDN,
-				User: "authelia-bind", Group: "lldap_strict_readonly", AdminUser: "admin", AdminPasswordFile: "secrets/admin-password",
+				User: "authelia-bind", Group: publishedGroup, AdminUser: "admin", AdminPasswordFile: "secrets/admin-password",
 			}
 			inv.Postgres = &inventory.Postgres{Role: r, Schema: "lldap_provision", UsersTable: "users"}
+			inv.LDAP.PublishedRoles, _ = PublishedRolesPath(n, rp.opts.Namespace)
 		}
 	}
 	inv.OpenBao = &inventory.OpenBao{Address: rp.openbao.url(), TokenFile: "secrets/openbao-token", RenderInterval: RenderInterval.String()}

@@ -1,38 +1,19 @@
 package podsupervisor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/internal/synclog"
 	"github.com/fediversity/podroles/inventory"
 )
-
-// syncBuffer is a log that the supervisor writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The service gets an environment file's variables at each start, so that
 // a credential rotated into the file reaches it once it restarts; a file
@@ -43,7 +24,7 @@ func TestPodEnvFiles(t *testing.T) {
 	if err := os.WriteFile(envFile, []byte("# the credential\nDATABASE_URL=\"postgres://one@db/lldap\"\n\nOTHER=x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
+	log := &synclog.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -152,7 +133,7 @@ func TestPodExitsForTheKubelet(t *testing.T) {
 	os.WriteFile(secret, []byte("one"), 0o600)
 	run := func(command string) (string, error) {
 		t.Helper()
-		log := &syncBuffer{}
+		log := &synclog.Buffer{}
 		done := make(chan error, 1)
 		os.Remove(started)
 		go func() {

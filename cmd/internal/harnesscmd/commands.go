@@ -8,5 +8,5 @@ import (
 
 // Commands are the harness's commands, in the order --help lists them.
 func Commands(ios *cli.Streams) []*cobra.Command {
-	return []*cobra.Command{NewScenariosCmd(ios), NewEnvCmd(ios), NewPodCmd(ios), NewProbeCmd(ios)}
+	return []*cobra.Command{NewScenariosCmd(ios), NewEnvCmd(ios), NewPodCmd(ios), NewProbeCmd(ios), NewPublishRolesCmd(ios)}
 }

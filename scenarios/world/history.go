@@ -21,7 +21,7 @@ import (
 
 // podStatus reads a container's status and history from the pod's status.
 func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, container string) (*inventory.PodStatus, error) {
-	got, err := c.getPod(ctx, pod)
+	got, err := getPod(ctx, c, pod)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, contain
 
 // getPod reads a pod whose history a scenario follows: one that is gone
 // was replaced, and has no more history to tell.
-func (c *Cluster) getPod(ctx context.Context, pod inventory.Endpoint) (*corev1.Pod, error) {
+func getPod(ctx context.Context, c *Cluster, pod inventory.Endpoint) (*corev1.Pod, error) {
 	ns := c.Namespace
 	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -156,7 +156,7 @@ type CompanionHistory struct {
 // Companion reads the companion's and the service's histories in one
 // look at the pod, so that the two are of one moment.
 func (c *Cluster) Companion(ctx context.Context, pod inventory.Endpoint) (*CompanionHistory, error) {
-	got, err := c.getPod(ctx, pod)
+	got, err := getPod(ctx, c, pod)
 	if err != nil {
 		return nil, err
 	}

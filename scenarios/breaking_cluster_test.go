@@ -650,6 +650,33 @@ func killCompanion(deployment string, pod int) func(t *testing.T, ctx context.Co
 	}
 }
 
+// stalePublishedRoles stops the main pod's lldap-publish-roles and
+// writes its entry as it stood before a member joined the group (the
+// admin left out): a publisher that stopped while the directory changed.
+// Mending replaces the main pod, whose publisher writes the entry anew.
+func stalePublishedRoles(t *testing.T, ctx context.Context, w *realWorld) func() {
+	inv := loadInventory(t, w.env)
+	token, err := inventory.ReadSecret(inv.OpenBao.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Where the entry is, the cluster's inventory says.
+	cluster, err := inventory.LoadBase(w.env.RealPods().Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cluster.LDAP
+	if l == nil || l.PublishedRoles == "" {
+		t.Fatalf("%s names no ldap.publishedRoles", w.env.RealPods().Inventory)
+	}
+	mend := inPods(directoryWorld, "directory", map[int][]string{0: {"systemctl", "stop", "lldap-publish-roles.service"}})(t, ctx, w)
+	if err := openbao.New(inv.OpenBao.Address, token).Write(ctx, l.PublishedRoles, map[string]any{"data": map[string]any{l.Group: "authelia-bind"}}); err != nil {
+		mend()
+		t.Fatal(err)
+	}
+	return mend
+}
+
 // wrongSecretInPod stops the agent of authelia's pod (SIGSTOP on the
 // host, so that it does not write the file again) and writes a wrong
 // value into its file session; the kubelet restarts the agent, killed,
@@ -892,6 +919,13 @@ func clusterCases() map[string][]breakingCase {
 				name: "lldap's companion killed while its service runs on", where: onCluster,
 				breakCluster: killCompanion("directory-lldap", 0),
 				reasons:      []string{"of role lldap: container companion ended ", "ended without its service"},
+			},
+		},
+		"ldap/roles-published": {
+			{
+				name: "the main pod's lldap-publish-roles stopped, its entry from before the admin joined", where: onCluster,
+				breakCluster: stalePublishedRoles,
+				reasons:      []string{`"authelia-bind", which lacks admin, in the group`},
 			},
 		},
 		"deployments/deployments-as-planned": {

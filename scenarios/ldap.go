@@ -6,7 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/fediversity/podroles/facts"
 	"github.com/fediversity/podroles/internal/ldapgroup"
+	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
@@ -69,6 +72,14 @@ var ldapSuite = &Suite{
 			Steps: Checks(Check{Name: "compare the main pod's file with the KV entry and the role's copies", Do: readerPasswordFromKV}),
 		},
 		{
+			Name:  "roles-published",
+			Spec:  []string{"SC-004", "US2-11"},
+			Doc:   "the KV entry that the main pod's lldap-publish-roles writes (the inventory's ldap.publishedRoles) holds the members of the role group ldap.group, as the directory answers the contract's reader at the role's Service: no member missing, none that left",
+			Skip:  needsPublishedRoles,
+			Uses:  []Capability{capExec},
+			Steps: Checks(Check{Name: "compare the published members with the directory's", Do: rolesPublished}),
+		},
+		{
 			Name:      "wrong-ca-refused",
 			Spec:      []string{"US1-15"},
 			Doc:       "the runner's own TLS client refuses the role's certificate with a CA that did not sign it: proves that the other ldap scenarios verify, not that the deployment does anything",
@@ -117,17 +128,11 @@ const roleBindPasswordSecret = "bind-password"
 // needsReaderPassword says why the reader's password file cannot be
 // compared with its KV entry.
 func needsReaderPassword(w world.World) string {
-	if why := needsLDAP(w); why != "" {
+	if why := needsReaderAndOpenBao(w); why != "" {
 		return why
 	}
 	inv := w.Inventory()
 	l := inv.LDAP
-	switch {
-	case inv.OpenBao == nil:
-		return "the inventory has no openbao"
-	case l.BindPasswordFile == "":
-		return "the ldap contract gives a reader no password file (fediversity.lldap.readerBindPasswordFile)"
-	}
 	r := inv.Roles[l.Role]
 	if r == nil {
 		return "the inventory has no role " + l.Role
@@ -145,6 +150,117 @@ func needsReaderPassword(w world.World) string {
 		}
 	}
 	return ""
+}
+
+// needsPublishedRoles says why the published roles cannot be compared
+// with the directory.
+func needsPublishedRoles(w world.World) string {
+	inv := w.Inventory()
+	if inv.Facts != nil && !hasUnit(inv.Facts, publishRolesUnit) {
+		return "node " + inv.Node + " has no unit " + publishRolesUnit
+	}
+	if why := needsReaderAndOpenBao(w); why != "" {
+		return why
+	}
+	switch l := inv.LDAP; {
+	case l.PublishedRoles == "" || l.Group == "":
+		return "the inventory's ldap names no publishedRoles and group: where " + publishRolesUnit + " writes which group, the spec does not say"
+	case inv.Roles[l.Role] == nil || inv.Roles[l.Role].Service == nil:
+		return "the inventory has no Service of role " + l.Role
+	}
+	return ""
+}
+
+// needsReaderAndOpenBao says why the contract's reader, with its
+// password file, cannot be compared with what OpenBao holds.
+func needsReaderAndOpenBao(w world.World) string {
+	if why := needsLDAP(w); why != "" {
+		return why
+	}
+	switch inv := w.Inventory(); {
+	case inv.OpenBao == nil:
+		return "the inventory has no openbao"
+	case inv.LDAP.BindPasswordFile == "":
+		return "the ldap contract gives a reader no password file (fediversity.lldap.readerBindPasswordFile)"
+	}
+	return ""
+}
+
+// publishRolesUnit is the main pod's unit that publishes the members of
+// a role group to OpenBao (US2-11).
+const publishRolesUnit = "lldap-publish-roles"
+
+// rolesPublished compares the published members with the group's, as the
+// directory answers the contract's reader at the role's Service: what a
+// consumer of the entry trusts is the directory's word.
+func rolesPublished(ctx context.Context, s *State) error {
+	l := s.Inv.LDAP
+	bao, err := baoClient(s)
+	if err != nil {
+		return err
+	}
+	ca, err := contractCAPEM(ctx, s)
+	if err != nil {
+		return err
+	}
+	addr, err := world.Addr(*s.Inv.Roles[l.Role].Service, l.Port)
+	if err != nil {
+		return err
+	}
+	probe := poll.Probe{Endpoint: fmt.Sprintf("field %s of KV entry %s", l.Group, l.PublishedRoles), Expect: "the members of group " + l.Group + " as the directory lists them", Within: s.Patience}
+	return poll.Eventually(ctx, probe, func(ctx context.Context) error {
+		bind, err := contractBind(ctx, s, addr, ca)
+		if err != nil {
+			return err
+		}
+		members, err := bind.groupMembers(ctx)
+		if err != nil {
+			return err
+		}
+		entry, err := bao.KV(ctx, l.PublishedRoles)
+		var refused *openbao.Error
+		if errors.As(err, &refused) && refused.Status == http.StatusNotFound {
+			return poll.Saw("no entry: nothing published")
+		}
+		if err != nil {
+			return err
+		}
+		held, ok := entry[l.Group].(string)
+		if !ok {
+			return poll.Saw("no field %s (fields %s)", l.Group, strings.Join(slices.Sorted(maps.Keys(entry)), ", "))
+		}
+		published := ldapgroup.ParseList(held)
+		missing, left := without(members, published), without(published, members)
+		if len(missing)+len(left) > 0 {
+			var differ []string
+			if len(missing) > 0 {
+				differ = append(differ, "lacks "+strings.Join(missing, ", ")+", in the group")
+			}
+			if len(left) > 0 {
+				differ = append(differ, "holds "+strings.Join(left, ", ")+", not in the group")
+			}
+			return poll.Saw("%q, which %s", held, strings.Join(differ, " and "))
+		}
+		s.Note("%s holds the %d members of group %s that the directory lists at %s: %s", l.PublishedRoles, len(members), l.Group, addr, held)
+		return nil
+	})
+}
+
+// hasUnit says the node has unit (systemd.services.<unit>).
+func hasUnit(n *facts.Node, unit string) bool {
+	_, ok := n.Units[unit]
+	return ok
+}
+
+// without is what of a is not in b.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // readerPasswordFromKV compares the reader's password file in the main
@@ -311,22 +427,48 @@ func (b *readerBind) do(ctx context.Context) (string, error) {
 	return found, err
 }
 
-func (b *readerBind) bindAndSearch(ctx context.Context) (string, error) {
+// bound is a verified LDAPS connection at b.Addr, bound as the reader.
+func (b *readerBind) bound(ctx context.Context) (*ldap.Conn, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b.CA) {
-		return "", poll.Permanent(fmt.Errorf("the contract's CA holds no PEM certificate"))
+		return nil, poll.Permanent(fmt.Errorf("the contract's CA holds no PEM certificate"))
 	}
 	conn, err := dialLDAPS(ctx, b.Addr, &tls.Config{RootCAs: pool, ServerName: b.ServerName})
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.Bind(b.BindDN, b.Password); err != nil {
+		conn.Close()
+		if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
+			return nil, fmt.Errorf("the bind with the password of the contract's %s was refused: %w", b.PasswordFile, err)
+		}
+		return nil, err
+	}
+	return conn, nil
+}
+
+// groupMembers are the user names of the members of b.Group, as the
+// directory answers the reader.
+func (b *readerBind) groupMembers(ctx context.Context) ([]string, error) {
+	conn, err := b.bound(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	members, err := ldapgroup.Members(conn, b.BaseDN, b.Group)
+	var count *ldapgroup.CountError
+	if errors.As(err, &count) {
+		return nil, poll.Saw("%s", count)
+	}
+	return ldapgroup.UIDs(members), err
+}
+
+func (b *readerBind) bindAndSearch(ctx context.Context) (string, error) {
+	conn, err := b.bound(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
-	if err := conn.Bind(b.BindDN, b.Password); err != nil {
-		if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
-			return "", fmt.Errorf("the bind with the password of the contract's %s was refused: %w", b.PasswordFile, err)
-		}
-		return "", err
-	}
 	found, err := conn.Search(ldap.NewSearchRequest(b.BaseDN, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 2, 10, false,
 		fmt.Sprintf("(uid=%s)", ldap.EscapeFilter(b.User)), []string{"uid"}, nil))
 	if err != nil {

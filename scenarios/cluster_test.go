@@ -38,10 +38,12 @@ import (
 	"github.com/fediversity/podroles/harness/testenv"
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/internal/nixtest"
+	"github.com/fediversity/podroles/internal/openbao"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/nixeval"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/plan/names"
 	"github.com/fediversity/podroles/scenarios"
 	"github.com/fediversity/podroles/scenarios/world"
 )
@@ -150,6 +152,7 @@ func TestRealNode(t *testing.T) {
 		// restarted after the kubelet's shortest back-off.
 		{"BreakingCases", testBreakingCasesOnRealPods},
 		{"ExecAndRestartCounts", testRealPodsExecAndRestartCounts},
+		{"PublisherWaitsForTheDirectory", testPublisherWaitsForTheDirectory},
 		{"ManifestJob", testManifestJobOnRealPods},
 		{"ManifestRole", testManifestRoleOnRealPods},
 		{"PassEverySuite", testRealPodsPassEverySuite},
@@ -680,6 +683,110 @@ func derefEndpoints(e *inventory.Endpoint) []inventory.Endpoint {
 // testRealPodsExecAndRestartCounts: an exec that fails reports the
 // command's own exit status, and a service that dies is restarted by the
 // kubelet in the same pod, which the pod's status counts.
+// testPublisherWaitsForTheDirectory is US2-11 on the stand-in of
+// lldap-publish-roles in the real node's main pod: started while the
+// lldap role has no pod, the unit never fails and the main pod stays
+// ready; once the role answers, the members are published. (What the
+// platform's unit does, only the platform shows: the stand-in's unit is
+// harness/localenv's.)
+func testPublisherWaitsForTheDirectory(t *testing.T) {
+	env := realCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	client, kc := clusterClient(t, env)
+	ns := env.Namespace
+	cluster, err := inventory.LoadBase(env.RealPods().Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := loadInventory(t, env)
+	token, err := inventory.ReadSecret(local.OpenBao.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bao := openbao.New(local.OpenBao.Address, token)
+	entry := cluster.LDAP.PublishedRoles
+	scale := func(ctx context.Context, n int32) {
+		d, err := client.AppsV1().Deployments(ns).Get(ctx, "directory-lldap", metav1.GetOptions{})
+		if err == nil {
+			d.Spec.Replicas = &n
+			_, err = client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	scale(ctx, 0)
+	// Also when the test fails: the next tests need lldap's replicas.
+	t.Cleanup(func() {
+		scale(context.Background(), 2)
+		waitAvailable(t, context.Background(), client, ns, "directory-lldap")
+	})
+	if err := poll.Eventually(ctx, poll.Probe{Endpoint: "Deployment " + ns + "/directory-lldap", Expect: "no pod left", Within: 3 * time.Minute}, func(ctx context.Context) error {
+		list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: names.LabelRole + "=lldap"})
+		if err != nil {
+			return err
+		}
+		if n := len(list.Items); n > 0 {
+			return poll.Saw("%d pods", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing published: a new entry can come only from a new look.
+	if err := bao.Do(ctx, http.MethodDelete, strings.Replace(entry, "/data/", "/metadata/", 1), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	main := podsOf(t, ctx, client, ns, "directory")[0]
+	unit := []string{"systemctl", "show", "--property=ActiveState", "--property=Result", "--property=NRestarts", "lldap-publish-roles.service"}
+	if _, err := kc.Exec(ctx, ns, main.Name, plan.ContainerNode, []string{"systemctl", "restart", "lldap-publish-roles.service"}); err != nil {
+		t.Fatal(err)
+	}
+	// Several of its looks (every 2 s), and of systemd's restarts.
+	probe := poll.Probe{Endpoint: "pod " + main.Name, Expect: "lldap-publish-roles not failed, the main pod ready", Within: 10 * time.Second}
+	if err := poll.Consistently(ctx, probe, func(ctx context.Context) error {
+		out, err := kc.Exec(ctx, ns, main.Name, plan.ContainerNode, unit)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(out), "ActiveState=failed") || !strings.Contains(string(out), "Result=success") {
+			return fmt.Errorf("the unit: %s", strings.Join(strings.Fields(string(out)), " "))
+		}
+		got, err := client.CoreV1().Pods(ns).Get(ctx, main.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue {
+				return fmt.Errorf("the main pod is not ready: %s %s", c.Reason, c.Message)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bao.KV(ctx, entry); err == nil {
+		t.Fatal("an entry was published while the directory had no pod")
+	}
+	scale(ctx, 2)
+	waitAvailable(t, ctx, client, ns, "directory-lldap")
+	if err := poll.Eventually(ctx, poll.Probe{Endpoint: entry, Expect: "the members of " + cluster.LDAP.Group, Within: 2 * time.Minute}, func(ctx context.Context) error {
+		got, err := bao.KV(ctx, entry)
+		if err != nil {
+			return poll.Saw("%v", err)
+		}
+		if got[cluster.LDAP.Group] != "admin,authelia-bind" {
+			return poll.Saw("%v", got)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := kc.Exec(ctx, ns, main.Name, plan.ContainerNode, unit)
+	t.Logf("published once lldap answered; the unit: %s", strings.Join(strings.Fields(string(out)), " "))
+}
+
 func testRealPodsExecAndRestartCounts(t *testing.T) {
 	env := realCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)

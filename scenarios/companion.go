@@ -38,29 +38,60 @@ func companionRoles(inv *inventory.Inventory) []string {
 }
 
 // companionStaysRunning judges each pod of each role with a companion by
-// the kubelet's record of its two containers.
+// the kubelet's record of its two containers. A stop of both may be
+// recorded one container at a time, so each pod is watched for at least
+// its grace period.
 func companionStaysRunning(ctx context.Context, s *State) error {
-	return eachServicePod(ctx, s, companionRoles(s.Inv), "a companion that ended only with its service", func(ctx context.Context, c *world.Cluster, role string, pod inventory.Endpoint) error {
-		h, err := c.Companion(ctx, pod)
-		if err != nil {
-			return err
-		}
-		note, err := companionVerdict(role, pod, h)
-		if err == nil {
-			s.Note("%s", note)
-		}
+	c, err := clusterOf(s)
+	if err != nil {
 		return err
-	})
+	}
+	var errs []error
+	for _, role := range companionRoles(s.Inv) {
+		pods, err := podsOf(s.Inv, role)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, pod := range pods {
+			window := s.Patience
+			if h, err := c.Companion(ctx, pod); err == nil {
+				window = max(window, stopGrace(h)+2*time.Second)
+			}
+			probe := poll.Probe{Endpoint: fmt.Sprintf("pod %s/%s (containers %s and %s)", c.Namespace, pod.Name, pod.Container, plan.ContainerCompanion),
+				Expect: fmt.Sprintf("a companion that ended only with its service (role %s)", role), Within: window}
+			errs = append(errs, poll.Eventually(ctx, probe, func(ctx context.Context) error {
+				h, err := c.Companion(ctx, pod)
+				if err != nil {
+					return err
+				}
+				note, err := companionVerdict(role, pod, h, time.Now())
+				if err == nil {
+					s.Note("%s", note)
+				}
+				return err
+			}))
+		}
+	}
+	return joinErrors(errs)
 }
 
+// stopGrace is how far apart the ends of one stop of both containers may
+// be: the pod's grace period, and at least two of the kubelet's whole
+// seconds.
+func stopGrace(h *world.CompanionHistory) time.Duration { return max(h.Grace, 2*time.Second) }
+
 // companionVerdict judges one pod's companion from its history and its
-// service's: a note when it stands as the spec says, else why not. Ends
-// of the two within the pod's grace period are one stop. The kubelet
-// keeps only a container's last end, so an older end that the service's
-// newer one hides is inconclusive, never a pass.
-func companionVerdict(role string, pod inventory.Endpoint, h *world.CompanionHistory) (string, error) {
+// service's, at now: a note when it stands as the spec says, else why
+// not. Ends of the two within stopGrace are one stop. The kubelet keeps
+// only a container's last end: an end that the service's newer one
+// hides is inconclusive, never a pass, and of the ends before the last,
+// only their count is judged (a companion that crashed alone once, and
+// a service that restarted alone once, balance).
+func companionVerdict(role string, pod inventory.Endpoint, h *world.CompanionHistory, now time.Time) (string, error) {
 	comp, svc := h.Companion, h.Service
 	where := fmt.Sprintf("pod %s of role %s: container %s", pod.Name, role, plan.ContainerCompanion)
+	grace := stopGrace(h)
 	ended, svcEnded := comp.ExitCount(), svc.ExitCount()
 	if ended == 0 {
 		if !comp.Running {
@@ -68,31 +99,41 @@ func companionVerdict(role string, pod inventory.Endpoint, h *world.CompanionHis
 		}
 		return fmt.Sprintf("%s runs since %s and never ended", where, comp.StartedAt.UTC().Format(time.TimeOnly)), nil
 	}
-	if ended > svcEnded {
-		return "", poll.Permanent(fmt.Errorf("%s ended %s, its service (container %s) %s: it ended without its service, and the companion sleeps after its apply and ends only with its service (Known Deviations); its last end: %s",
-			where, times(ended), pod.Container, times(svcEnded), comp.LastExit))
-	}
 	last, svcLast := comp.LastExit, svc.LastExit
+	// The kubelet records a stop of both one container at a time: while
+	// the companion's end is younger than the grace, its service's may
+	// still come.
+	settling := last != nil && now.Sub(last.FinishedAt) < grace
+	if ended > svcEnded {
+		if settling {
+			return "", poll.Saw("%s ended at %s, its service not since: its service's end may still be recorded", where, last.FinishedAt.UTC().Format(time.TimeOnly))
+		}
+		return "", poll.Permanent(fmt.Errorf("%s ended %s, its service (container %s) %s: it ended without its service, and the companion sleeps after its apply and ends only with its service (Known Deviations); its last end: %s",
+			where, times(ended), pod.Container, times(svcEnded), last))
+	}
 	if last == nil || svcLast == nil {
 		return "", inconclusive("%s ended %s, its service %s, and the kubelet keeps no record of the last end of one of them (%s; its service's: %s)",
 			where, times(ended), times(svcEnded), last, svcLast)
 	}
-	if gap := last.FinishedAt.Sub(svcLast.FinishedAt).Abs(); gap <= h.Grace {
+	if gap := last.FinishedAt.Sub(svcLast.FinishedAt).Abs(); gap <= grace {
 		state := "runs again"
 		if !comp.Running {
 			state = "waits for the kubelet to start it again"
 		}
-		return fmt.Sprintf("%s ended %s, its service %s; its last end (%s) came with its service's (%s), within the pod's grace of %s, and it %s",
-			where, times(ended), times(svcEnded), last, svcLast, h.Grace, state), nil
+		return fmt.Sprintf("%s ended %s, its service %s; its last end (%s) came with its service's (%s), within %s, and it %s",
+			where, times(ended), times(svcEnded), last, svcLast, grace, state), nil
 	}
-	if last.FinishedAt.Before(svcLast.StartedAt) {
-		// The service ran again and ended since: the end that came with
-		// the companion's is no longer on record.
+	if last.FinishedAt.Before(svcLast.StartedAt.Add(grace)) {
+		// The service ran again and ended since: an end of it that came
+		// with the companion's is no longer on record.
 		return "", inconclusive("%s last ended at %s, and its service ended again since (%s, a run that started at %s): the kubelet keeps only the last end of each, and whether the companion's came with one of its service's is not on record",
 			where, last.FinishedAt.UTC().Format(time.TimeOnly), svcLast, svcLast.StartedAt.UTC().Format(time.TimeOnly))
 	}
-	return "", poll.Permanent(fmt.Errorf("%s ended without its service: its last end, %s, is %s from its service's last end (%s), beyond the pod's grace of %s, and its service ran on through it; the companion sleeps after its apply and ends only with its service (Known Deviations)",
-		where, last, last.FinishedAt.Sub(svcLast.FinishedAt).Abs(), svcLast, h.Grace))
+	if settling {
+		return "", poll.Saw("%s ended at %s, its service last at %s: its service's end may still be recorded", where, last.FinishedAt.UTC().Format(time.TimeOnly), svcLast.FinishedAt.UTC().Format(time.TimeOnly))
+	}
+	return "", poll.Permanent(fmt.Errorf("%s ended without its service: its last end, %s, is %s from its service's last end (%s), beyond %s, and its service ran on through it; the companion sleeps after its apply and ends only with its service (Known Deviations)",
+		where, last, last.FinishedAt.Sub(svcLast.FinishedAt).Abs(), svcLast, grace))
 }
 
 // times says how often: "once", "3 times".

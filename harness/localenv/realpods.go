@@ -327,7 +327,13 @@ func (w *podWorld) configureOpenBao(ctx context.Context) error {
 			paths[s.Path] = true
 		}
 		for _, p := range slices.Sorted(maps.Keys(paths)) {
-			fmt.Fprintf(&policy, "path %q { capabilities = [\"read\", \"create\", \"update\"] }\n", p)
+			caps := `"read", "create", "update"`
+			if r == names.MainRole && p != readers[r][publishRolesUnit].Path {
+				// The main pod's token sits in a file there, for the
+				// publisher: it may write the published roles only.
+				caps = `"read"`
+			}
+			fmt.Fprintf(&policy, "path %q { capabilities = [%s] }\n", p, caps)
 		}
 		name := w.ns + "-" + r
 		steps = append(steps,

@@ -97,8 +97,10 @@ func Run(ctx context.Context, c Config, log io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// One client for every look: its connections are kept and reused.
+	bao := openbao.New(c.OpenBao, "")
 	for {
-		members, changed, err := c.publish(ctx)
+		members, changed, err := c.publish(ctx, bao)
 		switch {
 		case err != nil:
 			fmt.Fprintf(log, "lldap-publish-roles: %v; trying again in %s\n", err, every)
@@ -116,7 +118,7 @@ func Run(ctx context.Context, c Config, log io.Writer) error {
 // publish reads the group's members and writes them where the entry
 // holds another list: an entry rewritten at each look would pile up
 // versions.
-func (c Config) publish(ctx context.Context) ([]string, bool, error) {
+func (c Config) publish(ctx context.Context, bao *openbao.Client) ([]string, bool, error) {
 	members, err := c.members(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("the directory at %s: %w", c.LDAPS, err)
@@ -125,7 +127,9 @@ func (c Config) publish(ctx context.Context) ([]string, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("the agent's token: %w", err)
 	}
-	bao := openbao.New(c.OpenBao, strings.TrimSpace(string(token)))
+	// Read at each look: the agent writes a new token when it logs in
+	// again.
+	bao.Token = strings.TrimSpace(string(token))
 	want := ldapgroup.List(members)
 	held, err := bao.KV(ctx, c.Path)
 	var missing *openbao.Error

@@ -157,14 +157,16 @@ func needsReaderPassword(w world.World) string {
 func needsPublishedRoles(w world.World) string {
 	inv := w.Inventory()
 	if inv.Facts != nil && !hasUnit(inv.Facts, publishRolesUnit) {
-		return "node " + inv.Node + " has no unit " + publishRolesUnit
+		return "node " + inv.Node + " has no unit " + publishRolesUnit + " that it enables"
 	}
 	if why := needsReaderAndOpenBao(w); why != "" {
 		return why
 	}
 	switch l := inv.LDAP; {
-	case l.PublishedRoles == "" || l.Group == "":
-		return "the inventory's ldap names no publishedRoles and group: where " + publishRolesUnit + " writes which group, the spec does not say"
+	case l.PublishedRoles == "":
+		return "the inventory's ldap names no publishedRoles: where " + publishRolesUnit + " writes, the spec does not say"
+	case l.Group == "":
+		return "the inventory's ldap names no group: which group " + publishRolesUnit + " publishes, the spec does not say"
 	case inv.Roles[l.Role] == nil || inv.Roles[l.Role].Service == nil:
 		return "the inventory has no Service of role " + l.Role
 	}
@@ -246,10 +248,11 @@ func rolesPublished(ctx context.Context, s *State) error {
 	})
 }
 
-// hasUnit says the node has unit (systemd.services.<unit>).
+// hasUnit says the node has unit (systemd.services.<unit>) and enables
+// it: a unit switched off runs in no pod.
 func hasUnit(n *facts.Node, unit string) bool {
-	_, ok := n.Units[unit]
-	return ok
+	u, ok := n.Units[unit]
+	return ok && u.Enable
 }
 
 // without is what of a is not in b.

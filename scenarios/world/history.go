@@ -173,9 +173,12 @@ func (c *Cluster) Companion(ctx context.Context, pod inventory.Endpoint) (*Compa
 			h.Service = containerHistory(got, cs)
 		}
 	}
-	for name, st := range map[string]*inventory.PodStatus{plan.ContainerCompanion: h.Companion, pod.Container: h.Service} {
-		if st == nil {
-			return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, name)
+	for _, c := range []struct {
+		name string
+		st   *inventory.PodStatus
+	}{{pod.Container, h.Service}, {plan.ContainerCompanion, h.Companion}} {
+		if c.st == nil {
+			return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, c.name)
 		}
 	}
 	return h, nil

@@ -211,8 +211,7 @@ func (r *RealPods) deploy(ctx context.Context, w *podWorld) error {
 	}{
 		{"images", w.importImages},
 		{"openbao for the pods", w.configureOpenBao},
-		{"objects", w.apply},
-		{"Deployments Available", w.waitAvailable},
+		{"objects, the directory's Available first", w.apply},
 	} {
 		start := time.Now()
 		if err := step.do(ctx); err != nil {
@@ -442,17 +441,42 @@ func (w *podWorld) apply(ctx context.Context) error {
 	if err := w.postgresService(ctx); err != nil {
 		return err
 	}
-	for _, planned := range w.plan.Deployments {
-		d := planned.DeepCopy()
-		d.Namespace = ns
-		if err := w.runnable(ctx, d); err != nil {
-			return fmt.Errorf("deployment %s: %w", d.Name, err)
+	// The directory first, available before the rest: authelia checks
+	// its LDAP at start and exits where it does not answer, so on a
+	// loaded machine it restarted until slapd was up, and a new
+	// environment's pods began with restarts that the suites rightly
+	// cannot judge past (service-started-after-secrets).
+	directory, rest := w.directoryFirst()
+	for _, group := range [][]*appsv1.Deployment{directory, rest} {
+		for _, planned := range group {
+			d := planned.DeepCopy()
+			d.Namespace = ns
+			if err := w.runnable(ctx, d); err != nil {
+				return fmt.Errorf("deployment %s: %w", d.Name, err)
+			}
+			if _, err := c.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create Deployment %s: %w", d.Name, err)
+			}
 		}
-		if _, err := c.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create Deployment %s: %w", d.Name, err)
+		if err := w.waitAvailable(ctx, group); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// directoryFirst splits the plan's Deployments into the roles that serve
+// the directory (lldap's, or slapd standing in for it) and the rest.
+func (w *podWorld) directoryFirst() (directory, rest []*appsv1.Deployment) {
+	for _, d := range w.plan.Deployments {
+		role := w.node.PodRoles.Roles[d.Spec.Template.Labels[names.LabelRole]]
+		if role.Service != nil && *role.Service == "lldap" {
+			directory = append(directory, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	return directory, rest
 }
 
 // postgresService is the platform's Postgres as the namespace's pods
@@ -918,10 +942,10 @@ func (w *podWorld) agentConfigMap(ctx context.Context, d *appsv1.Deployment, c *
 	return nil
 }
 
-// waitAvailable waits until every Deployment of the plan has all its
-// replicas ready, and says what keeps a pod from it when one does not.
-func (w *podWorld) waitAvailable(ctx context.Context) error {
-	for _, d := range w.plan.Deployments {
+// waitAvailable waits until each of deployments has all its replicas
+// ready, and says what keeps a pod from it when one does not.
+func (w *podWorld) waitAvailable(ctx context.Context, deployments []*appsv1.Deployment) error {
+	for _, d := range deployments {
 		probe := poll.Probe{Endpoint: "Deployment " + w.ns + "/" + d.Name, Expect: fmt.Sprintf("%d ready replicas", *d.Spec.Replicas), Within: 3 * time.Minute}
 		err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
 			got, err := w.client.AppsV1().Deployments(w.ns).Get(ctx, d.Name, metav1.GetOptions{})

@@ -868,8 +868,8 @@ func testUnitsSuiteOnNodeImagePods(t *testing.T) {
 	w := &realWorld{env: env, client: client, kube: kc}
 	results := runSuites(ctx, t, w.open(t, ctx, mastodonWorld), time.Minute, "units", "deployments")
 	// No role of mastodon runs a service's image: no service's unit to
-	// look for in its pods.
-	requirePassed(t, results, "node mastodon has no role that runs a service's image")
+	// look for in its pods, and no companion.
+	requirePassed(t, results, "node mastodon has no role that runs a service's image", "node mastodon has no role with a companion")
 	matrix := strings.Join(results["units/units-where-their-lists-permit"].Steps[0].Notes, "\n")
 	t.Log(matrix)
 	sidekiq := podsOf(t, ctx, client, mastodonWorld, "mastodon-sidekiq")

@@ -8,6 +8,7 @@ import (
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/inventory"
 	"github.com/fediversity/podroles/plan"
+	"github.com/fediversity/podroles/report"
 	"github.com/fediversity/podroles/scenarios/world"
 )
 
@@ -109,11 +110,11 @@ func companionVerdict(role string, pod inventory.Endpoint, h *world.CompanionHis
 			return "", poll.Saw("%s ended at %s, its service not since: its service's end may still be recorded", where, last.FinishedAt.UTC().Format(time.TimeOnly))
 		}
 		return "", poll.Permanent(fmt.Errorf("%s ended %s, its service (container %s) %s: it ended without its service, and the companion sleeps after its apply and ends only with its service (Known Deviations); its last end: %s",
-			where, times(ended), pod.Container, times(svcEnded), last))
+			where, report.Count(ended, "time"), pod.Container, report.Count(svcEnded, "time"), last))
 	}
 	if last == nil || svcLast == nil {
 		return "", inconclusive("%s ended %s, its service %s, and the kubelet keeps no record of the last end of one of them (%s; its service's: %s)",
-			where, times(ended), times(svcEnded), last, svcLast)
+			where, report.Count(ended, "time"), report.Count(svcEnded, "time"), last, svcLast)
 	}
 	if gap := last.FinishedAt.Sub(svcLast.FinishedAt).Abs(); gap <= grace {
 		state := "runs again"
@@ -121,7 +122,7 @@ func companionVerdict(role string, pod inventory.Endpoint, h *world.CompanionHis
 			state = "waits for the kubelet to start it again"
 		}
 		return fmt.Sprintf("%s ended %s, its service %s; its last end (%s) came with its service's (%s), within %s, and it %s",
-			where, times(ended), times(svcEnded), last, svcLast, grace, state), nil
+			where, report.Count(ended, "time"), report.Count(svcEnded, "time"), last, svcLast, grace, state), nil
 	}
 	if last.FinishedAt.Before(svcLast.StartedAt.Add(grace)) {
 		// The service ran again and ended since: an end of it that came
@@ -134,12 +135,4 @@ func companionVerdict(role string, pod inventory.Endpoint, h *world.CompanionHis
 	}
 	return "", poll.Permanent(fmt.Errorf("%s ended without its service: its last end, %s, is %s from its service's last end (%s), beyond %s, and its service ran on through it; the companion sleeps after its apply and ends only with its service (Known Deviations)",
 		where, last, last.FinishedAt.Sub(svcLast.FinishedAt).Abs(), svcLast, grace))
-}
-
-// times says how often: "once", "3 times".
-func times(n int) string {
-	if n == 1 {
-		return "once"
-	}
-	return fmt.Sprintf("%d times", n)
 }

@@ -34,7 +34,7 @@ func TestCompanionVerdict(t *testing.T) {
 		{"never ended", running(0, nil), running(0, nil), "pass", "never ended"},
 		{"never ended, the service restarted for a secret", running(0, nil), running(2, end(50, 90, 0)), "pass", "never ended"},
 		{"not started yet", &inventory.PodStatus{}, running(0, nil), "wait", "not running yet"},
-		{"killed while its service ran on", running(1, end(1, 100, 137)), running(0, nil), "fail", "ended once, its service (container lldap) 0 times"},
+		{"killed while its service ran on", running(1, end(1, 100, 137)), running(0, nil), "fail", "ended 1 time, its service (container lldap) 0 times"},
 		{"ended after its apply, again and again", &inventory.PodStatus{RestartCount: 3, Exits: 4, LastExit: end(90, 91, 0)}, running(1, end(1, 20, 0)), "fail", "ended 4 times"},
 		{"ended with its service", running(1, end(1, 62, 143)), running(1, end(1, 60, 0)), "pass", "came with its service's"},
 		{"ended with its service, waiting to start again", &inventory.PodStatus{RestartCount: 1, Exits: 2, LastExit: end(70, 92, 143)}, running(2, end(62, 90, 0)), "pass", "waits for the kubelet"},

@@ -902,8 +902,7 @@ func readyPodsByRole(ctx context.Context, c *world.Cluster) (map[string][]string
 // that is not the role's is named with the role it is of.
 func compareBackends(svc *corev1.Service, b world.ServiceBackends, role string, readyByRole map[string][]string) error {
 	own := readyByRole[role]
-	extra := slices.DeleteFunc(slices.Clone(b.Ready), func(p string) bool { return slices.Contains(own, p) })
-	missing := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(b.Ready, p) })
+	extra, missing := without(b.Ready, own), without(own, b.Ready)
 	if len(extra) > 0 || len(missing) > 0 {
 		var diff []string
 		if len(extra) > 0 {
@@ -925,7 +924,7 @@ func compareBackends(svc *corev1.Service, b world.ServiceBackends, role string, 
 		for _, at := range b.Ports[sp.Name] {
 			serving = append(serving, at.Pod)
 		}
-		if lacking := slices.DeleteFunc(slices.Clone(own), func(p string) bool { return slices.Contains(serving, p) }); len(lacking) > 0 {
+		if lacking := without(own, serving); len(lacking) > 0 {
 			return poll.Saw("the Service %s: its port %d/%s (target port %s) reaches no port of pods %s of role %s", svc.Name, sp.Port, sp.Protocol, sp.TargetPort.String(), strings.Join(lacking, ", "), role)
 		}
 		// The plan gives each Service port the number of the container

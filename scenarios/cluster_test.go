@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -826,9 +827,26 @@ func testRealPodsExecAndRestartCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A command that runs in the container when it stops is killed with
+	// it: no answer, to be tried again, never the command's verdict.
+	killedExec := make(chan error, 1)
+	go func() {
+		_, err := cfg.Exec(ctx, env.Namespace, pod.Name, "lldap", []string{"sleep", "1207"})
+		killedExec <- err
+	}()
+	waitHostProcess(t, ctx, "sleep\x001207\x00")
 	// slapd, the service under the supervisor, is killed on the host.
 	if err := syscall.Kill(hostPID(t, ctx, env, pod, "lldap", true), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case err := <-killedExec:
+		var exit *kube.ExitError
+		if !poll.IsNoAnswer(err) || errors.As(err, &exit) || !strings.Contains(err.Error(), "killed (status 137)") {
+			t.Errorf("an exec killed with its container: %v, want no answer naming the kill", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the exec outlived its container")
 	}
 	// The exit counts at once, also while the container waits in the
 	// kubelet's crash-loop back-off (on a stock kubelet, after the suites'
@@ -854,6 +872,27 @@ func testRealPodsExecAndRestartCounts(t *testing.T) {
 	}
 	// Then it runs again in the same pod, after the back-off.
 	waitAvailable(t, ctx, client, env.Namespace, "directory-lldap", 5*time.Minute+time.Minute)
+}
+
+// waitHostProcess waits until a process of the host has cmdline (its
+// arguments, each ended by NUL): an exec has started.
+func waitHostProcess(t *testing.T, ctx context.Context, cmdline string) {
+	t.Helper()
+	probe := poll.Probe{Endpoint: "the host's processes", Expect: fmt.Sprintf("one with command line %q", cmdline), Within: time.Minute}
+	if err := poll.Eventually(ctx, probe, func(context.Context) error {
+		all, err := filepath.Glob("/proc/[0-9]*/cmdline")
+		if err != nil {
+			return err
+		}
+		for _, f := range all {
+			if got, err := os.ReadFile(f); err == nil && string(got) == cmdline {
+				return nil
+			}
+		}
+		return poll.Saw("none among %d", len(all))
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testUnitsSuiteOnNodeImagePods deploys the mastodon example (a main pod

@@ -809,9 +809,15 @@ func restartsNothing(ctx context.Context, s *State, pod inventory.Endpoint, r *i
 // or a restart for another file is told from a restart for this one. The
 // report lists every exit the wait saw, with the one it took.
 func restartedForFile(ctx context.Context, s *State, pod inventory.Endpoint, r *inventory.Role, b *inventory.PodStatus, file string, wrote time.Time, others map[string]string) (*inventory.Exit, error) {
-	times, err := secretTimes(ctx, s, pod, []string{file})
+	// The restart may come before this look: a stat killed with its
+	// container is tried again, in the sidecar or once the service runs.
+	var times map[string]time.Time
+	err := poll.Eventually(ctx, poll.Probe{Endpoint: s.World.SecretWhere(pod, file), Expect: "the time the file was written", Within: s.Patience}, func(ctx context.Context) (err error) {
+		times, err = secretTimes(ctx, s, pod, []string{file})
+		return err
+	})
 	if err != nil {
-		return nil, poll.Permanent(fmt.Errorf("the time of %s in pod %s: %w", file, pod.Name, err))
+		return nil, poll.Permanent(err)
 	}
 	changed := times[file]
 	if changed.Before(wrote.Truncate(time.Second)) {

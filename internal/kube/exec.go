@@ -39,16 +39,39 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, arg
 	var stdout, stderr bytes.Buffer
 	err = executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr})
 	what := fmt.Sprintf("exec %q in pod %s/%s (container %s)", strings.Join(argv, " "), namespace, pod, container)
-	var exit utilexec.ExitError
-	switch {
-	case err == nil:
+	if err == nil {
 		return stdout.Bytes(), nil
-	case errors.As(err, &exit):
-		return stdout.Bytes(), &ExitError{What: what, Status: exit.ExitStatus(), Stderr: oneline.Of(stderr.String())}
-	case isForbidden(err):
+	}
+	if isForbidden(err) {
 		return nil, forbidden(what, "create on pods/exec", namespace)
 	}
-	return nil, fmt.Errorf("%s: %w", what, Answered(err))
+	return stdout.Bytes(), execError(what, err, stderr.String())
+}
+
+// execError is how an exec that did not exit 0 ended. A command killed by
+// SIGKILL or SIGTERM (status 137 or 143) was, for the short commands the
+// suites run, killed with its container: the runtime kills every process
+// of a container that stops, as a restart for a new secret does. That is
+// no answer of the command's (poll.NoAnswer, not an ExitError): a caller
+// tries again, in the container once it runs again or in another one,
+// rather than judge the status. A cold run of the suites saw a stat of a
+// secret end so when its pod restarted for that secret.
+func execError(what string, err error, stderr string) error {
+	var exit utilexec.ExitError
+	switch {
+	case errors.As(err, &exit) && killedWithContainer(exit.ExitStatus()):
+		return poll.NoAnswer(fmt.Errorf("%s: killed (status %d), as a stopping container's processes are: its container stopped while it ran", what, exit.ExitStatus()))
+	case errors.As(err, &exit):
+		return &ExitError{What: what, Status: exit.ExitStatus(), Stderr: oneline.Of(stderr)}
+	}
+	return fmt.Errorf("%s: %w", what, Answered(err))
+}
+
+// killedWithContainer says an exit status is a shell's for SIGKILL or
+// SIGTERM (128 plus the signal), the signals a stopping container's
+// processes get.
+func killedWithContainer(status int) bool {
+	return status == 128+9 || status == 128+15
 }
 
 // ExitError is a command run through Exec that exited non-zero: its

@@ -59,6 +59,10 @@ type Config struct {
 	Path string `json:"path"`
 	// Interval is how long it waits between two looks (a Go duration).
 	Interval string `json:"interval"`
+	// LookTimeout bounds one look at the directory (a Go duration; ten
+	// seconds if empty): a directory that takes the connection and never
+	// answers holds the publisher no longer.
+	LookTimeout string `json:"lookTimeout,omitempty"`
 }
 
 // Load reads a configuration file.
@@ -74,6 +78,9 @@ func Load(file string) (Config, error) {
 	if _, err := c.interval(); err != nil {
 		return c, fmt.Errorf("%s: interval: %w", file, err)
 	}
+	if _, err := c.lookTimeout(); err != nil {
+		return c, fmt.Errorf("%s: lookTimeout: %w", file, err)
+	}
 	for name, v := range map[string]string{"ldaps": c.LDAPS, "caFile": c.CAFile, "bindDN": c.BindDN, "bindPasswordFile": c.BindPasswordFile,
 		"baseDN": c.BaseDN, "group": c.Group, "openbao": c.OpenBao, "tokenFile": c.TokenFile, "path": c.Path} {
 		if v == "" {
@@ -81,6 +88,13 @@ func Load(file string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+func (c Config) lookTimeout() (time.Duration, error) {
+	if c.LookTimeout == "" {
+		return 10 * time.Second, nil
+	}
+	return time.ParseDuration(c.LookTimeout)
 }
 
 func (c Config) interval() (time.Duration, error) {
@@ -165,13 +179,29 @@ func (c Config) members(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	conn, err := ldap.DialURL("ldaps://"+cmp.Or(c.Dial, c.LDAPS), ldap.DialWithDialer(dialer), ldap.DialWithTLSConfig(&tls.Config{RootCAs: pool, ServerName: host}))
+	limit, err := c.lookTimeout()
 	if err != nil {
 		return nil, err
 	}
+	// The look ends with ctx (the unit stopped) or its limit, whichever
+	// comes first, also while the directory holds a connection unanswered.
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var dialer net.Dialer
+	raw, err := dialer.DialContext(ctx, "tcp", cmp.Or(c.Dial, c.LDAPS))
+	if err != nil {
+		return nil, err
+	}
+	defer context.AfterFunc(ctx, func() { raw.Close() })()
+	tlsConn := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: host})
+	if err := tlsConn.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	conn := ldap.NewConn(tlsConn, true)
+	conn.Start()
 	defer conn.Close()
-	conn.SetTimeout(10 * time.Second)
+	conn.SetTimeout(limit)
 	if err := conn.Bind(c.BindDN, strings.TrimRight(string(password), "\r\n")); err != nil {
 		return nil, err
 	}

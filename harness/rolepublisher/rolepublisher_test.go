@@ -16,6 +16,7 @@ import (
 	"github.com/fediversity/podroles/harness/rolepublisher"
 	"github.com/fediversity/podroles/harness/testenv"
 	"github.com/fediversity/podroles/internal/openbao"
+	"github.com/fediversity/podroles/internal/pki"
 	"github.com/fediversity/podroles/internal/poll"
 	"github.com/fediversity/podroles/internal/synclog"
 	"github.com/fediversity/podroles/inventory"
@@ -108,6 +109,60 @@ func TestPublisherFollowsTheDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait("the new member published", published("admin,authelia-bind"))
+}
+
+// TestPublisherStopsWhileTheDirectoryHolds: a directory that takes the
+// connection and never answers holds a look up to its limit, here an
+// hour; the unit's stop (ctx) ends it at once. Nothing else is needed:
+// the look never gets past the TLS handshake.
+func TestPublisherStopsWhileTheDirectoryHolds(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if conn, err := l.Accept(); err == nil {
+			accepted <- conn
+		}
+	}()
+	// The look reads the CA before it connects; it never gets to use it.
+	ca, err := pki.NewCA("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, content := range map[string]string{"ca.pem": string(ca.PEM), "password": "reader\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := rolepublisher.Config{
+		LDAPS: "lldap.directory.svc:636", Dial: l.Addr().String(), CAFile: filepath.Join(dir, "ca.pem"),
+		BindDN: "uid=reader", BindPasswordFile: filepath.Join(dir, "password"), BaseDN: "dc=example", Group: "g",
+		OpenBao: "http://127.0.0.1:1", TokenFile: filepath.Join(dir, "token"), Path: "secret/data/x", LookTimeout: "1h",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rolepublisher.Run(run, c, io.Discard) }()
+	select {
+	case conn := <-accepted:
+		defer conn.Close()
+	case <-ctx.Done():
+		t.Fatal("the publisher never connected")
+	}
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the publisher ended with %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the publisher went on waiting on the directory after its stop")
+	}
 }
 
 // door stands in front of an address: while shut, it closes every

@@ -75,11 +75,14 @@ func Load(file string) (Config, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("%s: %w", file, err)
 	}
-	if _, err := c.interval(); err != nil {
-		return c, fmt.Errorf("%s: interval: %w", file, err)
-	}
-	if _, err := c.lookTimeout(); err != nil {
-		return c, fmt.Errorf("%s: lookTimeout: %w", file, err)
+	for name, parse := range map[string]func() (time.Duration, error){"interval": c.interval, "lookTimeout": c.lookTimeout} {
+		d, err := parse()
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("%s is not a wait", d)
+		}
+		if err != nil {
+			return c, fmt.Errorf("%s: %s: %w", file, name, err)
+		}
 	}
 	for name, v := range map[string]string{"ldaps": c.LDAPS, "caFile": c.CAFile, "bindDN": c.BindDN, "bindPasswordFile": c.BindPasswordFile,
 		"baseDN": c.BaseDN, "group": c.Group, "openbao": c.OpenBao, "tokenFile": c.TokenFile, "path": c.Path} {

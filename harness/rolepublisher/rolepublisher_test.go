@@ -224,6 +224,7 @@ func TestLoadRefusesAnIncompleteConfiguration(t *testing.T) {
 	for _, c := range []struct{ config, says string }{
 		{`{"ldaps": "h:1", "caFile": "c", "bindDN": "b", "bindPasswordFile": "p", "baseDN": "d", "group": "g", "openbao": "o", "tokenFile": "t"}`, "no path"},
 		{`{"ldaps": "h:1", "caFile": "c", "bindDN": "b", "bindPasswordFile": "p", "baseDN": "d", "group": "g", "openbao": "o", "tokenFile": "t", "path": "x", "interval": "soon"}`, "interval"},
+		{`{"ldaps": "h:1", "caFile": "c", "bindDN": "b", "bindPasswordFile": "p", "baseDN": "d", "group": "g", "openbao": "o", "tokenFile": "t", "path": "x", "lookTimeout": "0s"}`, "lookTimeout: 0s is not a wait"},
 		{`{"ldaps": `, "unexpected end"},
 	} {
 		file := filepath.Join(dir, "config.json")

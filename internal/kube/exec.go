@@ -60,7 +60,7 @@ func execError(what string, err error, stderr string) error {
 	var exit utilexec.ExitError
 	switch {
 	case errors.As(err, &exit) && killedWithContainer(exit.ExitStatus()):
-		return poll.NoAnswer(fmt.Errorf("%s: killed (status %d), as a stopping container's processes are: its container stopped while it ran", what, exit.ExitStatus()))
+		return poll.NoAnswer(fmt.Errorf("%s: killed (status %d), as a stopping container's processes are: most likely its container stopped while it ran", what, exit.ExitStatus()))
 	case errors.As(err, &exit):
 		return &ExitError{What: what, Status: exit.ExitStatus(), Stderr: oneline.Of(stderr)}
 	}

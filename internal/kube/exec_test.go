@@ -56,7 +56,7 @@ func TestExecKilledWithItsContainer(t *testing.T) {
 		switch {
 		case c.noAnswer && (!poll.IsNoAnswer(err) || errors.As(err, &exit)):
 			t.Errorf("status %d: %v is not a bare no-answer", c.status, err)
-		case c.noAnswer && err.Error() != what+fmt.Sprintf(": killed (status %d), as a stopping container's processes are: its container stopped while it ran", c.status):
+		case c.noAnswer && err.Error() != what+fmt.Sprintf(": killed (status %d), as a stopping container's processes are: most likely its container stopped while it ran", c.status):
 			t.Errorf("status %d: %v", c.status, err)
 		case !c.noAnswer && (poll.IsNoAnswer(err) || !errors.As(err, &exit) || exit.Status != c.status || exit.Stderr != "said this"):
 			t.Errorf("status %d: %v, want the command's exit", c.status, err)

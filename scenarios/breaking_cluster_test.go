@@ -1079,6 +1079,35 @@ func clusterCases() map[string][]breakingCase {
 			armedInSidekiq("a main unit of a timer whose condition was dropped in a sidekiq pod", "acme-order-renew-mastodon.example.org", "", "acme-order-renew-mastodon.example.org.timer"),
 			webArmedBy("socket", "[Socket]\\nListenStream=/run/podroles-break.sock\\n"),
 			webArmedBy("path", "[Path]\\nPathExists=/run/podroles-break-path\\n"),
+			{
+				// Masked while it runs, as an operator hides a unit: its
+				// LoadState says masked, and it runs on. A mask in
+				// /run/systemd/system loses to the image's unit in
+				// /etc/systemd/system; one in /run/systemd/transient wins.
+				name: "a main unit started in a sidekiq pod, then masked", where: onCluster, world: mastodonWorld,
+				breakCluster: inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{0: {"sh", "-c",
+					"mkdir -p /run/systemd/system/mastodon-web.service.d && printf '[Unit]\\nConditionPathExists=\\n' > /run/systemd/system/mastodon-web.service.d/break.conf && systemctl daemon-reload && systemctl start mastodon-web.service" +
+						" && mkdir -p /run/systemd/transient && ln -s /dev/null /run/systemd/transient/mastodon-web.service && systemctl daemon-reload"}}),
+				reasons: []string{"unit mastodon-web (mainUnits) ran in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it (LoadState=masked ActiveState=active"},
+			},
+			{
+				// Up three seconds in four: a look at a moment it runs sees
+				// it active; systemd's NRestarts keeps count.
+				name: "a shared unit in a restart loop in a sidekiq pod", where: onCluster, world: mastodonWorld,
+				breakCluster: inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{1: {"sh", "-c",
+					"mkdir -p /run/systemd/system/prometheus-node-exporter.service.d && printf '[Service]\\nRuntimeMaxSec=3\\nRestart=always\\nRestartSec=1\\n' > /run/systemd/system/prometheus-node-exporter.service.d/break.conf" +
+						" && systemctl daemon-reload && systemctl restart prometheus-node-exporter.service"}}),
+				reasons: []string{"unit prometheus-node-exporter (sharedUnits) restarted in pod {mastodon-sidekiq#1} of role sidekiq, where its list puts it: systemd restarted it while watched (NRestarts "},
+			},
+			{
+				// Its timer waits on, as it does after any run: only the
+				// unit's Result says the run failed.
+				name: "a main unit of a timer whose run failed in the main pod", where: onCluster, world: mastodonWorld,
+				breakCluster: inPods(mastodonWorld, "mastodon", map[int][]string{0: {"sh", "-c",
+					"mkdir -p /run/systemd/system/acme-order-renew-mastodon.example.org.service.d && printf '[Service]\\nExecStartPre=\\nExecStart=\\nExecStart=/bin/sh -c \"exit 3\"\\n' > /run/systemd/system/acme-order-renew-mastodon.example.org.service.d/break.conf" +
+						" && systemctl daemon-reload && { systemctl start acme-order-renew-mastodon.example.org.service; true; }"}}),
+				reasons: []string{"unit acme-order-renew-mastodon.example.org (mainUnits) failed in pod {mastodon#0} of role main, where its list puts it: its last run failed (Result=exit-code", "acme-order-renew-mastodon.example.org.timer will start it again"},
+			},
 		},
 		"ldap/each-pod-binds": {{
 			name: "the second lldap pod's slapd stopped", where: onCluster,

@@ -969,5 +969,6 @@ func serviceUnitsNotInNodePods(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	return judgeMatrix(ctx, s, c, serviceUnits(c.Node), "no unit of a role's service in any of them")
+	_, err = judgeMatrix(ctx, s, c, serviceUnits(c.Node), "no unit of a role's service in any of them")
+	return err
 }

@@ -28,16 +28,19 @@ import (
 // own selectors, asks each pod's systemd through exec in the container
 // the contract names (node), and shows the units × pods matrix. It reads
 // systemd's record, not one instant: a one-time unit that ran to success
-// ran; a unit whose timer, socket or path waits is armed; a unit skipped
-// by its condition never ran, unless something active will start it while
-// its conditions hold. It waits for the pod's boot to end first.
+// ran; a unit whose timer, socket or path waits is armed, unless its last
+// run failed; a unit skipped by its condition never ran, unless something
+// active will start it while its conditions hold; a unit masked or
+// removed while it runs runs. It waits for the pod's boot to end first,
+// and then watches the running units for the patience: systemd must
+// restart none of them (a loop that one look would take for a unit up).
 var unitsSuite = &Suite{
 	Name: "units",
 	Doc:  "in every pod of the node's image, each unit runs exactly where its list permits, by systemd's record",
 	Scenarios: []*Scenario{{
 		Name:  "units-where-their-lists-permit",
 		Spec:  []string{"SC-001", "US1-2", "US1-3", "US1-4"},
-		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod, by systemd's record once the pod has booted (a one-time unit that ran, a unit its timer, socket or path will start; where its list forbids it, a unit that an active trigger or target will start while its conditions hold fails); shown as a units × pods matrix",
+		Doc:   "role units only in the role's pods, mainUnits only in the main pod, sharedUnits in every pod, by systemd's record once the pod has booted (a one-time unit that ran, a unit its timer, socket or path will start, unless its last run failed; where its list forbids it, a unit that an active trigger or target will start while its conditions hold fails); then no running unit restarted by systemd while watched for the patience; shown as a units × pods matrix",
 		Skip:  needsListedUnits,
 		Uses:  []Capability{capDeployments, capExec},
 		Steps: Checks(Check{Name: "ask each pod's systemd for each unit of the lists", Do: unitsWhereListsPermit}),
@@ -45,7 +48,7 @@ var unitsSuite = &Suite{
 }
 
 // unitProperties are what the suites ask systemctl show for.
-const unitProperties = "Id,Type,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic,TriggeredBy,WantedBy,RequiredBy"
+const unitProperties = "Id,Type,LoadState,ActiveState,SubState,Result,ExecMainStartTimestampMonotonic,NRestarts,TriggeredBy,WantedBy,RequiredBy"
 
 // triggerProperties are what the suites ask of a unit's triggers.
 const triggerProperties = "Id,ActiveState"
@@ -64,13 +67,20 @@ func (u unitState) ran() bool {
 	return u["Type"] == "oneshot" && u["ActiveState"] == "inactive" && u.started() && u["Result"] == "success"
 }
 
-// neverRan says the pod's systemd never started the unit.
+// neverRan says the pod's systemd never started the unit. Its LoadState
+// does not say: a unit masked or removed while it runs runs on.
 func (u unitState) neverRan() bool {
-	switch u["LoadState"] {
-	case "not-found", "masked":
-		return true
-	}
 	return u["ActiveState"] == "inactive" && !u.started()
+}
+
+// failedRun names how the unit's last run failed ("" if it did not): it
+// is in the failed state, or it ran and stopped with another result than
+// success. A trigger that will start it again does not undo that.
+func (u unitState) failedRun() string {
+	if u["ActiveState"] == "failed" || (u["ActiveState"] == "inactive" && u.started() && u["Result"] != "" && u["Result"] != "success") {
+		return "Result=" + u["Result"]
+	}
+	return ""
 }
 
 // triggers are the units that start this one: its timer, socket or path.
@@ -190,10 +200,10 @@ func nodeImagePods(ctx context.Context, c *world.Cluster) ([]nodePod, error) {
 // (unit → the list that places it, for the report) and returns every unit
 // that ran where its pod's plan does not permit it, or did not run where
 // it does, and the matrix of what it saw.
-func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[string]string) (matrix string, err error) {
+func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[string]string) (matrix string, running []runningUnit, err error) {
 	pods, err := nodeImagePods(ctx, c)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	names := slices.Sorted(maps.Keys(units))
 	args := []string{"systemctl", "show", "--property=" + unitProperties, "--"}
@@ -211,19 +221,19 @@ func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[strin
 	var wrong []string
 	for _, p := range pods {
 		if err := booted(ctx, s, c, p.name); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		out, err := c.Exec(ctx, c.Namespace, p.name, plan.ContainerNode, args)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		states, err := parseSystemctlShow(out, names)
 		if err != nil {
-			return "", poll.Permanent(fmt.Errorf("pod %s: %w", p.name, err))
+			return "", nil, poll.Permanent(fmt.Errorf("pod %s: %w", p.name, err))
 		}
 		triggers, err := triggerStates(ctx, s, c, p.name, states)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		// A unit its list does not permit that never ran, but that an
 		// active trigger or target will start: it runs there unless its
@@ -236,30 +246,17 @@ func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[strin
 		}
 		willRun, err := conditionsHold(ctx, s, c, p.name, armed)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		for i, u := range names {
-			st, permitted := states[i], slices.Contains(p.permitted, u)
-			cell := "-"
-			switch {
-			case permitted && st.ran() && st["ActiveState"] != "active":
-				cell = "ran"
-			case permitted && st.ran():
-				cell = "active"
-			case permitted && st.armedBy(triggers) != "":
-				cell = "armed by " + st.armedBy(triggers)
-			case permitted:
-				cell = "NOT ACTIVE"
-				wrong = append(wrong, fmt.Sprintf("unit %s (%s) is not active in pod %s of role %s, where its list puts it (%s)", u, units[u], p.name, p.role, st))
-			case !st.neverRan():
-				cell = "WRONGLY " + st["ActiveState"]
-				wrong = append(wrong, fmt.Sprintf("unit %s (%s) ran in pod %s of role %s, where its list does not permit it (%s)", u, units[u], p.name, p.role, st))
-			case slices.Contains(willRun, u):
-				by := st.startedBy(triggers)
-				cell = "WRONGLY armed by " + by
-				wrong = append(wrong, fmt.Sprintf("unit %s (%s) will start in pod %s of role %s, where its list does not permit it: %s is active and starts it, and its conditions hold there", u, units[u], p.name, p.role, by))
+			at := placement(states[i], slices.Contains(p.permitted, u), slices.Contains(willRun, u), triggers)
+			if at.did != "" {
+				wrong = append(wrong, fmt.Sprintf("unit %s (%s) %s in pod %s of role %s, %s", u, units[u], at.did, p.name, p.role, at.why))
 			}
-			cells[i] = append(cells[i], cell)
+			cells[i] = append(cells[i], at.cell)
+			if at.cell == "active" {
+				running = append(running, runningUnit{pod: p, unit: u, list: units[u], restarts: states[i]["NRestarts"]})
+			}
 		}
 	}
 	for i, u := range names {
@@ -268,9 +265,47 @@ func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[strin
 	tw.Flush()
 	matrix = strings.TrimRight(buf.String(), "\n")
 	if len(wrong) > 0 {
-		return matrix, poll.Saw("%s", strings.Join(wrong, "; "))
+		return matrix, nil, poll.Saw("%s", strings.Join(wrong, "; "))
 	}
-	return matrix, nil
+	return matrix, running, nil
+}
+
+// placed is a unit's cell of the matrix in one pod and, where that is
+// wrong, what it did and why that is wrong there.
+type placed struct {
+	cell string
+	// did is what the unit did ("ran"), "" where nothing is wrong; why
+	// follows the pod's name.
+	did, why string
+}
+
+// placement places a unit in one pod: permitted says its list puts it
+// there, willRun that an active starter will start it while its
+// conditions hold.
+func placement(st unitState, permitted, willRun bool, triggers map[string]unitState) placed {
+	const puts, forbids = "where its list puts it", "where its list does not permit it"
+	switch {
+	case permitted && st.ran() && st["ActiveState"] != "active":
+		return placed{cell: "ran"}
+	case permitted && st.ran():
+		return placed{cell: "active"}
+	case permitted && st.failedRun() != "":
+		why := fmt.Sprintf("%s: its last run failed (%s, %s)", puts, st.failedRun(), st)
+		if by := st.armedBy(triggers); by != "" {
+			why += "; " + by + " will start it again, which does not undo the failed run"
+		}
+		return placed{"FAILED", "failed", why}
+	case permitted && st.armedBy(triggers) != "":
+		return placed{cell: "armed by " + st.armedBy(triggers)}
+	case permitted:
+		return placed{"NOT ACTIVE", "is not active", fmt.Sprintf("%s (%s)", puts, st)}
+	case !st.neverRan():
+		return placed{"WRONGLY " + st["ActiveState"], "ran", fmt.Sprintf("%s (%s)", forbids, st)}
+	case willRun:
+		by := st.startedBy(triggers)
+		return placed{"WRONGLY armed by " + by, "will start", fmt.Sprintf("%s: %s is active and starts it, and its conditions hold there", forbids, by)}
+	}
+	return placed{cell: "-"}
 }
 
 // booted waits for the pod's systemd to end its boot: a unit not started
@@ -412,16 +447,23 @@ func unitsWhereListsPermit(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	return judgeMatrix(ctx, s, c, listedUnits(c.Node), "each listed unit active exactly in the pods its list permits")
+	running, err := judgeMatrix(ctx, s, c, listedUnits(c.Node), "each listed unit active exactly in the pods its list permits")
+	if err != nil {
+		return err
+	}
+	return staysUp(ctx, s, c, running)
 }
 
-// judgeMatrix waits until the pods' units are as their lists say, and
-// notes the matrix it saw last.
-func judgeMatrix(ctx context.Context, s *State, c *world.Cluster, units map[string]string, expect string) error {
+// judgeMatrix waits until the pods' units are as their lists say, notes
+// the matrix it saw last, and returns the units it saw running where
+// their lists put them.
+func judgeMatrix(ctx context.Context, s *State, c *world.Cluster, units map[string]string, expect string) ([]runningUnit, error) {
 	var matrix string
+	var running []runningUnit
 	probe := poll.Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, c.Namespace), Expect: expect, Within: s.Patience}
-	err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
-		m, err := judgeUnits(ctx, s, c, units)
+	err := poll.Eventually(ctx, probe, func(ctx context.Context) (err error) {
+		var m string
+		m, running, err = judgeUnits(ctx, s, c, units)
 		if m != "" {
 			matrix = m
 		}
@@ -430,5 +472,63 @@ func judgeMatrix(ctx context.Context, s *State, c *world.Cluster, units map[stri
 	if matrix != "" {
 		s.Note("units × pods:\n%s", matrix)
 	}
-	return err
+	return running, err
+}
+
+// runningUnit is a unit seen running in a pod where its list puts it,
+// and how often systemd had restarted it then (NRestarts).
+type runningUnit struct {
+	pod        nodePod
+	unit, list string
+	restarts   string
+}
+
+// staysUp watches the running units for the patience: one that systemd
+// restarts meanwhile (its Restart= after a crash, or a RuntimeMaxSec) is
+// in a loop that one look, at a moment it runs, takes for a unit up.
+// NRestarts keeps count between two looks.
+func staysUp(ctx context.Context, s *State, c *world.Cluster, running []runningUnit) error {
+	if len(running) == 0 {
+		return nil
+	}
+	byPod := map[string][]runningUnit{}
+	for _, r := range running {
+		byPod[r.pod.name] = append(byPod[r.pod.name], r)
+	}
+	pods := slices.Sorted(maps.Keys(byPod))
+	probe := poll.Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, c.Namespace), Expect: fmt.Sprintf("no restart of the %d units running where their lists put them", len(running)), Within: s.Patience}
+	err := poll.Consistently(ctx, probe, func(ctx context.Context) error {
+		for _, pod := range pods {
+			units := byPod[pod]
+			args := []string{"systemctl", "show", "--property=Id,NRestarts", "--"}
+			var names []string
+			for _, r := range units {
+				args = append(args, r.unit+".service")
+				names = append(names, r.unit)
+			}
+			out, err := c.Exec(ctx, c.Namespace, pod, plan.ContainerNode, args)
+			if err != nil {
+				return err
+			}
+			states, err := parseSystemctlShow(out, names)
+			if err != nil {
+				return poll.Permanent(fmt.Errorf("pod %s: %w", pod, err))
+			}
+			var restarted []string
+			for i, r := range units {
+				if now := states[i]["NRestarts"]; now != r.restarts {
+					restarted = append(restarted, fmt.Sprintf("unit %s (%s) restarted in pod %s of role %s, where its list puts it: systemd restarted it while watched (NRestarts %s, then %s)", r.unit, r.list, pod, r.pod.role, r.restarts, now))
+				}
+			}
+			if len(restarted) > 0 {
+				return poll.Saw("%s", strings.Join(restarted, "; "))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.Note("watched %d running units in %d pods for %s: systemd restarted none", len(running), len(pods), s.Patience)
+	return nil
 }

@@ -42,6 +42,8 @@ func TestUnitStates(t *testing.T) {
 		{"never started", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "0"}, false, true},
 		{"not in the image", unitState{"LoadState": "not-found", "ActiveState": "inactive"}, false, true},
 		{"masked", unitState{"LoadState": "masked", "ActiveState": "inactive"}, false, true},
+		{"masked while it runs", unitState{"Type": "simple", "LoadState": "masked", "ActiveState": "active", "ExecMainStartTimestampMonotonic": "5"}, true, false},
+		{"removed after it ran", unitState{"LoadState": "not-found", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "5"}, false, false},
 		{"stopped after running", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "inactive", "Result": "signal", "ExecMainStartTimestampMonotonic": "5"}, false, false},
 	}
 	for _, c := range cases {
@@ -116,6 +118,35 @@ func TestBootEnded(t *testing.T) {
 		}
 		if err := bootEnded("p", []byte(out)); err != nil && poll.IsNoAnswer(err) != strings.Contains(out, "SystemState=") {
 			t.Errorf("%q: no answer yet is %v", out, poll.IsNoAnswer(err))
+		}
+	}
+}
+
+// TestPlacement: each unit's cell of the matrix, and the fault named,
+// from systemd's record and the unit's list.
+func TestPlacement(t *testing.T) {
+	timer := map[string]unitState{"renew.timer": {"ActiveState": "active"}}
+	failed := unitState{"Type": "oneshot", "LoadState": "loaded", "ActiveState": "failed", "Result": "exit-code", "ExecMainStartTimestampMonotonic": "5", "TriggeredBy": "renew.timer"}
+	for _, c := range []struct {
+		name              string
+		state             unitState
+		permitted, will   bool
+		cell, did, reason string
+	}{
+		{"running where permitted", unitState{"ActiveState": "active", "ExecMainStartTimestampMonotonic": "5"}, true, false, "active", "", ""},
+		{"a timer's unit not run yet", unitState{"Type": "oneshot", "ActiveState": "inactive", "ExecMainStartTimestampMonotonic": "0", "TriggeredBy": "renew.timer"}, true, false, "armed by renew.timer", "", ""},
+		{"a timer's unit that ran to success", unitState{"Type": "oneshot", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "5", "TriggeredBy": "renew.timer"}, true, false, "ran", "", ""},
+		{"a timer's unit whose run failed", failed, true, false, "FAILED", "failed", "where its list puts it: its last run failed (Result=exit-code, LoadState=loaded ActiveState=failed SubState=); renew.timer will start it again, which does not undo the failed run"},
+		{"a service that stopped with a signal, no trigger", unitState{"Type": "simple", "ActiveState": "inactive", "Result": "signal", "ExecMainStartTimestampMonotonic": "5"}, true, false, "FAILED", "failed", "where its list puts it: its last run failed (Result=signal, LoadState= ActiveState=inactive SubState=)"},
+		{"stopped by systemctl stop", unitState{"Type": "simple", "LoadState": "loaded", "ActiveState": "inactive", "Result": "success", "ExecMainStartTimestampMonotonic": "5"}, true, false, "NOT ACTIVE", "is not active", "where its list puts it (LoadState=loaded ActiveState=inactive SubState=)"},
+		{"forbidden, masked while it runs", unitState{"LoadState": "masked", "ActiveState": "active", "SubState": "running", "ExecMainStartTimestampMonotonic": "5"}, false, false, "WRONGLY active", "ran", "where its list does not permit it (LoadState=masked ActiveState=active SubState=running)"},
+		{"forbidden, failed", failed, false, false, "WRONGLY failed", "ran", "where its list does not permit it (LoadState=loaded ActiveState=failed SubState=)"},
+		{"forbidden, armed, its conditions holding", unitState{"ActiveState": "inactive", "ExecMainStartTimestampMonotonic": "0", "TriggeredBy": "renew.timer"}, false, true, "WRONGLY armed by renew.timer", "will start", "where its list does not permit it: renew.timer is active and starts it, and its conditions hold there"},
+		{"forbidden, never ran", unitState{"LoadState": "masked", "ActiveState": "inactive"}, false, false, "-", "", ""},
+	} {
+		got := placement(c.state, c.permitted, c.will, timer)
+		if got != (placed{c.cell, c.did, c.reason}) {
+			t.Errorf("%s: %+v\nwant %+v", c.name, got, placed{c.cell, c.did, c.reason})
 		}
 	}
 }

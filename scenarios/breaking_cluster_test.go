@@ -880,12 +880,24 @@ func replaceInConfig(deployment string, secret bool, name, key, old, new string)
 	}
 }
 
+// dropIn is a shell command that gives a unit of a node-image pod a
+// drop-in, text (printf's format: \n for a line end), in /run, which the
+// pod's replacement forgets.
+func dropIn(unit, text string) string {
+	dir := "/run/systemd/system/" + unit + ".service.d"
+	return "mkdir -p " + dir + " && printf '" + text + "' > " + dir + "/break.conf"
+}
+
+// noCondition is a drop-in that clears the conditions that keep a unit
+// from the pods its list does not put it in.
+const noCondition = "[Unit]\\nConditionPathExists=\\n"
+
 // clusterCases are the breaking cases of the real pods, by scenario; the
 // table takes them in.
 func clusterCases() map[string][]breakingCase {
 	unitsBreak := inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{
 		// A main unit started in a sidekiq pod, its condition dropped.
-		0: {"sh", "-c", "mkdir -p /run/systemd/system/mastodon-web.service.d && printf '[Unit]\\nConditionPathExists=\\n' > /run/systemd/system/mastodon-web.service.d/break.conf && systemctl daemon-reload && systemctl start mastodon-web.service"},
+		0: {"sh", "-c", dropIn("mastodon-web", noCondition) + " && systemctl daemon-reload && systemctl start mastodon-web.service"},
 		// A shared unit stopped in the other.
 		1: {"systemctl", "stop", "prometheus-node-exporter.service"},
 	})
@@ -893,7 +905,7 @@ func clusterCases() map[string][]breakingCase {
 	// dropped (a drop-in), and then arm, if any, run. The case fails for
 	// what starts it there, by.
 	armedInSidekiq := func(name, unit, arm, by string) breakingCase {
-		cmd := "mkdir -p /run/systemd/system/" + unit + ".service.d && printf '[Unit]\nConditionPathExists=\n' > /run/systemd/system/" + unit + ".service.d/break.conf"
+		cmd := dropIn(unit, noCondition)
 		if arm != "" {
 			cmd += " && " + arm
 		}
@@ -1086,7 +1098,7 @@ func clusterCases() map[string][]breakingCase {
 				// /etc/systemd/system; one in /run/systemd/transient wins.
 				name: "a main unit started in a sidekiq pod, then masked", where: onCluster, world: mastodonWorld,
 				breakCluster: inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{0: {"sh", "-c",
-					"mkdir -p /run/systemd/system/mastodon-web.service.d && printf '[Unit]\\nConditionPathExists=\\n' > /run/systemd/system/mastodon-web.service.d/break.conf && systemctl daemon-reload && systemctl start mastodon-web.service" +
+					dropIn("mastodon-web", noCondition) + " && systemctl daemon-reload && systemctl start mastodon-web.service" +
 						" && mkdir -p /run/systemd/transient && ln -s /dev/null /run/systemd/transient/mastodon-web.service && systemctl daemon-reload"}}),
 				reasons: []string{"unit mastodon-web (mainUnits) ran in pod {mastodon-sidekiq#0} of role sidekiq, where its list does not permit it (LoadState=masked ActiveState=active"},
 			},
@@ -1095,7 +1107,7 @@ func clusterCases() map[string][]breakingCase {
 				// it active; systemd's NRestarts keeps count.
 				name: "a shared unit in a restart loop in a sidekiq pod", where: onCluster, world: mastodonWorld,
 				breakCluster: inPods(mastodonWorld, "mastodon-sidekiq", map[int][]string{1: {"sh", "-c",
-					"mkdir -p /run/systemd/system/prometheus-node-exporter.service.d && printf '[Service]\\nRuntimeMaxSec=3\\nRestart=always\\nRestartSec=1\\n' > /run/systemd/system/prometheus-node-exporter.service.d/break.conf" +
+					dropIn("prometheus-node-exporter", "[Service]\\nRuntimeMaxSec=3\\nRestart=always\\nRestartSec=1\\n") +
 						" && systemctl daemon-reload && systemctl restart prometheus-node-exporter.service"}}),
 				reasons: []string{"unit prometheus-node-exporter (sharedUnits) restarted in pod {mastodon-sidekiq#1} of role sidekiq, where its list puts it: systemd restarted it while watched (NRestarts "},
 			},
@@ -1104,7 +1116,7 @@ func clusterCases() map[string][]breakingCase {
 				// unit's Result says the run failed.
 				name: "a main unit of a timer whose run failed in the main pod", where: onCluster, world: mastodonWorld,
 				breakCluster: inPods(mastodonWorld, "mastodon", map[int][]string{0: {"sh", "-c",
-					"mkdir -p /run/systemd/system/acme-order-renew-mastodon.example.org.service.d && printf '[Service]\\nExecStartPre=\\nExecStart=\\nExecStart=/bin/sh -c \"exit 3\"\\n' > /run/systemd/system/acme-order-renew-mastodon.example.org.service.d/break.conf" +
+					dropIn("acme-order-renew-mastodon.example.org", "[Service]\\nExecStartPre=\\nExecStart=\\nExecStart=/bin/sh -c \"exit 3\"\\n") +
 						" && systemctl daemon-reload && { systemctl start acme-order-renew-mastodon.example.org.service; true; }"}}),
 				reasons: []string{"unit acme-order-renew-mastodon.example.org (mainUnits) failed in pod {mastodon#0} of role main, where its list puts it: its last run failed (Result=exit-code", "acme-order-renew-mastodon.example.org.timer will start it again"},
 			},

@@ -154,6 +154,20 @@ func parseSystemctlShow(out []byte, units []string) ([]unitState, error) {
 	return blocks, nil
 }
 
+// showUnits asks a pod's systemd, through exec in its node container,
+// for properties of units (full names), one state per unit in order.
+func showUnits(ctx context.Context, c *world.Cluster, pod, properties string, units []string) ([]unitState, error) {
+	out, err := c.Exec(ctx, c.Namespace, pod, plan.ContainerNode, append([]string{"systemctl", "show", "--property=" + properties, "--"}, units...))
+	if err != nil {
+		return nil, err
+	}
+	states, err := parseSystemctlShow(out, units)
+	if err != nil {
+		return nil, poll.Permanent(fmt.Errorf("pod %s: %w", pod, err))
+	}
+	return states, nil
+}
+
 // nodePod is a running pod of the node's image and the units its
 // Deployment's plan permits it.
 type nodePod struct {
@@ -206,9 +220,9 @@ func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[strin
 		return "", nil, err
 	}
 	names := slices.Sorted(maps.Keys(units))
-	args := []string{"systemctl", "show", "--property=" + unitProperties, "--"}
-	for _, u := range names {
-		args = append(args, u+".service")
+	services := make([]string, len(names))
+	for i, u := range names {
+		services[i] = u + ".service"
 	}
 	var buf strings.Builder
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
@@ -223,13 +237,9 @@ func judgeUnits(ctx context.Context, s *State, c *world.Cluster, units map[strin
 		if err := booted(ctx, s, c, p.name); err != nil {
 			return "", nil, err
 		}
-		out, err := c.Exec(ctx, c.Namespace, p.name, plan.ContainerNode, args)
+		states, err := showUnits(ctx, c, p.name, unitProperties, services)
 		if err != nil {
 			return "", nil, err
-		}
-		states, err := parseSystemctlShow(out, names)
-		if err != nil {
-			return "", nil, poll.Permanent(fmt.Errorf("pod %s: %w", p.name, err))
 		}
 		triggers, err := triggerStates(ctx, s, c, p.name, states)
 		if err != nil {
@@ -371,13 +381,9 @@ func triggerStates(ctx context.Context, s *State, c *world.Cluster, pod string, 
 	if len(names) == 0 {
 		return nil, nil
 	}
-	out, err := c.Exec(ctx, c.Namespace, pod, plan.ContainerNode, append([]string{"systemctl", "show", "--property=" + triggerProperties, "--"}, names...))
+	got, err := showUnits(ctx, c, pod, triggerProperties, names)
 	if err != nil {
 		return nil, err
-	}
-	got, err := parseSystemctlShow(out, names)
-	if err != nil {
-		return nil, poll.Permanent(fmt.Errorf("pod %s: %w", pod, err))
 	}
 	byName := map[string]unitState{}
 	for i, n := range names {
@@ -454,13 +460,18 @@ func unitsWhereListsPermit(ctx context.Context, s *State) error {
 	return staysUp(ctx, s, c, running)
 }
 
+// nodeImagePodsWhere names the pods the units suites ask, for a report.
+func nodeImagePodsWhere(s *State, c *world.Cluster) string {
+	return fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, c.Namespace)
+}
+
 // judgeMatrix waits until the pods' units are as their lists say, notes
 // the matrix it saw last, and returns the units it saw running where
 // their lists put them.
 func judgeMatrix(ctx context.Context, s *State, c *world.Cluster, units map[string]string, expect string) ([]runningUnit, error) {
 	var matrix string
 	var running []runningUnit
-	probe := poll.Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, c.Namespace), Expect: expect, Within: s.Patience}
+	probe := poll.Probe{Endpoint: nodeImagePodsWhere(s, c), Expect: expect, Within: s.Patience}
 	err := poll.Eventually(ctx, probe, func(ctx context.Context) (err error) {
 		var m string
 		m, running, err = judgeUnits(ctx, s, c, units)
@@ -496,23 +507,17 @@ func staysUp(ctx context.Context, s *State, c *world.Cluster, running []runningU
 		byPod[r.pod.name] = append(byPod[r.pod.name], r)
 	}
 	pods := slices.Sorted(maps.Keys(byPod))
-	probe := poll.Probe{Endpoint: fmt.Sprintf("the pods of node %s's image in namespace %s", s.Inv.Node, c.Namespace), Expect: fmt.Sprintf("no restart of the %d units running where their lists put them", len(running)), Within: s.Patience}
+	probe := poll.Probe{Endpoint: nodeImagePodsWhere(s, c), Expect: fmt.Sprintf("no restart of the %d units running where their lists put them", len(running)), Within: s.Patience}
 	err := poll.Consistently(ctx, probe, func(ctx context.Context) error {
 		for _, pod := range pods {
 			units := byPod[pod]
-			args := []string{"systemctl", "show", "--property=Id,NRestarts", "--"}
-			var names []string
-			for _, r := range units {
-				args = append(args, r.unit+".service")
-				names = append(names, r.unit)
+			services := make([]string, len(units))
+			for i, r := range units {
+				services[i] = r.unit + ".service"
 			}
-			out, err := c.Exec(ctx, c.Namespace, pod, plan.ContainerNode, args)
+			states, err := showUnits(ctx, c, pod, "Id,NRestarts", services)
 			if err != nil {
 				return err
-			}
-			states, err := parseSystemctlShow(out, names)
-			if err != nil {
-				return poll.Permanent(fmt.Errorf("pod %s: %w", pod, err))
 			}
 			var restarted []string
 			for i, r := range units {

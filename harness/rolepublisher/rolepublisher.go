@@ -75,13 +75,16 @@ func Load(file string) (Config, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("%s: %w", file, err)
 	}
-	for name, parse := range map[string]func() (time.Duration, error){"interval": c.interval, "lookTimeout": c.lookTimeout} {
-		d, err := parse()
+	for _, wait := range []struct {
+		name  string
+		parse func() (time.Duration, error)
+	}{{"interval", c.interval}, {"lookTimeout", c.lookTimeout}} {
+		d, err := wait.parse()
 		if err == nil && d <= 0 {
 			err = fmt.Errorf("%s is not a wait", d)
 		}
 		if err != nil {
-			return c, fmt.Errorf("%s: %s: %w", file, name, err)
+			return c, fmt.Errorf("%s: %s: %w", file, wait.name, err)
 		}
 	}
 	for name, v := range map[string]string{"ldaps": c.LDAPS, "caFile": c.CAFile, "bindDN": c.BindDN, "bindPasswordFile": c.BindPasswordFile,

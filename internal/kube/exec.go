@@ -67,9 +67,9 @@ func execError(what string, err error, stderr string) error {
 	return fmt.Errorf("%s: %w", what, Answered(err))
 }
 
-// killedWithContainer says an exit status is a shell's for SIGKILL or
-// SIGTERM (128 plus the signal), the signals a stopping container's
-// processes get.
+// killedWithContainer says an exit status is the runtime's for a process
+// that SIGKILL or SIGTERM ended (128 plus the signal), the signals a
+// stopping container's processes get.
 func killedWithContainer(status int) bool {
 	return status == 128+9 || status == 128+15
 }

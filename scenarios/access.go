@@ -69,6 +69,10 @@ var (
 	// capPodStatus reads a pod's status and spec (world.status, which the
 	// runner's settle step uses too; namedPort).
 	capPodStatus = Capability{Name: "a pod's status", Access: []Permission{getPods}}
+	// capPodHistories reads the statuses of many pods with one list of
+	// the namespace's pods (world.Histories, which servicesStayUp's
+	// watch asks every look).
+	capPodHistories = Capability{Name: "the pods' statuses", Access: []Permission{listPods}}
 	// capKubeletStop reads the kubelet's events of a pod whose service's
 	// exit says nothing of itself (world.KubeletStop, withKubeletStop):
 	// a stop for a failed liveness probe is no restart.

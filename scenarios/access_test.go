@@ -60,7 +60,7 @@ func TestAccessOfEachSuite(t *testing.T) {
 		adds       []string
 		disruptive []string // what --disruptive adds besides
 	}{
-		{suite: "deployments", adds: append(slices.Clone(exec), append(slices.Clone(probe), "list on apps/replicasets", "list on discovery.k8s.io/endpointslices")...)},
+		{suite: "deployments", adds: append(slices.Clone(exec), append(slices.Clone(probe), "list on apps/replicasets", "list on discovery.k8s.io/endpointslices", "list on events")...)},
 		{suite: "units", adds: exec},
 		{suite: "ldap", adds: append(slices.Clone(exec), probe...)},
 		{suite: "lldap-http"},
@@ -87,9 +87,10 @@ func TestAccessOfEachSuite(t *testing.T) {
 			}
 			if tc.suite == "deployments" {
 				// deployments-as-planned reads the ReplicaSets,
-				// services-as-planned the Services' EndpointSlices, and
-				// companion-stays-running the pods' status.
-				fromRunner = sorted(append(fromRunner, "list on apps/replicasets", "list on discovery.k8s.io/endpointslices", "get on pods"))
+				// services-as-planned the Services' EndpointSlices,
+				// companion-stays-running the pods' status, and
+				// services-stay-up the kubelet's stops.
+				fromRunner = sorted(append(fromRunner, "list on apps/replicasets", "list on discovery.k8s.io/endpointslices", "get on pods", "list on events"))
 			}
 			if got := sorted(accessOf(t, scenarios.AccessOptions{InCluster: true, FromRunner: true}, tc.suite)); !slices.Equal(got, fromRunner) {
 				t.Errorf("with --from-runner: got %q, want %q", got, fromRunner)

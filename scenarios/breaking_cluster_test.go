@@ -257,6 +257,46 @@ func livenessOn(file string) func(*appsv1.Deployment) {
 	}
 }
 
+// stoppedOnceByLiveness gives the service's container of a Deployment a
+// liveness probe that fails once in the pod's life, its second time, and
+// waits until the kubelet has stopped the service for it and started it
+// again: the pod is ready, and stays ready, before the run begins. The
+// probe keeps what it saw in a volume of the pod, which outlives the
+// container. Mending rolls the Deployment back to new pods.
+func stoppedOnceByLiveness(deployment string) func(t *testing.T, ctx context.Context, w *realWorld) func() {
+	return func(t *testing.T, ctx context.Context, w *realWorld) func() {
+		mend := changeDeployment(deployment, func(d *appsv1.Deployment) {
+			spec := &d.Spec.Template.Spec
+			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "liveness-seen", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+			c := &spec.Containers[0]
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "liveness-seen", MountPath: "/liveness-seen"})
+			once := `cd /liveness-seen && { test -e stopped || { test -e seen && touch stopped && exit 1; }; touch seen; }`
+			// A probe that timed out fails too: a loaded node's slow exec
+			// must not stop the service twice.
+			c.LivenessProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", once}}},
+				PeriodSeconds: 2, FailureThreshold: 1, TimeoutSeconds: 60,
+			}
+		})(t, ctx, w)
+		ns := w.env.Namespace
+		probe := poll.Probe{Endpoint: "Deployment " + ns + "/" + deployment, Expect: "its service stopped once by the kubelet, then ready again", Within: 2 * time.Minute}
+		if err := poll.Eventually(ctx, probe, func(ctx context.Context) error {
+			for _, p := range podsOf(t, ctx, w.client, ns, deployment) {
+				for _, cs := range p.Status.ContainerStatuses {
+					if cs.Name == p.Spec.Containers[0].Name && (cs.RestartCount == 0 || !cs.Ready) {
+						return poll.Saw("pod %s: container %s restarted %d times, ready %v", p.Name, cs.Name, cs.RestartCount, cs.Ready)
+					}
+				}
+			}
+			return nil
+		}); err != nil {
+			mend()
+			t.Fatal(err)
+		}
+		return mend
+	}
+}
+
 // restartOn adds a secret to those the pod supervisor restarts the
 // service for: a secret without restart then restarts it.
 func restartOn(file string) func(*appsv1.Deployment) {
@@ -931,6 +971,16 @@ func clusterCases() map[string][]breakingCase {
 				name: "lldap's companion killed while its service runs on", where: onCluster,
 				breakCluster: killCompanion("directory-lldap", 0),
 				reasons:      []string{"of role lldap: container companion ended ", "ended without its service"},
+			},
+		},
+		"deployments/services-stay-up": {
+			{
+				// Ready again a second later, and ready at every look of
+				// the run after: the counts, the template and the pods'
+				// phase all look right.
+				name: "authelia stopped once by the kubelet for a liveness probe that failed, ready again", where: onCluster,
+				breakCluster: stoppedOnceByLiveness("directory-authelia"),
+				reasons:      []string{"pod {directory-authelia#0} of role authelia: its container authelia was stopped by the kubelet (restart 1)", "Container authelia failed liveness probe, will be restarted"},
 			},
 		},
 		"ldap/roles-published": {

@@ -32,6 +32,8 @@ import (
 //     and the service's variables with their values;
 //   - the sidecar: a restartable init container with a startup probe, the
 //     only one with the pod's token;
+//   - the main containers' exits: none but restarts for new secret
+//     values while the suites judge them, no kill or stop by the kubelet;
 //   - images as relations, never as the plan's placeholder references: a
 //     role of the node's image runs the main pod's image, and a service's
 //     container and its companion run one image that is not the node's;
@@ -41,7 +43,7 @@ import (
 // Spec: US1-1, US1-6, US1-7, US1-8, US1-10, US1-14.
 var deploymentsSuite = &Suite{
 	Name: "deployments",
-	Doc:  "the cluster holds what the contract fixes of the node's plan: Deployments with their replicas ready, containers, variables, sidecar and identity as planned, images as relations; Services with exactly their ports, leading to exactly their role's ready pods",
+	Doc:  "the cluster holds what the contract fixes of the node's plan: Deployments with their replicas ready and their services up (no exit but a restart for a new secret value), containers, variables, sidecar and identity as planned, images as relations; Services with exactly their ports, leading to exactly their role's ready pods",
 	Scenarios: []*Scenario{
 		{
 			Name:  "deployments-as-planned",
@@ -90,6 +92,14 @@ var deploymentsSuite = &Suite{
 			Skip:  needsCompanion,
 			Uses:  []Capability{capPodStatus},
 			Steps: Checks(Check{Name: "compare the ends of each companion with its service's", Do: companionStaysRunning}),
+		},
+		{
+			Name:  "services-stay-up",
+			Spec:  []string{"US1-1", "US1-13", "Known Deviations"},
+			Doc:   "the main container of each pod of each role (the service's, the node's in a pod of the node's image) ended only to restart for a new secret value, as its exit says: a kill by the kernel's OOM killer or a stop by the kubelet (a failed probe) fails whenever it came, any other exit since the run began fails (but lldap's first, Known Deviations), and each container is watched for the patience: the kubelet restarts a service that crashes now and then, ready between, which counts of ready replicas pass",
+			Skip:  needsCluster,
+			Uses:  []Capability{capPodHistories, capKubeletStop},
+			Steps: Checks(Check{Name: "judge each main container's exits, then watch them", Do: servicesStayUp}),
 		},
 		{
 			Name:  "service-units-not-in-node-pods",

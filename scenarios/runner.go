@@ -51,6 +51,7 @@ func Run(ctx context.Context, w world.World, suites []*Suite, opts Options) []*R
 		sc    *Scenario
 		res   *Result
 	}
+	started := time.Now()
 	var jobs []job
 	for _, su := range suites {
 		for _, sc := range su.Scenarios {
@@ -105,7 +106,7 @@ func Run(ctx context.Context, w world.World, suites []*Suite, opts Options) []*R
 			defer wg.Done()
 			defer func() { <-sem }()
 			report(j, nil)
-			runScenario(ctx, w, j.sc, opts, j.res)
+			runScenario(ctx, w, j.sc, opts, started, j.res)
 			report(j, j.res)
 		}(j)
 		if j.sc.Exclusive {
@@ -134,7 +135,7 @@ const (
 	DefaultTimeout  = 2 * time.Minute
 )
 
-func runScenario(ctx context.Context, w world.World, sc *Scenario, opts Options, res *Result) {
+func runScenario(ctx context.Context, w world.World, sc *Scenario, opts Options, runStarted time.Time, res *Result) {
 	inv := w.Inventory()
 	timeout := opts.Timeout
 	start := time.Now()
@@ -152,7 +153,7 @@ func runScenario(ctx context.Context, w world.World, sc *Scenario, opts Options,
 			return
 		}
 	}
-	state := &State{World: w, Inv: inv, Patience: opts.Patience, probeImage: opts.ProbeImage, fromRunner: opts.FromRunner}
+	state := &State{World: w, Inv: inv, Patience: opts.Patience, runStarted: runStarted, probeImage: opts.ProbeImage, fromRunner: opts.FromRunner}
 	if state.Patience <= 0 {
 		state.Patience = DefaultPatience
 	}

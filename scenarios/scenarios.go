@@ -161,6 +161,9 @@ type State struct {
 	windows []string
 	// grown is what Wait added, which the next step's Patience adds.
 	grown time.Duration
+	// runStarted is when the run began: an exit of a service since
+	// then happened while the suites judged it.
+	runStarted time.Time
 	// probeImage and fromRunner are Options'.
 	probeImage string
 	fromRunner bool

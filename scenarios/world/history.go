@@ -25,7 +25,18 @@ func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, contain
 	if err != nil {
 		return nil, err
 	}
-	ns := c.Namespace
+	return historyIn(got, c.Namespace, container)
+}
+
+// podGone is why a pod whose history a scenario follows has no more of
+// it to tell.
+func podGone(ns, name string) error {
+	return poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, name))
+}
+
+// historyIn reads a container's history from a pod read from namespace
+// ns.
+func historyIn(got *corev1.Pod, ns, container string) (*inventory.PodStatus, error) {
 	// The sidecar is an init container that keeps running (restartPolicy
 	// Always): its status is among the init containers'.
 	for _, cs := range append(slices.Clone(got.Status.InitContainerStatuses), got.Status.ContainerStatuses...) {
@@ -33,7 +44,39 @@ func (c *Cluster) podStatus(ctx context.Context, pod inventory.Endpoint, contain
 			return containerHistory(got, cs), nil
 		}
 	}
-	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, pod.Name, container)
+	return nil, fmt.Errorf("pod %s/%s reports no status of its container %s yet", ns, got.Name, container)
+}
+
+// Histories reads the history of container ct of each of pods in c, by
+// pod name, from one list of the namespace's pods: a watch over many
+// pods asks the API once per look, not once per pod. A pod that is gone,
+// or that is being deleted, was replaced, not restarted in the same pod.
+func Histories(ctx context.Context, c *Cluster, pods []inventory.Endpoint, ct Container) (map[string]*inventory.PodStatus, error) {
+	ns := c.Namespace
+	list, err := c.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, ObjectError("Pod", ns, "*", "list", err)
+	}
+	byName := map[string]*corev1.Pod{}
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	out := map[string]*inventory.PodStatus{}
+	for _, pod := range pods {
+		got := byName[pod.Name]
+		switch {
+		case got == nil:
+			return nil, podGone(ns, pod.Name)
+		case got.DeletionTimestamp != nil:
+			return nil, poll.Permanent(fmt.Errorf("pod %s/%s is being deleted (since %s): it is replaced, not restarted in the same pod", ns, pod.Name, got.DeletionTimestamp.UTC().Format(time.TimeOnly)))
+		}
+		st, err := historyIn(got, ns, c.container(pod, ct))
+		if err != nil {
+			return nil, err
+		}
+		out[pod.Name] = st
+	}
+	return out, nil
 }
 
 // getPod reads a pod whose history a scenario follows: one that is gone
@@ -42,7 +85,7 @@ func getPod(ctx context.Context, c *Cluster, pod inventory.Endpoint) (*corev1.Po
 	ns := c.Namespace
 	got, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, poll.Permanent(fmt.Errorf("pod %s/%s is gone: it was replaced by a new pod, not restarted in the same pod", ns, pod.Name))
+		return nil, podGone(ns, pod.Name)
 	}
 	if err != nil {
 		return nil, ObjectError("Pod", ns, pod.Name, "get", err)

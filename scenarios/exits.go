@@ -1,0 +1,161 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fediversity/podroles/internal/poll"
+	"github.com/fediversity/podroles/inventory"
+	"github.com/fediversity/podroles/scenarios/world"
+)
+
+// A service that the kubelet restarts now and then (a liveness probe
+// that fails at times, a memory limit at the service's use) is ready at
+// most looks: the counts of ready replicas pass it. Its container's
+// exits tell, and the pod supervisor says of each exit why it came: a
+// restart for a new secret value is the only exit a deployment that
+// stays up makes while it is judged.
+
+// servicesStayUp judges the exits of the main container of each pod of
+// each role (the service's, or the node's in a pod of the node's image):
+// the last exit the kubelet keeps, then each exit while it watches them
+// for the patience.
+func servicesStayUp(ctx context.Context, s *State) error {
+	c, err := clusterOf(s)
+	if err != nil {
+		return err
+	}
+	since := s.runStarted
+	if since.IsZero() {
+		since = time.Now()
+	}
+	var pods []inventory.Endpoint
+	roleOf := map[string]string{}
+	var errs []error
+	for _, role := range slices.Sorted(maps.Keys(s.Inv.Roles)) {
+		rolePods, err := podsOf(s.Inv, role)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, pod := range rolePods {
+			pods = append(pods, pod)
+			roleOf[pod.Name] = role
+		}
+	}
+	if len(pods) == 0 {
+		return joinErrors(errs)
+	}
+	where := fmt.Sprintf("the main containers of %d pods in namespace %s", len(pods), c.Namespace)
+	var seen map[string]*inventory.PodStatus
+	probe := poll.Probe{Endpoint: where, Expect: "each service's history", Within: s.Patience}
+	err = poll.Eventually(ctx, probe, func(ctx context.Context) (err error) {
+		if seen, err = world.Histories(ctx, c, pods, world.Service); err != nil {
+			return err
+		}
+		// An exit that says nothing of itself, with the kubelet's word.
+		for _, pod := range pods {
+			if err := withKubeletStop(ctx, s, pod, seen[pod.Name].LastExit); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return joinErrors(append(errs, err))
+	}
+	for _, pod := range pods {
+		role := roleOf[pod.Name]
+		fault, note := lastExitVerdict(roleService(s.Inv, role), seen[pod.Name], since)
+		if fault != "" {
+			errs = append(errs, fmt.Errorf("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, fault))
+			continue
+		}
+		s.Note("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, note)
+	}
+	if err := joinErrors(errs); err != nil {
+		return err
+	}
+	watch := poll.Probe{Endpoint: where, Expect: fmt.Sprintf("no exit of the %d pods' main containers but a restart for a new secret value", len(pods)), Within: s.Patience}
+	watchStart := time.Now()
+	err = poll.Consistently(ctx, watch, func(ctx context.Context) error {
+		now, err := world.Histories(ctx, c, pods, world.Service)
+		if err != nil {
+			return err
+		}
+		for _, pod := range pods {
+			before, after := seen[pod.Name], now[pod.Name]
+			if after.ExitCount() == before.ExitCount() {
+				continue
+			}
+			if err := withKubeletStop(ctx, s, pod, after.LastExit); err != nil {
+				return err
+			}
+			role := roleOf[pod.Name]
+			fault, untold := watchedExitVerdict(roleService(s.Inv, role), before, after, watchStart)
+			switch {
+			case fault != "":
+				return poll.Permanent(fmt.Errorf("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, fault))
+			case untold != "":
+				return inconclusive("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, untold)
+			}
+			s.Note("pod %s of role %s: its container %s restarted while watched: %s", pod.Name, role, pod.Container, after.LastExit)
+			seen[pod.Name] = after
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.Note("watched the main containers of %d pods for %s: none ended but to restart for a new secret value", len(pods), s.Patience)
+	return nil
+}
+
+// lastExitVerdict judges a main container's last exit, the one the
+// kubelet keeps, for a run that began at since: a fault where the exit
+// contradicts a service that stays up, else a note of it. A kill by the
+// kernel's OOM killer and a stop by the kubelet are faults whenever they
+// came: neither is part of a right deployment's life. A crash is judged
+// from the run's start only: a service may have crashed while the
+// cluster started (lldap's replicas race on an empty database, Known
+// Deviations), and a run judges the deployment as it runs.
+func lastExitVerdict(service string, st *inventory.PodStatus, since time.Time) (fault, note string) {
+	e := st.LastExit
+	restart := fmt.Sprintf("(restart %d)", st.RestartCount)
+	if st.ExitCount() == 0 || e == nil {
+		return "", "never ended"
+	}
+	if files, ok := e.RestartFor(); ok {
+		return "", fmt.Sprintf("last ended to restart for a new value of %s %s: %s", strings.Join(files, ", "), restart, e)
+	}
+	switch {
+	case e.Reason == "OOMKilled":
+		return fmt.Sprintf("was killed by the kernel's OOM killer %s: %s: its memory limit is at the service's use, and the kubelet starts it again, ready between the kills", restart, e), ""
+	case e.StoppedBy != "":
+		return fmt.Sprintf("was stopped by the kubelet %s: %s: a probe that fails at times restarts the service, ready between the stops", restart, e), ""
+	case service == "lldap" && st.ExitCount() == 1:
+		return "", fmt.Sprintf("ended once, on its first run %s: %s; lldap's replicas may race on an empty database, and one that fails exits (Known Deviations)", restart, e)
+	case e.FinishedAt.Before(since):
+		return "", fmt.Sprintf("last ended before the run began at %s, %s: %s; not judged, as a crash while the cluster started may be", since.UTC().Format(time.TimeOnly), restart, e)
+	}
+	return fmt.Sprintf("ended since the run began at %s, not to restart for a new secret value %s: %s", since.UTC().Format(time.TimeOnly), restart, e), ""
+}
+
+// watchedExitVerdict judges the exits of a main container that came
+// while it was watched (after its history before): a fault, or why the
+// record cannot tell; both "" where the last is a restart for a new
+// secret value and no other came. The kubelet keeps only the last exit:
+// where more came, the others are unknown.
+func watchedExitVerdict(service string, before, after *inventory.PodStatus, watchStart time.Time) (fault, untold string) {
+	if fault, _ := lastExitVerdict(service, after, watchStart); fault != "" {
+		return fault, ""
+	}
+	if n := after.ExitCount() - before.ExitCount(); n > 1 {
+		return "", fmt.Sprintf("ended %d times while watched, and the kubelet keeps only the last exit (%s): the others are unknown", n, after.LastExit)
+	}
+	return "", ""
+}

@@ -81,7 +81,6 @@ func servicesStayUp(ctx context.Context, s *State) error {
 		return err
 	}
 	watch := poll.Probe{Endpoint: where, Expect: fmt.Sprintf("no exit of the %d pods' main containers but a restart for a new secret value", len(pods)), Within: s.Patience}
-	watchStart := time.Now()
 	err = poll.Consistently(ctx, watch, func(ctx context.Context) error {
 		now, err := world.Histories(ctx, c, pods, world.Service)
 		if err != nil {
@@ -96,14 +95,16 @@ func servicesStayUp(ctx context.Context, s *State) error {
 				return err
 			}
 			role := roleOf[pod.Name]
-			fault, untold := watchedExitVerdict(roleService(s.Inv, role), before, after, watchStart)
+			// Judged from the run's start, not the watch's: a loaded
+			// kubelet reports an exit seconds late.
+			fault, untold, note := watchedExitVerdict(roleService(s.Inv, role), before, after, since)
 			switch {
 			case fault != "":
 				return poll.Permanent(fmt.Errorf("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, fault))
 			case untold != "":
 				return inconclusive("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, untold)
 			}
-			s.Note("pod %s of role %s: its container %s restarted while watched: %s", pod.Name, role, pod.Container, after.LastExit)
+			s.Note("pod %s of role %s: while watched, its container %s %s", pod.Name, role, pod.Container, note)
 			seen[pod.Name] = after
 		}
 		return nil
@@ -146,16 +147,17 @@ func lastExitVerdict(service string, st *inventory.PodStatus, since time.Time) (
 }
 
 // watchedExitVerdict judges the exits of a main container that came
-// while it was watched (after its history before): a fault, or why the
-// record cannot tell; both "" where the last is a restart for a new
-// secret value and no other came. The kubelet keeps only the last exit:
-// where more came, the others are unknown.
-func watchedExitVerdict(service string, before, after *inventory.PodStatus, watchStart time.Time) (fault, untold string) {
-	if fault, _ := lastExitVerdict(service, after, watchStart); fault != "" {
-		return fault, ""
+// while it was watched (after its history before), for a run that began
+// at since: a fault, or why the record cannot tell, else a note of the
+// last. The kubelet keeps only the last exit: where more came, the
+// others are unknown.
+func watchedExitVerdict(service string, before, after *inventory.PodStatus, since time.Time) (fault, untold, note string) {
+	fault, note = lastExitVerdict(service, after, since)
+	if fault != "" {
+		return fault, "", ""
 	}
 	if n := after.ExitCount() - before.ExitCount(); n > 1 {
-		return "", fmt.Sprintf("ended %d times while watched, and the kubelet keeps only the last exit (%s): the others are unknown", n, after.LastExit)
+		return "", fmt.Sprintf("ended %d times while watched, and the kubelet keeps only the last exit (%s): the others are unknown", n, after.LastExit), ""
 	}
-	return "", ""
+	return "", "", note
 }

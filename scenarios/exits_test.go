@@ -52,32 +52,36 @@ func TestLastExitVerdict(t *testing.T) {
 // Exits while a container is watched: a restart for a secret value goes
 // on, anything else fails, and two exits between looks hide one.
 func TestWatchedExitVerdict(t *testing.T) {
-	watchStart := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
-	at := watchStart.Add(5 * time.Second)
-	before := &inventory.PodStatus{RestartCount: 1, Exits: 1, Running: true, LastExit: &inventory.Exit{Code: 1, Reason: "Error", Message: "lldap exited with status 1", FinishedAt: watchStart.Add(-time.Hour)}}
+	since := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	at := since.Add(5 * time.Second)
+	before := &inventory.PodStatus{RestartCount: 1, Exits: 1, Running: true, LastExit: &inventory.Exit{Code: 1, Reason: "Error", Message: "lldap exited with status 1", FinishedAt: since.Add(-time.Hour)}}
 	after := func(exits int, e inventory.Exit) *inventory.PodStatus {
 		e.FinishedAt = at
 		return &inventory.PodStatus{RestartCount: exits, Exits: exits, Running: true, LastExit: &e}
 	}
 	restart := inventory.Exit{Reason: "Completed", Message: inventory.RestartMessagePrefix + "jwt"}
 	for _, c := range []struct {
-		name          string
-		after         *inventory.PodStatus
-		fault, untold string
+		name                string
+		after               *inventory.PodStatus
+		fault, untold, note string
 	}{
-		{"a restart for a secret", after(2, restart), "", ""},
-		{"a crash", after(2, inventory.Exit{Code: 1, Reason: "Error", Message: "lldap exited with status 1"}), "ended since the run began at 12:00:00", ""},
-		{"a crash awaiting its restart", &inventory.PodStatus{RestartCount: 1, Exits: 2, LastExit: &inventory.Exit{Code: 2, Reason: "Error", FinishedAt: at}}, "ended since the run began", ""},
-		{"a restart for a secret after an exit not seen", after(3, restart), "", "ended 2 times while watched, and the kubelet keeps only the last exit"},
-		{"a stop by the kubelet after an exit not seen", after(3, inventory.Exit{Reason: "Completed", StoppedBy: "Container lldap failed liveness probe, will be restarted"}), "was stopped by the kubelet (restart 3)", ""},
+		{"a restart for a secret", after(2, restart), "", "", "last ended to restart for a new value of jwt (restart 2)"},
+		{"a crash before the run began, reported late", &inventory.PodStatus{RestartCount: 2, Exits: 2, Running: true, LastExit: &inventory.Exit{Code: 1, Reason: "Error", Message: "lldap exited with status 1", FinishedAt: since.Add(-time.Second)}}, "", "", "last ended before the run began"},
+		{"a crash", after(2, inventory.Exit{Code: 1, Reason: "Error", Message: "lldap exited with status 1"}), "ended since the run began at 12:00:00", "", ""},
+		{"a crash awaiting its restart", &inventory.PodStatus{RestartCount: 1, Exits: 2, LastExit: &inventory.Exit{Code: 2, Reason: "Error", FinishedAt: at}}, "ended since the run began", "", ""},
+		{"a restart for a secret after an exit not seen", after(3, restart), "", "ended 2 times while watched, and the kubelet keeps only the last exit", ""},
+		{"a stop by the kubelet after an exit not seen", after(3, inventory.Exit{Reason: "Completed", StoppedBy: "Container lldap failed liveness probe, will be restarted"}), "was stopped by the kubelet (restart 3)", "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fault, untold := watchedExitVerdict("lldap", before, c.after, watchStart)
+			fault, untold, note := watchedExitVerdict("lldap", before, c.after, since)
 			if c.fault == "" && fault != "" || !strings.Contains(fault, c.fault) {
 				t.Errorf("fault %q, want one with %q", fault, c.fault)
 			}
 			if c.untold == "" && untold != "" || !strings.Contains(untold, c.untold) {
 				t.Errorf("untold %q, want one with %q", untold, c.untold)
+			}
+			if c.note == "" && note != "" || !strings.Contains(note, c.note) {
+				t.Errorf("note %q, want one with %q", note, c.note)
 			}
 		})
 	}

@@ -369,7 +369,7 @@ func TestEnvUpWithCluster(t *testing.T) {
 	// The suites that need no waiting (scenarios' TestRealNode/PassEverySuite
 	// runs them all).
 	r = run(t, append(discover, "--suite", "deployments,units,ldap,postgres,secrets,authelia")...)
-	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 23 passed, 0 failed, 0 skipped") {
+	if r.Code != cli.ExitOK || !strings.Contains(r.Out, "node directory: 24 passed, 0 failed, 0 skipped") {
 		t.Errorf("scenarios run on the cluster: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	if r := run(t, "env", "down", "--dir", dir); r.Code != cli.ExitOK {

@@ -980,7 +980,7 @@ func clusterCases() map[string][]breakingCase {
 				// phase all look right.
 				name: "authelia stopped once by the kubelet for a liveness probe that failed, ready again", where: onCluster,
 				breakCluster: stoppedOnceByLiveness("directory-authelia"),
-				reasons:      []string{"pod {directory-authelia#0} of role authelia: its container authelia was stopped by the kubelet (restart 1)", "Container authelia failed liveness probe, will be restarted"},
+				reasons:      []string{"pod {directory-authelia#0} of role authelia: its container authelia was stopped by the kubelet in this pod (restart 1)", "Container authelia failed liveness probe, will be restarted"},
 			},
 		},
 		"ldap/roles-published": {

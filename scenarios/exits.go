@@ -22,8 +22,8 @@ import (
 
 // servicesStayUp judges the exits of the main container of each pod of
 // each role (the service's, or the node's in a pod of the node's image):
-// the last exit the kubelet keeps, then each exit while it watches them
-// for the patience.
+// the last exit the kubelet keeps and the stops its events keep, then
+// each exit while it watches them for the patience.
 func servicesStayUp(ctx context.Context, s *State) error {
 	c, err := clusterOf(s)
 	if err != nil {
@@ -52,18 +52,16 @@ func servicesStayUp(ctx context.Context, s *State) error {
 	}
 	where := fmt.Sprintf("the main containers of %d pods in namespace %s", len(pods), c.Namespace)
 	var seen map[string]*inventory.PodStatus
-	probe := poll.Probe{Endpoint: where, Expect: "each service's history", Within: s.Patience}
+	var stops map[string][]string
+	probe := poll.Probe{Endpoint: where, Expect: "each service's history, and the kubelet's stops", Within: s.Patience}
 	err = poll.Eventually(ctx, probe, func(ctx context.Context) (err error) {
 		if seen, err = world.Histories(ctx, c, pods, world.Service); err != nil {
 			return err
 		}
-		// An exit that says nothing of itself, with the kubelet's word.
-		for _, pod := range pods {
-			if err := withKubeletStop(ctx, s, pod, seen[pod.Name].LastExit); err != nil {
-				return err
-			}
-		}
-		return nil
+		// The kubelet's word of its stops, which later exits hide from
+		// the pod's record.
+		stops, err = world.KubeletStops(ctx, c, pods, world.Service)
+		return err
 	})
 	if err != nil {
 		return joinErrors(append(errs, err))
@@ -71,6 +69,9 @@ func servicesStayUp(ctx context.Context, s *State) error {
 	for _, pod := range pods {
 		role := roleOf[pod.Name]
 		fault, note := lastExitVerdict(roleService(s.Inv, role), seen[pod.Name], since)
+		if stopped := stops[pod.Name]; len(stopped) > 0 {
+			fault = fmt.Sprintf("was stopped by the kubelet in this pod (restart %d): %s: a probe that fails at times restarts the service, ready between the stops", seen[pod.Name].RestartCount, strings.Join(stopped, "; "))
+		}
 		if fault != "" {
 			errs = append(errs, fmt.Errorf("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, fault))
 			continue

@@ -2,12 +2,14 @@ package scenarios_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fediversity/podroles/internal/kube"
 	"github.com/fediversity/podroles/inventory"
@@ -16,7 +18,8 @@ import (
 
 // TestHistoriesOnAControlPlane: one list of the namespace's pods gives
 // each pod's history as the API server holds its status; a pod that is
-// gone, or that is being deleted, is named as replaced.
+// gone, or that is being deleted, is named as replaced. One list of the
+// namespace's events gives the kubelet's stops of each pod's container.
 func TestHistoriesOnAControlPlane(t *testing.T) {
 	t.Parallel()
 	cp := controlPlane(t)
@@ -33,6 +36,7 @@ func TestHistoriesOnAControlPlane(t *testing.T) {
 	}
 	// Pods bound to a node that no kubelet runs: only this test writes
 	// their status.
+	uids := map[string]string{}
 	makePod := func(name string, finalizers []string, status corev1.ContainerStatus) {
 		t.Helper()
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: finalizers}, Spec: corev1.PodSpec{
@@ -43,6 +47,7 @@ func TestHistoriesOnAControlPlane(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		uids[name] = string(got.UID)
 		got.Status.Phase = corev1.PodRunning
 		got.Status.ContainerStatuses = []corev1.ContainerStatus{status}
 		if _, err := client.CoreV1().Pods(ns).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
@@ -67,7 +72,9 @@ func TestHistoriesOnAControlPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &world.Cluster{Client: kc, Namespace: ns}
-	at := func(name string) inventory.Endpoint { return inventory.Endpoint{Name: name, Container: "authelia"} }
+	at := func(name string) inventory.Endpoint {
+		return inventory.Endpoint{Name: name, Container: "authelia", UID: uids[name]}
+	}
 
 	got, err := world.Histories(ctx, c, []inventory.Endpoint{at("runs")}, world.Service)
 	if err != nil {
@@ -85,5 +92,31 @@ func TestHistoriesOnAControlPlane(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("with pod %s: got %v, want an error with %q", pod, err, want)
 		}
+	}
+
+	// The kubelet's stops: of the service's container of the pod, kept;
+	// of its companion, of a pod of the same name before, and another
+	// reason, not.
+	stop := func(name, pod, uid, container, reason, message string) {
+		t.Helper()
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pod, UID: types.UID(uid), FieldPath: "spec.containers{" + container + "}"},
+			Reason:         reason, Message: message, Type: corev1.EventTypeNormal, Count: 3,
+			FirstTimestamp: finished, LastTimestamp: metav1.NewTime(finished.Add(time.Minute)), Source: corev1.EventSource{Component: "kubelet"}}
+		if _, err := client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop("liveness", "runs", uids["runs"], "authelia", "Killing", "Container authelia failed liveness probe, will be restarted")
+	stop("companion", "runs", uids["runs"], "companion", "Killing", "Container companion failed liveness probe, will be restarted")
+	stop("before", "runs", "another-uid", "authelia", "Killing", "Container authelia failed startup probe, will be restarted")
+	stop("unhealthy", "runs", uids["runs"], "authelia", "Unhealthy", "Liveness probe failed")
+	stops, err := world.KubeletStops(ctx, c, []inventory.Endpoint{at("runs")}, world.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Container authelia failed liveness probe, will be restarted (event Killing at 11:41:00, 3 times)"}
+	if !slices.Equal(stops["runs"], want) || len(stops) != 1 {
+		t.Errorf("the kubelet's stops: got %q, want pod runs with %q", stops, want)
 	}
 }

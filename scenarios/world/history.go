@@ -166,25 +166,70 @@ const kubeletKilling = "Killing"
 func kubeletStop(events []corev1.Event, container string, e *inventory.Exit) string {
 	from, to := e.StartedAt.Truncate(time.Second).Add(time.Second), e.FinishedAt
 	for _, ev := range events {
-		if ev.Reason != kubeletKilling || !strings.HasSuffix(ev.InvolvedObject.FieldPath, "{"+container+"}") {
+		if !stopOf(ev, container) {
 			continue
 		}
-		first, last := ev.FirstTimestamp.Time, ev.LastTimestamp.Time
-		if last.IsZero() {
-			// An event of events.k8s.io's kind keeps its times there.
-			first, last = ev.EventTime.Time, ev.EventTime.Time
-			if ev.Series != nil {
-				last = ev.Series.LastObservedTime.Time
-			}
-		}
-		if first.IsZero() {
-			first = last
-		}
+		first, last := eventSpan(ev)
 		if !last.Before(from) && !first.After(to) {
-			return fmt.Sprintf("%s (event %s at %s)", strings.TrimSpace(ev.Message), ev.Reason, last.UTC().Format(time.TimeOnly))
+			return stopText(ev, last)
 		}
 	}
 	return ""
+}
+
+// stopOf says whether an event is the kubelet's stop of container.
+func stopOf(ev corev1.Event, container string) bool {
+	return ev.Reason == kubeletKilling && strings.HasSuffix(ev.InvolvedObject.FieldPath, "{"+container+"}")
+}
+
+// eventSpan is when an event first and last happened.
+func eventSpan(ev corev1.Event) (first, last time.Time) {
+	first, last = ev.FirstTimestamp.Time, ev.LastTimestamp.Time
+	if last.IsZero() {
+		// An event of events.k8s.io's kind keeps its times there.
+		first, last = ev.EventTime.Time, ev.EventTime.Time
+		if ev.Series != nil {
+			last = ev.Series.LastObservedTime.Time
+		}
+	}
+	if first.IsZero() {
+		first = last
+	}
+	return first, last
+}
+
+// stopText names a stop for a report, at the time it last happened.
+func stopText(ev corev1.Event, last time.Time) string {
+	text := fmt.Sprintf("%s (event %s at %s", strings.TrimSpace(ev.Message), ev.Reason, last.UTC().Format(time.TimeOnly))
+	if ev.Count > 1 {
+		text += fmt.Sprintf(", %d times", ev.Count)
+	}
+	return text + ")"
+}
+
+// KubeletStops are the kubelet's stops of container ct of each of pods
+// in c that its events still keep, by pod name, from one list of the
+// namespace's events: a stop of a pod that runs on restarted the
+// container there (a failed liveness or startup probe, a spec changed in
+// place), whatever exits came after it. The API server keeps events for
+// an hour by default (--event-ttl).
+func KubeletStops(ctx context.Context, c *Cluster, pods []inventory.Endpoint, ct Container) (map[string][]string, error) {
+	events, err := c.Clientset.CoreV1().Events(c.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + kubeletKilling})
+	if err != nil {
+		return nil, ObjectError("Event", c.Namespace, "* (the pods')", "list", err)
+	}
+	out := map[string][]string{}
+	for _, pod := range pods {
+		for _, ev := range events.Items {
+			o := ev.InvolvedObject
+			if o.Kind != "Pod" || o.Name != pod.Name || (pod.UID != "" && string(o.UID) != pod.UID) || !stopOf(ev, c.container(pod, ct)) {
+				continue
+			}
+			_, last := eventSpan(ev)
+			out[pod.Name] = append(out[pod.Name], stopText(ev, last))
+		}
+	}
+	return out, nil
 }
 
 // CompanionHistory is, from one read of a pod, the history of its

@@ -66,17 +66,17 @@ func servicesStayUp(ctx context.Context, s *State) error {
 	if err != nil {
 		return joinErrors(append(errs, err))
 	}
+	// which names a pod's main container in a report.
+	which := func(pod inventory.Endpoint) string {
+		return fmt.Sprintf("pod %s of role %s: its container %s", pod.Name, roleOf[pod.Name], pod.Container)
+	}
 	for _, pod := range pods {
-		role := roleOf[pod.Name]
-		fault, note := lastExitVerdict(roleService(s.Inv, role), seen[pod.Name], since)
-		if stopped := stops[pod.Name]; len(stopped) > 0 {
-			fault = fmt.Sprintf("was stopped by the kubelet in this pod (restart %d): %s: a probe that fails at times restarts the service, ready between the stops", seen[pod.Name].RestartCount, strings.Join(stopped, "; "))
-		}
+		fault, note := lastExitVerdict(roleService(s.Inv, roleOf[pod.Name]), seen[pod.Name], stops[pod.Name], since)
 		if fault != "" {
-			errs = append(errs, fmt.Errorf("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, fault))
+			errs = append(errs, fmt.Errorf("%s %s", which(pod), fault))
 			continue
 		}
-		s.Note("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, note)
+		s.Note("%s %s", which(pod), note)
 	}
 	if err := joinErrors(errs); err != nil {
 		return err
@@ -92,20 +92,21 @@ func servicesStayUp(ctx context.Context, s *State) error {
 			if after.ExitCount() == before.ExitCount() {
 				continue
 			}
-			if err := withKubeletStop(ctx, s, pod, after.LastExit); err != nil {
+			// The first look saw no stop: any now is this exit's.
+			stopped, err := world.KubeletStops(ctx, c, []inventory.Endpoint{pod}, world.Service)
+			if err != nil {
 				return err
 			}
-			role := roleOf[pod.Name]
 			// Judged from the run's start, not the watch's: a loaded
 			// kubelet reports an exit seconds late.
-			fault, untold, note := watchedExitVerdict(roleService(s.Inv, role), before, after, since)
+			fault, untold, note := watchedExitVerdict(roleService(s.Inv, roleOf[pod.Name]), before, after, stopped[pod.Name], since)
 			switch {
 			case fault != "":
-				return poll.Permanent(fmt.Errorf("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, fault))
+				return poll.Permanent(fmt.Errorf("%s %s", which(pod), fault))
 			case untold != "":
-				return inconclusive("pod %s of role %s: its container %s %s", pod.Name, role, pod.Container, untold)
+				return inconclusive("%s %s", which(pod), untold)
 			}
-			s.Note("pod %s of role %s: while watched, its container %s %s", pod.Name, role, pod.Container, note)
+			s.Note("%s, while watched, %s", which(pod), note)
 			seen[pod.Name] = after
 		}
 		return nil
@@ -118,16 +119,20 @@ func servicesStayUp(ctx context.Context, s *State) error {
 }
 
 // lastExitVerdict judges a main container's last exit, the one the
-// kubelet keeps, for a run that began at since: a fault where the exit
-// contradicts a service that stays up, else a note of it. A kill by the
-// kernel's OOM killer and a stop by the kubelet are faults whenever they
-// came: neither is part of a right deployment's life. A crash is judged
-// from the run's start only: a service may have crashed while the
+// kubelet keeps, and the kubelet's stops of it in this pod that its
+// events keep, for a run that began at since: a fault where they
+// contradict a service that stays up, else a note of the exit. A kill by
+// the kernel's OOM killer and a stop by the kubelet are faults whenever
+// they came: neither is part of a right deployment's life. A crash is
+// judged from the run's start only: a service may have crashed while the
 // cluster started (lldap's replicas race on an empty database, Known
 // Deviations), and a run judges the deployment as it runs.
-func lastExitVerdict(service string, st *inventory.PodStatus, since time.Time) (fault, note string) {
+func lastExitVerdict(service string, st *inventory.PodStatus, stops []string, since time.Time) (fault, note string) {
 	e := st.LastExit
 	restart := fmt.Sprintf("(restart %d)", st.RestartCount)
+	if len(stops) > 0 {
+		return fmt.Sprintf("was stopped by the kubelet in this pod %s: %s: a probe that fails at times restarts the service, ready between the stops", restart, strings.Join(stops, "; ")), ""
+	}
 	if st.ExitCount() == 0 || e == nil {
 		return "", "never ended"
 	}
@@ -137,8 +142,6 @@ func lastExitVerdict(service string, st *inventory.PodStatus, since time.Time) (
 	switch {
 	case e.Reason == "OOMKilled":
 		return fmt.Sprintf("was killed by the kernel's OOM killer %s: %s: its memory limit is at the service's use, and the kubelet starts it again, ready between the kills", restart, e), ""
-	case e.StoppedBy != "":
-		return fmt.Sprintf("was stopped by the kubelet %s: %s: a probe that fails at times restarts the service, ready between the stops", restart, e), ""
 	case service == "lldap" && st.ExitCount() == 1:
 		return "", fmt.Sprintf("ended once, on its first run %s: %s; lldap's replicas may race on an empty database, and one that fails exits (Known Deviations)", restart, e)
 	case e.FinishedAt.Before(since):
@@ -148,12 +151,12 @@ func lastExitVerdict(service string, st *inventory.PodStatus, since time.Time) (
 }
 
 // watchedExitVerdict judges the exits of a main container that came
-// while it was watched (after its history before), for a run that began
-// at since: a fault, or why the record cannot tell, else a note of the
-// last. The kubelet keeps only the last exit: where more came, the
-// others are unknown.
-func watchedExitVerdict(service string, before, after *inventory.PodStatus, since time.Time) (fault, untold, note string) {
-	fault, note = lastExitVerdict(service, after, since)
+// while it was watched (after its history before), with the kubelet's
+// stops of it, for a run that began at since: a fault, or why the record
+// cannot tell, else a note of the last. The kubelet keeps only the last
+// exit: where more came, the others are unknown.
+func watchedExitVerdict(service string, before, after *inventory.PodStatus, stops []string, since time.Time) (fault, untold, note string) {
+	fault, note = lastExitVerdict(service, after, stops, since)
 	if fault != "" {
 		return fault, "", ""
 	}
